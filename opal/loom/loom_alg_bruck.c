@@ -1,0 +1,74 @@
+/*
+ * loom algorithm `bruck`: Bruck and Ho's n-port global combine, as presented in seed
+ * 000 section III.C (eq. 15-24).
+ *
+ * Write P-1 in base n+1 with digits a_{k-1} .. a_0.  Each rank keeps two partial
+ * results: S0, the combination of everything received (its right-hand neighbours
+ * p+1 .. p+c), and S1 = x_p o S0 (p .. p+c).  In the round of digit a, the rank
+ * sends S1 to the a ranks p - j(c+1), j = 1..a, and S0 to the n - a ranks
+ * p - a(c+1) - c - i*c, i = 0..n-a-1; symmetrically it receives S1 from p + j(c+1)
+ * and S0 from p + a(c+1) + c + i*c.  The new pieces extend S0 to p+1 .. p+c' with
+ * c' = (n+1)c + a, so after the last digit c = P-1 and S1 is the full result.  Every
+ * rank needs exactly k = ceil(log_{n+1} P) rounds for every P, with no adaption.
+ *
+ * The result of rank p is x_p o x_{p+1} o ... (a rotation), so the registry restricts
+ * the algorithm to commutative, exactly associative ops.
+ */
+#include "opal/loom/loom_registry.h"
+
+/* Slots: RESULT holds S1, S0 has its own slot, then n receive buffers. */
+#define S0           MCA_COLL_LOOM_SLOT_SCRATCH0
+#define RECV_SLOT(j) (MCA_COLL_LOOM_SLOT_SCRATCH0 + (j))
+
+static int mod(long a, int P)
+{
+    long r = a % P;
+    return (int) (r < 0 ? r + P : r);
+}
+
+int mca_coll_loom_build_bruck(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p)
+{
+    const int P = p->P, rank = p->rank, n = p->knob;
+    int digits[32], k = 0;
+    long c = 0;
+
+    if (n < 1 || P < 1 || rank < 0 || rank >= P) {
+        return MCA_COLL_LOOM_ERR_BADPARAM;
+    }
+    for (int v = P - 1; v > 0; v /= n + 1) {
+        digits[k++] = v % (n + 1);
+    }
+
+    /* S1 = x_p, S0 empty (c = 0). */
+    mca_coll_loom_sched_copy(s, MCA_COLL_LOOM_SLOT_INPUT, MCA_COLL_LOOM_SLOT_RESULT);
+    for (int d = k - 1; d >= 0; --d) {
+        const int a = digits[d];
+        int nrecv = 0;
+
+        for (int j = 1; j <= a; ++j) {
+            mca_coll_loom_sched_send(s, mod(rank - j * (c + 1), P), MCA_COLL_LOOM_SLOT_RESULT);
+            mca_coll_loom_sched_recv(s, mod(rank + j * (c + 1), P), RECV_SLOT(++nrecv));
+        }
+        for (int i = 0; c > 0 && i < n - a; ++i) {
+            mca_coll_loom_sched_send(s, mod(rank - a * (c + 1) - c - i * c, P), S0);
+            mca_coll_loom_sched_recv(s, mod(rank + a * (c + 1) + c + i * c, P), RECV_SLOT(++nrecv));
+        }
+        mca_coll_loom_sched_wait(s);
+
+        for (int j = 1; j <= nrecv; ++j) {
+            if (0 == c && 1 == j) {
+                mca_coll_loom_sched_copy(s, RECV_SLOT(j), S0);
+            } else {
+                mca_coll_loom_sched_reduce(s, RECV_SLOT(j), S0);
+            }
+        }
+        c = (n + 1) * c + a;
+
+        /* S1 = x_p o S0, needed when the next round sends it and at the end */
+        if (0 == d || digits[d - 1] > 0) {
+            mca_coll_loom_sched_copy(s, S0, MCA_COLL_LOOM_SLOT_RESULT);
+            mca_coll_loom_sched_reduce(s, MCA_COLL_LOOM_SLOT_INPUT, MCA_COLL_LOOM_SLOT_RESULT);
+        }
+    }
+    return MCA_COLL_LOOM_OK;
+}

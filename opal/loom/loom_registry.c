@@ -1,0 +1,111 @@
+/*
+ * loom: the algorithm registry, the one place where each algorithm is declared.
+ */
+#include <string.h>
+
+#include "opal/loom/loom_registry.h"
+
+#define COLL_BIT(c) (1u << (c))
+
+const mca_coll_loom_alg_t mca_coll_loom_algs[] = {
+    {
+        .name = "pairwise",
+        .colls = COLL_BIT(MCA_COLL_LOOM_COLL_ALLREDUCE) | COLL_BIT(MCA_COLL_LOOM_COLL_BARRIER),
+        .needs = 0,
+        .description = "pairwise exchange (butterfly) with the 2^k+q fold; keeps rank order, "
+                       "bit-identical, any op",
+        .reference = "seed 000, section III.A",
+        .build = mca_coll_loom_build_pairwise,
+    },
+    {
+        .name = "dissemination",
+        .colls = COLL_BIT(MCA_COLL_LOOM_COLL_ALLREDUCE) | COLL_BIT(MCA_COLL_LOOM_COLL_BARRIER),
+        .needs = MCA_COLL_LOOM_NEEDS_COMMUTATIVE | MCA_COLL_LOOM_NEEDS_EXACT,
+        .knob = "dissemination_ways",
+        .knob_default = 2,
+        .knob_min = 1,
+        .knob_max = 16,
+        .description = "n-way dissemination, adapted for P != (n+1)^k so every rank counts "
+                       "exactly once",
+        .reference = "seed 000, section III.B, Theorem 1",
+        .build = mca_coll_loom_build_dissemination,
+        .can_serve = mca_coll_loom_dissemination_can_serve,
+    },
+    {
+        .name = "bruck",
+        .colls = COLL_BIT(MCA_COLL_LOOM_COLL_ALLREDUCE),
+        .needs = MCA_COLL_LOOM_NEEDS_COMMUTATIVE | MCA_COLL_LOOM_NEEDS_EXACT,
+        .knob = "bruck_ports",
+        .knob_default = 2,
+        .knob_min = 1,
+        .knob_max = 16,
+        .description = "Bruck's n-port global combine (digits of P-1 in base n+1)",
+        .reference = "seed 000, section III.C",
+        .build = mca_coll_loom_build_bruck,
+    },
+};
+
+const int mca_coll_loom_num_algs = (int) (sizeof(mca_coll_loom_algs) / sizeof(mca_coll_loom_algs[0]));
+
+const char *mca_coll_loom_coll_name(mca_coll_loom_coll_t coll)
+{
+    static const char *names[MCA_COLL_LOOM_NUM_COLLS] = {"allreduce", "barrier"};
+    return (unsigned) coll < MCA_COLL_LOOM_NUM_COLLS ? names[coll] : "?";
+}
+
+int mca_coll_loom_alg_find(mca_coll_loom_coll_t coll, const char *name)
+{
+    for (int i = 0; NULL != name && i < mca_coll_loom_num_algs; ++i) {
+        if (mca_coll_loom_alg_serves(i, coll) && 0 == strcmp(mca_coll_loom_algs[i].name, name)) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+static int knob_or_default(const mca_coll_loom_alg_t *a, int knob)
+{
+    if (NULL == a->knob) {
+        return 0;
+    }
+    return (knob < a->knob_min || knob > a->knob_max) ? a->knob_default : knob;
+}
+
+const char *mca_coll_loom_alg_refusal(int alg, const mca_coll_loom_params_t *p)
+{
+    const mca_coll_loom_alg_t *a = &mca_coll_loom_algs[alg];
+    mca_coll_loom_params_t q = *p;
+
+    if ((a->needs & MCA_COLL_LOOM_NEEDS_COMMUTATIVE) && !(p->call & MCA_COLL_LOOM_CALL_COMMUTATIVE)) {
+        return "the op is not commutative and the algorithm combines out of rank order";
+    }
+    if ((a->needs & MCA_COLL_LOOM_NEEDS_EXACT) && !(p->call & MCA_COLL_LOOM_CALL_EXACT)) {
+        return "the op is not exactly associative on this datatype (floating point or user op) "
+               "and the algorithm combines in a rank-dependent order";
+    }
+    q.knob = knob_or_default(a, p->knob);
+    if (NULL != a->can_serve && !a->can_serve(&q)) {
+        return "no adaption exists for this communicator size and number of ways";
+    }
+    return NULL;
+}
+
+int mca_coll_loom_alg_build(int alg, mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p)
+{
+    const mca_coll_loom_alg_t *a;
+    mca_coll_loom_params_t q;
+    int rc;
+
+    if (alg < 0 || alg >= mca_coll_loom_num_algs) {
+        return MCA_COLL_LOOM_ERR_BADPARAM;
+    }
+    a = &mca_coll_loom_algs[alg];
+    q = *p;
+    q.knob = knob_or_default(a, p->knob);
+    mca_coll_loom_sched_reset(s);
+    rc = a->build(s, &q);
+    if (MCA_COLL_LOOM_OK != rc) {
+        return rc;
+    }
+    return mca_coll_loom_sched_finish(s);
+}

@@ -1,0 +1,101 @@
+/*
+ * loom: the algorithm registry.  Every algorithm is declared exactly once here, with
+ * the collectives it serves, the restrictions it places on a call, its knob, and the
+ * function that builds its schedule.  Selection (loom_decide.h), forcing by MCA
+ * parameter, the symbolic tests and the executor all refer to algorithms through
+ * this table, by index or by name.
+ */
+#ifndef MCA_COLL_LOOM_REGISTRY_H
+#define MCA_COLL_LOOM_REGISTRY_H
+
+#include "opal/loom/loom_sched.h"
+
+/* Collectives (bit positions, so an algorithm can serve several). */
+typedef enum {
+    MCA_COLL_LOOM_COLL_ALLREDUCE = 0,
+    MCA_COLL_LOOM_COLL_BARRIER,
+    MCA_COLL_LOOM_NUM_COLLS
+} mca_coll_loom_coll_t;
+
+/* Properties of one call, as far as an algorithm's validity depends on them. */
+#define MCA_COLL_LOOM_CALL_COMMUTATIVE 0x01u /* op is commutative */
+#define MCA_COLL_LOOM_CALL_EXACT       0x02u /* op is exactly associative on this datatype:
+                                                combining in any grouping gives identical
+                                                bits (integer ops, max/min, logical, bitwise) */
+#define MCA_COLL_LOOM_CALL_IDEMPOTENT  0x04u /* x o x = x (max, min, band, bor, land, lor,
+                                                maxloc, minloc): duplicates are harmless */
+#define MCA_COLL_LOOM_CALL_INVERTIBLE  0x08u /* an exact inverse exists (integer sum, bxor),
+                                                so UNREDUCE may be used */
+
+/* Restrictions an algorithm declares. */
+#define MCA_COLL_LOOM_NEEDS_COMMUTATIVE 0x01u /* combines contributions out of rank order */
+#define MCA_COLL_LOOM_NEEDS_EXACT       0x02u /* combines in a rank-dependent grouping, so
+                                                 inexact (floating) ops would differ by rank */
+
+/* Everything a schedule builder needs.  Knob semantics are per algorithm. */
+typedef struct {
+    int P;          /* communicator size */
+    int rank;       /* this rank */
+    int root;       /* rooted collectives (unused by the allreduce family) */
+    int knob;       /* ways n / ports n; 0 when the algorithm has no knob */
+    unsigned call;  /* MCA_COLL_LOOM_CALL_* */
+} mca_coll_loom_params_t;
+
+typedef int (*mca_coll_loom_build_fn_t)(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);
+
+/* Returns true when the algorithm can serve (P, knob, call) at all.  NULL: always. */
+typedef bool (*mca_coll_loom_can_serve_fn_t)(const mca_coll_loom_params_t *p);
+
+typedef struct {
+    const char *name;          /* public name: coll_loom_<coll>_algorithm=<name> */
+    unsigned colls;            /* bit (1u << mca_coll_loom_coll_t) per collective served */
+    unsigned needs;            /* MCA_COLL_LOOM_NEEDS_* */
+    const char *knob;          /* MCA parameter suffix (coll_loom_<knob>) or NULL */
+    int knob_default, knob_min, knob_max;
+    const char *description;   /* one line, shown by ompi_info */
+    const char *reference;     /* paper and section */
+    mca_coll_loom_build_fn_t build;
+    mca_coll_loom_can_serve_fn_t can_serve;
+} mca_coll_loom_alg_t;
+
+extern const mca_coll_loom_alg_t mca_coll_loom_algs[];
+extern const int mca_coll_loom_num_algs;
+
+const char *mca_coll_loom_coll_name(mca_coll_loom_coll_t coll);
+
+/* Index of the algorithm called `name` that serves `coll`, or -1. */
+int mca_coll_loom_alg_find(mca_coll_loom_coll_t coll, const char *name);
+
+static inline bool mca_coll_loom_alg_serves(int alg, mca_coll_loom_coll_t coll)
+{
+    return 0 != (mca_coll_loom_algs[alg].colls & (1u << coll));
+}
+
+/* Why `alg` cannot run this call, or NULL when it can.  Checks the declared
+ * restrictions against p->call, then the algorithm's own can_serve(). */
+const char *mca_coll_loom_alg_refusal(int alg, const mca_coll_loom_params_t *p);
+
+/* Builds rank p->rank's schedule into s (reset first) and finishes it. */
+int mca_coll_loom_alg_build(int alg, mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);
+
+/* Builders (one file each).  Declared here so the registry is their only user. */
+int mca_coll_loom_build_pairwise(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);
+int mca_coll_loom_build_dissemination(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);
+bool mca_coll_loom_dissemination_can_serve(const mca_coll_loom_params_t *p);
+int mca_coll_loom_build_bruck(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);
+
+/* The adaption of seed 000, Theorem 1, for (n, P): the last round takes s-1 full
+ * partial results, a prefix of `send_prefix` contributions from sender s, and the
+ * receiver drops the first `drop_prefix` contributions of its own chain.  Returns
+ * false when no such adaption exists for (n, P). */
+typedef struct {
+    int k;            /* rounds */
+    int m;            /* (n+1)^(k-1): contributions each rank holds before the last round */
+    int s;            /* senders used in the last round (the s-th may send a prefix) */
+    int send_prefix;  /* contributions the s-th sender sends (1..m; m = full) */
+    int drop_prefix;  /* contributions the receiver takes out of its own chain (0 = none) */
+} mca_coll_loom_adaption_t;
+
+bool mca_coll_loom_dissemination_adapt(int n, int P, mca_coll_loom_adaption_t *a);
+
+#endif /* MCA_COLL_LOOM_REGISTRY_H */

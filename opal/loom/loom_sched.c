@@ -1,0 +1,194 @@
+/*
+ * loom: the schedule container (see loom_sched.h for the execution model).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opal/loom/loom_sched.h"
+
+void mca_coll_loom_sched_init(mca_coll_loom_sched_t *s)
+{
+    memset(s, 0, sizeof(*s));
+}
+
+void mca_coll_loom_sched_fini(mca_coll_loom_sched_t *s)
+{
+    free(s->ops);
+    mca_coll_loom_sched_init(s);
+}
+
+void mca_coll_loom_sched_reset(mca_coll_loom_sched_t *s)
+{
+    s->nops = 0;
+    s->nslots = 0;
+    s->max_inflight = 0;
+    s->rounds = 0;
+    s->input_after_result = false;
+    s->error = MCA_COLL_LOOM_OK;
+}
+
+static void sched_append(mca_coll_loom_sched_t *s, int kind, int src, int dst, int peer)
+{
+    if (MCA_COLL_LOOM_OK != s->error) {
+        return;
+    }
+    if (src < 0 || src >= MCA_COLL_LOOM_MAX_SLOTS || dst < 0 || dst >= MCA_COLL_LOOM_MAX_SLOTS) {
+        s->error = MCA_COLL_LOOM_ERR_BADPARAM;
+        return;
+    }
+    if (s->nops == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 32;
+        mca_coll_loom_op_t *ops = realloc(s->ops, (size_t) cap * sizeof(*ops));
+        if (NULL == ops) {
+            s->error = MCA_COLL_LOOM_ERR_NOMEM;
+            return;
+        }
+        s->ops = ops;
+        s->cap = cap;
+    }
+    s->ops[s->nops++] = (mca_coll_loom_op_t) {
+        .kind = (uint8_t) kind, .src = (uint8_t) src, .dst = (uint8_t) dst, .peer = peer};
+}
+
+void mca_coll_loom_sched_send(mca_coll_loom_sched_t *s, int peer, int slot)
+{
+    sched_append(s, MCA_COLL_LOOM_OP_SEND, slot, slot, peer);
+}
+
+void mca_coll_loom_sched_recv(mca_coll_loom_sched_t *s, int peer, int slot)
+{
+    sched_append(s, MCA_COLL_LOOM_OP_RECV, slot, slot, peer);
+}
+
+void mca_coll_loom_sched_wait(mca_coll_loom_sched_t *s)
+{
+    sched_append(s, MCA_COLL_LOOM_OP_WAIT, 0, 0, -1);
+}
+
+void mca_coll_loom_sched_copy(mca_coll_loom_sched_t *s, int src, int dst)
+{
+    if (src != dst) {
+        sched_append(s, MCA_COLL_LOOM_OP_COPY, src, dst, -1);
+    }
+}
+
+void mca_coll_loom_sched_reduce(mca_coll_loom_sched_t *s, int src, int dst)
+{
+    sched_append(s, MCA_COLL_LOOM_OP_REDUCE, src, dst, -1);
+}
+
+void mca_coll_loom_sched_reduce_r(mca_coll_loom_sched_t *s, int src, int dst)
+{
+    sched_append(s, MCA_COLL_LOOM_OP_REDUCE_R, src, dst, -1);
+}
+
+void mca_coll_loom_sched_unreduce(mca_coll_loom_sched_t *s, int src, int dst)
+{
+    sched_append(s, MCA_COLL_LOOM_OP_UNREDUCE, src, dst, -1);
+}
+
+static bool op_reads(const mca_coll_loom_op_t *op, int slot)
+{
+    switch (op->kind) {
+    case MCA_COLL_LOOM_OP_SEND:
+    case MCA_COLL_LOOM_OP_COPY:
+        return op->src == slot;
+    case MCA_COLL_LOOM_OP_REDUCE:
+    case MCA_COLL_LOOM_OP_REDUCE_R:
+    case MCA_COLL_LOOM_OP_UNREDUCE:
+        return op->src == slot || op->dst == slot;
+    default:
+        return false;
+    }
+}
+
+static bool op_writes(const mca_coll_loom_op_t *op, int slot)
+{
+    switch (op->kind) {
+    case MCA_COLL_LOOM_OP_RECV:
+    case MCA_COLL_LOOM_OP_COPY:
+    case MCA_COLL_LOOM_OP_REDUCE:
+    case MCA_COLL_LOOM_OP_UNREDUCE:
+        return op->dst == slot;
+    case MCA_COLL_LOOM_OP_REDUCE_R:
+        /* the executor may use src as the accumulator for ordered ops */
+        return op->dst == slot || op->src == slot;
+    default:
+        return false;
+    }
+}
+
+int mca_coll_loom_sched_finish(mca_coll_loom_sched_t *s)
+{
+    bool result_written = false, input_in_flight = false;
+    int inflight = 0;
+
+    s->nslots = 2;
+    s->max_inflight = 0;
+    s->rounds = 0;
+    s->input_after_result = false;
+    for (int i = 0; i < s->nops; ++i) {
+        const mca_coll_loom_op_t *op = &s->ops[i];
+        int hi = op->src > op->dst ? op->src : op->dst;
+        if (hi + 1 > s->nslots) {
+            s->nslots = hi + 1;
+        }
+        if (MCA_COLL_LOOM_OP_SEND == op->kind || MCA_COLL_LOOM_OP_RECV == op->kind) {
+            if (++inflight > s->max_inflight) {
+                s->max_inflight = inflight;
+            }
+        } else if (MCA_COLL_LOOM_OP_WAIT == op->kind) {
+            inflight = 0;
+            input_in_flight = false;
+            s->rounds++;
+        }
+        if (result_written && op_reads(op, MCA_COLL_LOOM_SLOT_INPUT)) {
+            s->input_after_result = true;
+        }
+        if (MCA_COLL_LOOM_OP_SEND == op->kind && MCA_COLL_LOOM_SLOT_INPUT == op->src) {
+            input_in_flight = true;
+        }
+        if (op_writes(op, MCA_COLL_LOOM_SLOT_RESULT)) {
+            /* in place, RESULT written while INPUT is still being sent would corrupt it */
+            if (input_in_flight) {
+                s->input_after_result = true;
+            }
+            result_written = true;
+        }
+        if (op_writes(op, MCA_COLL_LOOM_SLOT_INPUT)) {
+            /* the caller's send buffer is read-only */
+            s->error = MCA_COLL_LOOM_ERR_BADPARAM;
+        }
+    }
+    if (inflight > 0 && MCA_COLL_LOOM_OK == s->error) {
+        s->error = MCA_COLL_LOOM_ERR_BADPARAM; /* transfers never completed */
+    }
+    return s->error;
+}
+
+void mca_coll_loom_sched_print(const mca_coll_loom_sched_t *s, void (*out)(const char *line, void *ctx),
+                               void *ctx)
+{
+    static const char *names[] = {"send", "recv", "wait", "copy", "reduce", "reduce_r", "unreduce"};
+    char line[96];
+
+    for (int i = 0; i < s->nops; ++i) {
+        const mca_coll_loom_op_t *op = &s->ops[i];
+        switch (op->kind) {
+        case MCA_COLL_LOOM_OP_SEND:
+            snprintf(line, sizeof(line), "%3d send slot%d -> rank %d", i, op->src, op->peer);
+            break;
+        case MCA_COLL_LOOM_OP_RECV:
+            snprintf(line, sizeof(line), "%3d recv slot%d <- rank %d", i, op->dst, op->peer);
+            break;
+        case MCA_COLL_LOOM_OP_WAIT:
+            snprintf(line, sizeof(line), "%3d wait", i);
+            break;
+        default:
+            snprintf(line, sizeof(line), "%3d %s slot%d -> slot%d", i, names[op->kind], op->src, op->dst);
+            break;
+        }
+        out(line, ctx);
+    }
+}

@@ -1,0 +1,88 @@
+/*
+ * loom: schedules, the MPI-agnostic description of what one rank does in a collective.
+ *
+ * A schedule is a flat list of operations on numbered buffer slots.  Slot 0 is the
+ * result (the receive buffer), slot 1 is the rank's own contribution (the send buffer,
+ * or a copy of the receive buffer for MPI_IN_PLACE), slots 2.. are scratch buffers of
+ * the same shape (count elements of the call's datatype).
+ *
+ * Execution model (the executor in ompi/mca/coll/loom and the symbolic checker in
+ * loom_verify.c implement exactly this):
+ *   SEND / RECV   start a non-blocking transfer of a whole slot to / from a peer;
+ *   WAIT          completes every transfer started since the previous WAIT;
+ *   COPY          dst := src
+ *   REDUCE        dst := src o dst   (src is the left operand: it holds lower ranks)
+ *   REDUCE_R      dst := dst o src   (dst is the left operand)
+ *   UNREDUCE      dst := dst o src^-1, only emitted for ops with an exact inverse
+ *                 (integer sum, bitwise xor): the "take out" of seed 000, III.B.
+ * Messages between a pair of ranks match in the order they are posted (MPI
+ * non-overtaking with a single tag).  A slot with a transfer in flight is not touched
+ * by a local operation before the WAIT that completes it.
+ */
+#ifndef MCA_COLL_LOOM_SCHED_H
+#define MCA_COLL_LOOM_SCHED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define MCA_COLL_LOOM_SLOT_RESULT   0
+#define MCA_COLL_LOOM_SLOT_INPUT    1
+#define MCA_COLL_LOOM_SLOT_SCRATCH0 2
+#define MCA_COLL_LOOM_MAX_SLOTS     64
+
+typedef enum {
+    MCA_COLL_LOOM_OP_SEND = 0,
+    MCA_COLL_LOOM_OP_RECV,
+    MCA_COLL_LOOM_OP_WAIT,
+    MCA_COLL_LOOM_OP_COPY,
+    MCA_COLL_LOOM_OP_REDUCE,
+    MCA_COLL_LOOM_OP_REDUCE_R,
+    MCA_COLL_LOOM_OP_UNREDUCE
+} mca_coll_loom_op_kind_t;
+
+typedef struct {
+    uint8_t kind;  /* mca_coll_loom_op_kind_t */
+    uint8_t src;   /* slot read (SEND, COPY, REDUCE*, UNREDUCE) */
+    uint8_t dst;   /* slot written (RECV, COPY, REDUCE*, UNREDUCE) */
+    int32_t peer;  /* SEND / RECV only */
+} mca_coll_loom_op_t;
+
+typedef struct {
+    mca_coll_loom_op_t *ops;
+    int nops;
+    int cap;
+    int nslots;           /* highest slot used + 1 (at least 2) */
+    int max_inflight;     /* most transfers started between two WAITs */
+    int rounds;           /* number of WAITs: communication rounds of this rank */
+    bool input_after_result; /* INPUT is read after RESULT is first written, so an
+                                MPI_IN_PLACE call needs INPUT saved in a scratch copy */
+    int error;            /* sticky: MCA_COLL_LOOM_ERR_* of the first failed append */
+} mca_coll_loom_sched_t;
+
+/* Return codes of the core (the component maps them to OMPI_ERR_*). */
+#define MCA_COLL_LOOM_OK            0
+#define MCA_COLL_LOOM_ERR_NOMEM    -1
+#define MCA_COLL_LOOM_ERR_BADPARAM -2
+#define MCA_COLL_LOOM_ERR_NOTSUP   -3  /* the algorithm cannot serve this (P, knob, op) */
+
+void mca_coll_loom_sched_init(mca_coll_loom_sched_t *s);
+void mca_coll_loom_sched_fini(mca_coll_loom_sched_t *s);
+void mca_coll_loom_sched_reset(mca_coll_loom_sched_t *s);
+
+void mca_coll_loom_sched_send(mca_coll_loom_sched_t *s, int peer, int slot);
+void mca_coll_loom_sched_recv(mca_coll_loom_sched_t *s, int peer, int slot);
+void mca_coll_loom_sched_wait(mca_coll_loom_sched_t *s);
+void mca_coll_loom_sched_copy(mca_coll_loom_sched_t *s, int src, int dst);
+void mca_coll_loom_sched_reduce(mca_coll_loom_sched_t *s, int src, int dst);
+void mca_coll_loom_sched_reduce_r(mca_coll_loom_sched_t *s, int src, int dst);
+void mca_coll_loom_sched_unreduce(mca_coll_loom_sched_t *s, int src, int dst);
+
+/* Computes nslots, max_inflight, rounds and input_after_result; returns s->error. */
+int mca_coll_loom_sched_finish(mca_coll_loom_sched_t *s);
+
+/* Human-readable dump (one op per line) for debugging and verbose output. */
+void mca_coll_loom_sched_print(const mca_coll_loom_sched_t *s, void (*out)(const char *line, void *ctx),
+                               void *ctx);
+
+#endif /* MCA_COLL_LOOM_SCHED_H */
