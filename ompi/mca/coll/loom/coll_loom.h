@@ -1,0 +1,177 @@
+/*
+ * coll/loom: component and module declarations.
+ *
+ * The component is MCA glue around the MPI-agnostic core in opal/loom: it turns an
+ * MPI call into a call shape, asks the core which algorithm to run, fetches (or
+ * builds) that algorithm's schedule for this rank and runs it with the PML.  Calls
+ * loom does not serve go to the component that was selected before it.
+ */
+#ifndef MCA_COLL_LOOM_EXPORT_H
+#define MCA_COLL_LOOM_EXPORT_H
+
+#include "ompi_config.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mpi.h"
+#include "opal/threads/mutex.h"
+#include "ompi/communicator/communicator.h"
+#include "ompi/datatype/ompi_datatype.h"
+#include "ompi/mca/coll/coll.h"
+#include "ompi/op/op.h"
+
+#include "opal/loom/loom_decide.h"
+#include "opal/loom/loom_registry.h"
+#include "opal/loom/loom_sched.h"
+#include "opal/loom/loom_topo.h"
+
+BEGIN_C_DECLS
+
+/* Upper bounds for the static tables below; the registry is checked against them at
+ * registration time (extra entries are ignored with a warning). */
+#define MCA_COLL_LOOM_MAX_ALGS        32
+#define MCA_COLL_LOOM_MAX_KNOBS       16
+/* Distinct bad values remembered per parameter, so each is warned about once. */
+#define MCA_COLL_LOOM_MAX_WARNED      8
+/* Schedules kept per communicator: (alg, knob, call flags) combinations seen. */
+#define MCA_COLL_LOOM_SCHED_CACHE     16
+
+/* One integer knob parameter, coll_loom_<name>, shared by the algorithms that declare it. */
+typedef struct {
+    const char *name;   /* registry suffix, e.g. "dissemination_ways" */
+    int value;          /* MCA storage, may change at run time (MPI_T) */
+    int def, min, max;
+    bool checked;       /* last_value / effective are valid */
+    int last_value;     /* value seen by the last validation */
+    int effective;      /* what last_value means: itself, or def when out of range */
+    int nwarned;
+    int warned[MCA_COLL_LOOM_MAX_WARNED];
+} mca_coll_loom_knob_t;
+
+/* State of one coll_loom_<coll>_algorithm string parameter. */
+typedef struct {
+    char *value;        /* MCA storage (owned by the MCA variable system) */
+    char *last;         /* copy of the string parsed last (owned by loom) */
+    int forced;         /* registry index parsed from `last`, -1 = auto */
+    int nwarned;
+    char *warned[MCA_COLL_LOOM_MAX_WARNED];
+} mca_coll_loom_alg_param_t;
+
+typedef struct mca_coll_loom_component_t {
+    mca_coll_base_component_2_0_0_t super;
+
+    int priority;
+    int verbose;
+    int output;             /* opal_output stream for coll_loom_verbose */
+    int output_verbosity;   /* verbosity last applied to `output` */
+
+    mca_coll_loom_alg_param_t alg_param[MCA_COLL_LOOM_NUM_COLLS];
+    int nknobs;
+    mca_coll_loom_knob_t knobs[MCA_COLL_LOOM_MAX_KNOBS];
+    int alg_knob[MCA_COLL_LOOM_MAX_ALGS]; /* index into knobs[], -1 when knobless */
+    int nalgs;                            /* min(mca_coll_loom_num_algs, MAX_ALGS) */
+
+    /* serialises re-parsing of the run-time parameters (a no-op without threads) */
+    opal_mutex_t lock;
+
+    /* MPI_T performance variables (coll_loom_<coll>_<alg>_calls, ..._fallback_calls) */
+    unsigned long long alg_calls[MCA_COLL_LOOM_NUM_COLLS][MCA_COLL_LOOM_MAX_ALGS];
+    unsigned long long fallback_calls[MCA_COLL_LOOM_NUM_COLLS];
+} mca_coll_loom_component_t;
+
+OMPI_MODULE_DECLSPEC extern mca_coll_loom_component_t mca_coll_loom_component;
+
+/* A schedule built for this communicator, keyed by what it depends on. */
+typedef struct {
+    bool used;
+    int rc;             /* result of the build: a failed build is remembered too */
+    int alg;
+    int knob;
+    unsigned call;
+    uint64_t stamp;     /* last use, for replacement */
+    mca_coll_loom_sched_t sched;
+} mca_coll_loom_sched_entry_t;
+
+typedef struct mca_coll_loom_module_t {
+    mca_coll_base_module_t super;
+
+    /* the functions loom replaced, used for every call it does not serve */
+    mca_coll_base_module_allreduce_fn_t previous_allreduce;
+    mca_coll_base_module_t *previous_allreduce_module;
+    mca_coll_base_module_barrier_fn_t previous_barrier;
+    mca_coll_base_module_t *previous_barrier_module;
+
+    bool have_topo;
+    mca_coll_loom_topo_t topo;
+
+    uint64_t clock;
+    mca_coll_loom_sched_entry_t cache[MCA_COLL_LOOM_SCHED_CACHE];
+
+    /* warn once per communicator and collective (refusals: per forced algorithm,
+     * stored as index + 1) */
+    int warned_refused[MCA_COLL_LOOM_NUM_COLLS];
+    bool warned_build[MCA_COLL_LOOM_NUM_COLLS];
+} mca_coll_loom_module_t;
+
+OBJ_CLASS_DECLARATION(mca_coll_loom_module_t);
+
+/* component / module life cycle */
+int mca_coll_loom_init_query(bool enable_progress_threads, bool enable_mpi_threads);
+mca_coll_base_module_t *mca_coll_loom_comm_query(struct ompi_communicator_t *comm, int *priority);
+int mca_coll_loom_module_enable(mca_coll_base_module_t *module, struct ompi_communicator_t *comm);
+
+/* run-time parameters: current forced algorithm (-1 auto) and knob values per algorithm */
+int mca_coll_loom_forced_alg(mca_coll_loom_coll_t coll);
+void mca_coll_loom_current_knobs(int *knobs);
+void mca_coll_loom_sync_verbosity(void);
+
+/* Decides for one call and returns the schedule to run (NULL: hand the call to the
+ * previous component).  choice is filled in either way. */
+const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,
+                                                mca_coll_loom_coll_t coll,
+                                                struct ompi_communicator_t *comm, size_t bytes,
+                                                unsigned call, mca_coll_loom_choice_t *choice);
+
+/* topology descriptor of a communicator (coll_loom_topo.c) */
+int mca_coll_loom_comm_topo(struct ompi_communicator_t *comm, mca_coll_loom_topo_t *topo);
+
+/* the executor (coll_loom_exec.c) */
+int mca_coll_loom_exec(const mca_coll_loom_sched_t *s, const void *sbuf, void *rbuf, size_t count,
+                       ompi_datatype_t *dtype, ompi_op_t *op, ompi_communicator_t *comm, int tag,
+                       unsigned call);
+
+/* True when (op, dtype) has an exact inverse the executor's UNREDUCE implements:
+ * wrapping integer sum or bitwise xor on a predefined fixed-width integer type. */
+bool mca_coll_loom_invertible(ompi_op_t *op, ompi_datatype_t *dtype);
+
+/* True when MPI_SUM on this predefined integer type wraps (is a group operation) with
+ * the op kernels selected in this process; false for anything else. */
+bool mca_coll_loom_sum_wraps(ompi_op_t *op, const ompi_datatype_t *dtype);
+
+/* call-shape flags (MCA_COLL_LOOM_CALL_*) of an allreduce with (op, dtype) */
+unsigned mca_coll_loom_call_flags(ompi_op_t *op, ompi_datatype_t *dtype);
+
+/* entry points */
+int mca_coll_loom_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                            struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                            mca_coll_base_module_t *module);
+int mca_coll_loom_barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+
+/* True when coll_loom_verbose asks for messages of this level (cheap test before
+ * formatting anything on the per-call path). */
+#define MCA_COLL_LOOM_VERBOSE(level) (mca_coll_loom_component.verbose >= (level))
+
+/* Counters are plain per-process totals; atomics only when threads are in use. */
+static inline void mca_coll_loom_count(unsigned long long *ctr)
+{
+    if (opal_using_threads()) {
+        (void) __atomic_fetch_add(ctr, 1ULL, __ATOMIC_RELAXED);
+    } else {
+        ++*ctr;
+    }
+}
+
+END_C_DECLS
+
+#endif /* MCA_COLL_LOOM_EXPORT_H */

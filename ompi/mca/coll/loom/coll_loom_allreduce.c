@@ -1,0 +1,96 @@
+/*
+ * coll/loom: MPI_Allreduce entry point.
+ */
+#include "ompi_config.h"
+
+#include <stdbool.h>
+
+#include "mpi.h"
+#include "opal/datatype/opal_datatype.h"
+#include "opal/datatype/opal_datatype_internal.h"
+#include "ompi/communicator/communicator.h"
+#include "ompi/constants.h"
+#include "ompi/datatype/ompi_datatype.h"
+#include "ompi/mca/coll/base/coll_tags.h"
+#include "ompi/op/op.h"
+
+#include "coll_loom.h"
+
+/* basic types whose arithmetic rounds */
+#define LOOM_FLOAT_BITS                                                                   \
+    ((1u << OPAL_DATATYPE_FLOAT2) | (1u << OPAL_DATATYPE_FLOAT4) | (1u << OPAL_DATATYPE_FLOAT8) | \
+     (1u << OPAL_DATATYPE_FLOAT12) | (1u << OPAL_DATATYPE_FLOAT16) |                      \
+     (1u << OPAL_DATATYPE_FLOAT_COMPLEX) | (1u << OPAL_DATATYPE_DOUBLE_COMPLEX) |          \
+     (1u << OPAL_DATATYPE_LONG_DOUBLE_COMPLEX))
+/* integer types whose MPI_SUM op/avx implements with saturation */
+#define LOOM_SMALL_INT_BITS                                                               \
+    ((1u << OPAL_DATATYPE_INT1) | (1u << OPAL_DATATYPE_INT2) | (1u << OPAL_DATATYPE_UINT1) | \
+     (1u << OPAL_DATATYPE_UINT2))
+
+unsigned mca_coll_loom_call_flags(ompi_op_t *op, ompi_datatype_t *dtype)
+{
+    const uint32_t used = dtype->super.bdt_used;
+    const bool integer_only = 0 == (used & LOOM_FLOAT_BITS);
+    unsigned call = 0;
+
+    if (ompi_op_is_commute(op)) {
+        call |= MCA_COLL_LOOM_CALL_COMMUTATIVE;
+    }
+    /* user ops: nothing is known about their rounding */
+    if (!ompi_op_is_intrinsic(op)) {
+        return call;
+    }
+
+    if (op == &ompi_mpi_op_max.op || op == &ompi_mpi_op_min.op || op == &ompi_mpi_op_maxloc.op ||
+        op == &ompi_mpi_op_minloc.op || op == &ompi_mpi_op_band.op || op == &ompi_mpi_op_bor.op ||
+        op == &ompi_mpi_op_land.op || op == &ompi_mpi_op_lor.op) {
+        call |= MCA_COLL_LOOM_CALL_EXACT | MCA_COLL_LOOM_CALL_IDEMPOTENT;
+    } else if (op == &ompi_mpi_op_bxor.op || op == &ompi_mpi_op_lxor.op) {
+        call |= MCA_COLL_LOOM_CALL_EXACT;
+    } else if (op == &ompi_mpi_op_prod.op) {
+        if (integer_only) {
+            call |= MCA_COLL_LOOM_CALL_EXACT;
+        }
+    } else if (op == &ompi_mpi_op_sum.op) {
+        /* a saturating 8/16-bit sum (op/avx) is not associative: only a wrapping one is exact */
+        if (integer_only &&
+            (0 == (used & LOOM_SMALL_INT_BITS) || mca_coll_loom_sum_wraps(op, dtype))) {
+            call |= MCA_COLL_LOOM_CALL_EXACT;
+        }
+    }
+
+    if (mca_coll_loom_invertible(op, dtype)) {
+        call |= MCA_COLL_LOOM_CALL_INVERTIBLE;
+    }
+    return call;
+}
+
+int mca_coll_loom_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                            struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                            mca_coll_base_module_t *module)
+{
+    mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
+    const mca_coll_loom_sched_t *s;
+    mca_coll_loom_choice_t choice;
+    size_t tsize = 0;
+    unsigned call;
+
+    if (0 == count) {
+        return OMPI_SUCCESS;
+    }
+
+    call = mca_coll_loom_call_flags(op, dtype);
+    ompi_datatype_type_size(dtype, &tsize);
+    s = mca_coll_loom_plan(m, MCA_COLL_LOOM_COLL_ALLREDUCE, comm, (size_t) count * tsize, call,
+                           &choice);
+    if (NULL == s) {
+        mca_coll_loom_count(&mca_coll_loom_component.fallback_calls[MCA_COLL_LOOM_COLL_ALLREDUCE]);
+        return m->previous_allreduce(sbuf, rbuf, count, dtype, op, comm,
+                                     m->previous_allreduce_module);
+    }
+
+    mca_coll_loom_count(
+        &mca_coll_loom_component.alg_calls[MCA_COLL_LOOM_COLL_ALLREDUCE][choice.alg]);
+    return mca_coll_loom_exec(s, sbuf, rbuf, (size_t) count, dtype, op, comm,
+                              MCA_COLL_BASE_TAG_ALLREDUCE, call);
+}

@@ -1,0 +1,35 @@
+/*
+ * coll/loom: MPI_Barrier entry point.  A barrier is an allreduce of nothing: the same
+ * schedules run with zero-byte messages, so every rank leaves only after every rank
+ * has entered.
+ */
+#include "ompi_config.h"
+
+#include "mpi.h"
+#include "ompi/communicator/communicator.h"
+#include "ompi/constants.h"
+#include "ompi/datatype/ompi_datatype.h"
+#include "ompi/mca/coll/base/coll_tags.h"
+
+#include "coll_loom.h"
+
+int mca_coll_loom_barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+{
+    mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
+    /* no data: any grouping and any duplicate is harmless */
+    const unsigned call = MCA_COLL_LOOM_CALL_COMMUTATIVE | MCA_COLL_LOOM_CALL_EXACT |
+                          MCA_COLL_LOOM_CALL_IDEMPOTENT;
+    const mca_coll_loom_sched_t *s;
+    mca_coll_loom_choice_t choice;
+
+    s = mca_coll_loom_plan(m, MCA_COLL_LOOM_COLL_BARRIER, comm, 0, call, &choice);
+    if (NULL == s) {
+        mca_coll_loom_count(&mca_coll_loom_component.fallback_calls[MCA_COLL_LOOM_COLL_BARRIER]);
+        return m->previous_barrier(comm, m->previous_barrier_module);
+    }
+
+    mca_coll_loom_count(&mca_coll_loom_component.alg_calls[MCA_COLL_LOOM_COLL_BARRIER][choice.alg]);
+    /* count 0: no buffers are touched and no op is applied */
+    return mca_coll_loom_exec(s, NULL, NULL, 0, &ompi_mpi_byte.dt, NULL, comm,
+                              MCA_COLL_BASE_TAG_BARRIER, call);
+}

@@ -1,0 +1,300 @@
+/*
+ * coll/loom: the component: MCA parameters, MPI_T performance variables,
+ * open/close and comm_query.
+ */
+#include "ompi_config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi.h"
+#include "opal/mca/base/mca_base_pvar.h"
+#include "opal/mca/base/mca_base_var.h"
+#include "opal/util/output.h"
+#include "ompi/communicator/communicator.h"
+#include "ompi/constants.h"
+#include "ompi/mca/coll/coll.h"
+
+#include "coll_loom.h"
+
+static int loom_register(void);
+static int loom_open(void);
+static int loom_close(void);
+
+mca_coll_loom_component_t mca_coll_loom_component = {
+    .super = {
+        .collm_version = {
+            MCA_COLL_BASE_VERSION_2_0_0,
+
+            .mca_component_name = "loom",
+            MCA_BASE_MAKE_VERSION(component, 0, 1, 0),
+
+            .mca_open_component = loom_open,
+            .mca_close_component = loom_close,
+            .mca_register_component_params = loom_register,
+        },
+        .collm_data = {
+            /* the component is checkpoint ready */
+            MCA_BASE_METADATA_PARAM_CHECKPOINT
+        },
+
+        .collm_init_query = mca_coll_loom_init_query,
+        .collm_comm_query = mca_coll_loom_comm_query,
+    },
+    .priority = 40,
+    .verbose = 0,
+    .output = -1,
+    .output_verbosity = 0,
+};
+
+/* Appends to a growing, NUL-terminated description; gives up silently when full
+ * (the description is documentation, a truncated one is better than none). */
+static void desc_append(char *buf, size_t len, const char *fmt, const char *a, const char *b)
+{
+    size_t used = strlen(buf);
+    if (used + 1 < len) {
+        snprintf(buf + used, len - used, fmt, a, b);
+    }
+}
+
+static void register_algorithm_param(mca_coll_loom_coll_t coll)
+{
+    mca_base_component_t *c = &mca_coll_loom_component.super.collm_version;
+    mca_coll_loom_alg_param_t *p = &mca_coll_loom_component.alg_param[coll];
+    const char *cname = mca_coll_loom_coll_name(coll);
+    char name[64], desc[2048];
+
+    snprintf(desc, sizeof(desc),
+             "Algorithm loom uses for MPI_%c%s: \"auto\" (loom's built-in rules; they may also "
+             "leave a call to the component selected before loom) or the name of one algorithm:",
+             cname[0] - 'a' + 'A', cname + 1);
+    for (int a = 0, n = 0; a < mca_coll_loom_component.nalgs; ++a) {
+        if (mca_coll_loom_alg_serves(a, coll)) {
+            desc_append(desc, sizeof(desc), n++ ? "; \"%s\" (%s)" : " \"%s\" (%s)",
+                        mca_coll_loom_algs[a].name, mca_coll_loom_algs[a].description);
+        }
+    }
+    desc_append(desc, sizeof(desc), "%s%s",
+                ". A forced algorithm that cannot serve a call (for example a non-commutative op) "
+                "is replaced by the rules' choice, with a warning at coll_loom_verbose >= 1; an "
+                "unknown name gives a warning and \"auto\". May be changed at run time through "
+                "MPI_T (MPI_T_cvar_write), with the same value on every process.", "");
+
+    snprintf(name, sizeof(name), "%s_algorithm", cname);
+    p->value = "auto";
+    (void) mca_base_component_var_register(c, name, desc, MCA_BASE_VAR_TYPE_STRING, NULL, 0,
+                                           MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5,
+                                           MCA_BASE_VAR_SCOPE_ALL_EQ, &p->value);
+}
+
+/* One parameter per distinct knob name in the registry. */
+static void register_knobs(void)
+{
+    mca_coll_loom_component_t *cm = &mca_coll_loom_component;
+    mca_base_component_t *c = &cm->super.collm_version;
+
+    cm->nknobs = 0;
+    for (int a = 0; a < cm->nalgs; ++a) {
+        const mca_coll_loom_alg_t *alg = &mca_coll_loom_algs[a];
+        int k;
+
+        cm->alg_knob[a] = -1;
+        if (NULL == alg->knob) {
+            continue;
+        }
+        for (k = 0; k < cm->nknobs; ++k) {
+            if (0 == strcmp(cm->knobs[k].name, alg->knob)) {
+                break;
+            }
+        }
+        if (k == cm->nknobs) {
+            if (cm->nknobs == MCA_COLL_LOOM_MAX_KNOBS) {
+                opal_output(0, "coll/loom: too many knobs in the registry; coll_loom_%s ignored",
+                            alg->knob);
+                continue;
+            }
+            mca_coll_loom_knob_t *kn = &cm->knobs[cm->nknobs++];
+            memset(kn, 0, sizeof(*kn));
+            kn->name = alg->knob;
+            kn->def = alg->knob_default;
+            kn->min = alg->knob_min;
+            kn->max = alg->knob_max;
+            kn->value = kn->def;
+        }
+        cm->alg_knob[a] = k;
+    }
+
+    for (int k = 0; k < cm->nknobs; ++k) {
+        mca_coll_loom_knob_t *kn = &cm->knobs[k];
+        char desc[1024], range[96];
+
+        snprintf(desc, sizeof(desc), "Knob of the loom algorithm(s)");
+        for (int a = 0; a < cm->nalgs; ++a) {
+            if (cm->alg_knob[a] == k) {
+                desc_append(desc, sizeof(desc), " \"%s\" (%s)", mca_coll_loom_algs[a].name,
+                            mca_coll_loom_algs[a].description);
+            }
+        }
+        snprintf(range, sizeof(range), ". Valid range %d..%d, default %d; ", kn->min, kn->max,
+                 kn->def);
+        desc_append(desc, sizeof(desc), "%s%s", range,
+                    "an out-of-range value gives a warning and the default. Used when the "
+                    "algorithm is forced and by the built-in rules that do not fix it. May be "
+                    "changed at run time through MPI_T, with the same value on every process.");
+        (void) mca_base_component_var_register(c, kn->name, desc, MCA_BASE_VAR_TYPE_INT, NULL, 0,
+                                               MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5,
+                                               MCA_BASE_VAR_SCOPE_ALL_EQ, &kn->value);
+    }
+}
+
+/* coll_loom_<coll>_<alg>_calls and coll_loom_<coll>_fallback_calls: read by the tests
+ * to prove which algorithm ran.  The MCA system prefixes "coll_loom_". */
+static void register_pvars(void)
+{
+    mca_coll_loom_component_t *cm = &mca_coll_loom_component;
+    mca_base_component_t *c = &cm->super.collm_version;
+    const int flags = MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS;
+    char name[128], desc[256];
+
+    for (int coll = 0; coll < MCA_COLL_LOOM_NUM_COLLS; ++coll) {
+        const char *cname = mca_coll_loom_coll_name(coll);
+
+        for (int a = 0; a < cm->nalgs; ++a) {
+            if (!mca_coll_loom_alg_serves(a, coll)) {
+                continue;
+            }
+            snprintf(name, sizeof(name), "%s_%s_calls", cname, mca_coll_loom_algs[a].name);
+            snprintf(desc, sizeof(desc), "Number of %s calls on which loom ran the '%s' algorithm",
+                     cname, mca_coll_loom_algs[a].name);
+            (void) mca_base_component_pvar_register(c, name, desc, OPAL_INFO_LVL_4,
+                                                    MCA_BASE_PVAR_CLASS_COUNTER,
+                                                    MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
+                                                    MCA_BASE_VAR_BIND_NO_OBJECT, flags, NULL,
+                                                    NULL, NULL, &cm->alg_calls[coll][a]);
+        }
+        snprintf(name, sizeof(name), "%s_fallback_calls", cname);
+        snprintf(desc, sizeof(desc),
+                 "Number of %s calls loom handed to the component selected before it", cname);
+        (void) mca_base_component_pvar_register(c, name, desc, OPAL_INFO_LVL_4,
+                                                MCA_BASE_PVAR_CLASS_COUNTER,
+                                                MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
+                                                MCA_BASE_VAR_BIND_NO_OBJECT, flags, NULL, NULL,
+                                                NULL, &cm->fallback_calls[coll]);
+    }
+}
+
+static int loom_register(void)
+{
+    mca_coll_loom_component_t *cm = &mca_coll_loom_component;
+    mca_base_component_t *c = &cm->super.collm_version;
+
+    cm->nalgs = mca_coll_loom_num_algs;
+    if (cm->nalgs > MCA_COLL_LOOM_MAX_ALGS) {
+        opal_output(0, "coll/loom: the registry holds %d algorithms, only the first %d are used",
+                    cm->nalgs, MCA_COLL_LOOM_MAX_ALGS);
+        cm->nalgs = MCA_COLL_LOOM_MAX_ALGS;
+    }
+
+    cm->priority = 40;
+    (void) mca_base_component_var_register(c, "priority",
+                                           "Priority of the loom coll component (tuned is 30, "
+                                           "han 0 in Open MPI 4.1: the highest priority that "
+                                           "provides a collective on a communicator is used; a "
+                                           "negative value disables loom)",
+                                           MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6,
+                                           MCA_BASE_VAR_SCOPE_READONLY, &cm->priority);
+
+    cm->verbose = 0;
+    (void) mca_base_component_var_register(c, "verbose",
+                                           "Verbosity of coll/loom: 0 = silent except for bad "
+                                           "parameter values; 1 = warnings about refused "
+                                           "forced algorithms and fallbacks to the previous "
+                                           "component; 10 = the topology descriptor of each "
+                                           "communicator; 20 = one line per call (collective, "
+                                           "bytes, P, chosen algorithm and knob, and why)",
+                                           MCA_BASE_VAR_TYPE_INT, NULL, 0,
+                                           MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_9,
+                                           MCA_BASE_VAR_SCOPE_LOCAL, &cm->verbose);
+
+    for (int coll = 0; coll < MCA_COLL_LOOM_NUM_COLLS; ++coll) {
+        register_algorithm_param(coll);
+    }
+    register_knobs();
+    register_pvars();
+    return OMPI_SUCCESS;
+}
+
+static int loom_open(void)
+{
+    mca_coll_loom_component_t *cm = &mca_coll_loom_component;
+
+    OBJ_CONSTRUCT(&cm->lock, opal_mutex_t);
+    cm->output = opal_output_open(NULL);
+    cm->output_verbosity = cm->verbose;
+    opal_output_set_verbosity(cm->output, cm->verbose);
+
+    for (int coll = 0; coll < MCA_COLL_LOOM_NUM_COLLS; ++coll) {
+        cm->alg_param[coll].last = NULL;
+        cm->alg_param[coll].forced = -1;
+        cm->alg_param[coll].nwarned = 0;
+    }
+    for (int k = 0; k < cm->nknobs; ++k) {
+        cm->knobs[k].checked = false;
+        cm->knobs[k].nwarned = 0;
+    }
+    memset(cm->alg_calls, 0, sizeof(cm->alg_calls));
+    memset(cm->fallback_calls, 0, sizeof(cm->fallback_calls));
+    return OMPI_SUCCESS;
+}
+
+static int loom_close(void)
+{
+    mca_coll_loom_component_t *cm = &mca_coll_loom_component;
+
+    for (int coll = 0; coll < MCA_COLL_LOOM_NUM_COLLS; ++coll) {
+        mca_coll_loom_alg_param_t *p = &cm->alg_param[coll];
+        free(p->last);
+        p->last = NULL;
+        for (int i = 0; i < p->nwarned; ++i) {
+            free(p->warned[i]);
+        }
+        p->nwarned = 0;
+    }
+    if (cm->output >= 0) {
+        opal_output_close(cm->output);
+        cm->output = -1;
+    }
+    OBJ_DESTRUCT(&cm->lock);
+    return OMPI_SUCCESS;
+}
+
+int mca_coll_loom_init_query(bool enable_progress_threads, bool enable_mpi_threads)
+{
+    (void) enable_progress_threads;
+    (void) enable_mpi_threads;
+    return OMPI_SUCCESS;
+}
+
+mca_coll_base_module_t *mca_coll_loom_comm_query(struct ompi_communicator_t *comm, int *priority)
+{
+    mca_coll_loom_module_t *m;
+
+    /* loom's schedules are for intracommunicators; a single rank has nothing to do */
+    if (OMPI_COMM_IS_INTER(comm) || ompi_comm_size(comm) < 2 ||
+        mca_coll_loom_component.priority < 0) {
+        return NULL;
+    }
+
+    m = OBJ_NEW(mca_coll_loom_module_t);
+    if (NULL == m) {
+        return NULL;
+    }
+    *priority = mca_coll_loom_component.priority;
+
+    /* the base constructor zeroed every other function: the previous components keep them */
+    m->super.coll_module_enable = mca_coll_loom_module_enable;
+    m->super.coll_allreduce = mca_coll_loom_allreduce;
+    m->super.coll_barrier = mca_coll_loom_barrier;
+    return &m->super;
+}

@@ -1,0 +1,361 @@
+/*
+ * coll/loom: the executor.  Runs one rank's schedule (opal/loom/loom_sched.h) with the
+ * PML, ompi_datatype and ompi_op.  The schedule is read-only here: the same schedule
+ * object serves every call of the same shape on the communicator.
+ *
+ * Slots: 0 = RESULT (rbuf), 1 = INPUT (sbuf; for MPI_IN_PLACE rbuf itself, or a copy of
+ * rbuf taken first when the schedule reads INPUT after writing RESULT), 2.. = scratch
+ * buffers, one allocation per call, each laid out like coll/base lays out a temporary
+ * buffer of `count` elements (true extent + (count-1) * extent, shifted by -true_lb).
+ */
+#include "ompi_config.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi.h"
+#include "opal/datatype/opal_datatype.h"
+#include "ompi/communicator/communicator.h"
+#include "ompi/constants.h"
+#include "ompi/datatype/ompi_datatype.h"
+#include "ompi/datatype/ompi_datatype_internal.h"
+#include "ompi/mca/coll/base/coll_tags.h"
+#include "ompi/mca/op/base/functions.h"
+#include "ompi/mca/pml/pml.h"
+#include "ompi/op/op.h"
+#include "ompi/request/request.h"
+
+#include "coll_loom.h"
+
+/* Requests of one round live on the stack up to this many. */
+#define LOOM_STACK_REQS 16
+/* Scratch slots are aligned so vectorised op kernels see aligned buffers. */
+#define LOOM_SLOT_ALIGN 64
+
+/* ------------------------------------------------------------------------------------ */
+/* the inverse op ("take out", UNREDUCE)                                                 */
+
+/* Width in bytes of a predefined fixed-width integer type, 0 for anything else. */
+static int int_width(const ompi_datatype_t *dtype)
+{
+    if (!ompi_datatype_is_predefined(dtype)) {
+        return 0;
+    }
+    switch (dtype->id) {
+    case OMPI_DATATYPE_MPI_INT8_T:
+    case OMPI_DATATYPE_MPI_UINT8_T:
+    case OMPI_DATATYPE_MPI_INT16_T:
+    case OMPI_DATATYPE_MPI_UINT16_T:
+    case OMPI_DATATYPE_MPI_INT32_T:
+    case OMPI_DATATYPE_MPI_UINT32_T:
+    case OMPI_DATATYPE_MPI_INT64_T:
+    case OMPI_DATATYPE_MPI_UINT64_T:
+    case OMPI_DATATYPE_MPI_LONG:
+    case OMPI_DATATYPE_MPI_UNSIGNED_LONG:
+    case OMPI_DATATYPE_MPI_AINT:
+    case OMPI_DATATYPE_MPI_OFFSET:
+    case OMPI_DATATYPE_MPI_COUNT:
+        break;
+    default:
+        return 0;
+    }
+    switch (dtype->super.size) {
+    case 1: case 2: case 4: case 8:
+        return (int) dtype->super.size;
+    default:
+        return 0;
+    }
+}
+
+/* True when MPI_SUM on the predefined integer type wraps modulo 2^width.  Open MPI's
+ * base kernels do; op/avx's 8- and 16-bit kernels saturate (open-mpi/ompi#8045), which
+ * is neither exactly associative nor invertible.  32/64-bit sums wrap everywhere. */
+bool mca_coll_loom_sum_wraps(ompi_op_t *op, const ompi_datatype_t *dtype)
+{
+    int idx, width = int_width(dtype);
+
+    if (0 == width) {
+        return false;
+    }
+    if (width >= 4) {
+        return true;
+    }
+    idx = ompi_op_ddt_map[dtype->id];
+    if (idx < 0 || idx >= OMPI_OP_BASE_TYPE_MAX || op->o_f_to_c_index < 0 ||
+        op->o_f_to_c_index >= OMPI_OP_BASE_FORTRAN_OP_MAX) {
+        return false;
+    }
+    return op->o_func.intrinsic.fns[idx] == ompi_op_base_functions[op->o_f_to_c_index][idx];
+}
+
+bool mca_coll_loom_invertible(ompi_op_t *op, ompi_datatype_t *dtype)
+{
+    if (0 == int_width(dtype)) {
+        return false;
+    }
+    if (op == &ompi_mpi_op_bxor.op) {
+        return true;
+    }
+    return op == &ompi_mpi_op_sum.op && mca_coll_loom_sum_wraps(op, dtype);
+}
+
+/* dst := dst o src^-1 for the pairs mca_coll_loom_invertible() accepts: subtraction in
+ * unsigned arithmetic of the type's width (wrapping, like the sum), or xor. */
+static int unreduce(ompi_op_t *op, ompi_datatype_t *dtype, const void *src, void *dst, size_t count)
+{
+    const int width = int_width(dtype);
+
+    if (!mca_coll_loom_invertible(op, dtype)) {
+        return OMPI_ERR_NOT_SUPPORTED;
+    }
+    if (op == &ompi_mpi_op_bxor.op) {
+        const unsigned char *s = src;
+        unsigned char *d = dst;
+        size_t n = count * (size_t) width;
+        for (size_t i = 0; i < n; ++i) {
+            d[i] ^= s[i];
+        }
+        return OMPI_SUCCESS;
+    }
+
+#define LOOM_UNSUM(T)                                                   \
+    do {                                                                \
+        const T *s = (const T *) src;                                   \
+        T *d = (T *) dst;                                               \
+        for (size_t i = 0; i < count; ++i) {                            \
+            d[i] = (T) (d[i] - s[i]);                                   \
+        }                                                               \
+    } while (0)
+
+    switch (width) {
+    case 1: LOOM_UNSUM(uint8_t); break;
+    case 2: LOOM_UNSUM(uint16_t); break;
+    case 4: LOOM_UNSUM(uint32_t); break;
+    case 8: LOOM_UNSUM(uint64_t); break;
+    default: return OMPI_ERR_NOT_SUPPORTED;
+    }
+#undef LOOM_UNSUM
+    return OMPI_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* requests                                                                              */
+
+/* The error behind MPI_ERR_IN_STATUS: the first request that failed for a reason
+ * other than being left pending. */
+static int request_error(ompi_request_t **reqs, int n, int rc)
+{
+    if (MPI_ERR_IN_STATUS != rc) {
+        return rc;
+    }
+    for (int i = 0; i < n; ++i) {
+        if (NULL != reqs[i] && MPI_REQUEST_NULL != reqs[i] &&
+            MPI_SUCCESS != reqs[i]->req_status.MPI_ERROR &&
+            MPI_ERR_PENDING != reqs[i]->req_status.MPI_ERROR) {
+            return reqs[i]->req_status.MPI_ERROR;
+        }
+    }
+    return rc;
+}
+
+/* Error path: nothing may still write into buffers we are about to free, so cancel
+ * what can be cancelled, wait for everything, and release what is left. */
+static void drain_requests(ompi_request_t **reqs, int n)
+{
+    for (int i = 0; i < n; ++i) {
+        if (NULL == reqs[i] || MPI_REQUEST_NULL == reqs[i]) {
+            continue;
+        }
+        if (!REQUEST_COMPLETE(reqs[i])) {
+            (void) ompi_request_cancel(reqs[i]);
+        }
+        (void) ompi_request_wait(&reqs[i], MPI_STATUS_IGNORE);
+        if (MPI_REQUEST_NULL != reqs[i]) {
+            /* completed in error: wait leaves such requests allocated */
+            (void) ompi_request_free(&reqs[i]);
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* the executor                                                                          */
+
+int mca_coll_loom_exec(const mca_coll_loom_sched_t *s, const void *sbuf, void *rbuf, size_t count,
+                       ompi_datatype_t *dtype, ompi_op_t *op, ompi_communicator_t *comm, int tag,
+                       unsigned call)
+{
+    char *slot[MCA_COLL_LOOM_MAX_SLOTS];
+    ompi_request_t *stack_reqs[LOOM_STACK_REQS], **reqs = stack_reqs;
+    char *scratch = NULL;
+    const int P = ompi_comm_size(comm);
+    const bool in_place = (MPI_IN_PLACE == sbuf);
+    const bool save_input = in_place && s->input_after_result;
+    /* intrinsic commutative ops give the same bits for a o b and b o a */
+    const bool swap_ok = (call & MCA_COLL_LOOM_CALL_COMMUTATIVE) && NULL != op &&
+                         ompi_op_is_intrinsic(op) && ompi_op_is_commute(op);
+    int nscratch, nreq = 0, rc = OMPI_SUCCESS;
+
+    if (OPAL_UNLIKELY(s->nslots < 2 || s->nslots > MCA_COLL_LOOM_MAX_SLOTS || s->max_inflight < 0 ||
+                      MCA_COLL_LOOM_OK != s->error)) {
+        return OMPI_ERR_BAD_PARAM;
+    }
+
+    slot[MCA_COLL_LOOM_SLOT_RESULT] = (char *) rbuf;
+    slot[MCA_COLL_LOOM_SLOT_INPUT] = in_place ? (char *) rbuf : (char *) sbuf;
+    for (int i = MCA_COLL_LOOM_SLOT_SCRATCH0; i < s->nslots; ++i) {
+        slot[i] = NULL;
+    }
+
+    /* scratch slots (plus the saved input of an in-place call), one allocation */
+    nscratch = s->nslots - MCA_COLL_LOOM_SLOT_SCRATCH0 + (save_input ? 1 : 0);
+    if (count > 0 && nscratch > 0) {
+        ptrdiff_t gap = 0;
+        size_t span = (size_t) opal_datatype_span(&dtype->super, count, &gap);
+
+        if (span > 0) {
+            size_t stride = (span + LOOM_SLOT_ALIGN - 1) & ~((size_t) LOOM_SLOT_ALIGN - 1);
+            if (stride < span || stride > SIZE_MAX / (size_t) nscratch) {
+                return OMPI_ERR_OUT_OF_RESOURCE;
+            }
+            scratch = malloc(stride * (size_t) nscratch);
+            if (NULL == scratch) {
+                return OMPI_ERR_OUT_OF_RESOURCE;
+            }
+            for (int i = 0; i < nscratch; ++i) {
+                char *p = scratch + (size_t) i * stride - gap;
+                if (save_input && i == nscratch - 1) {
+                    slot[MCA_COLL_LOOM_SLOT_INPUT] = p;
+                } else {
+                    slot[MCA_COLL_LOOM_SLOT_SCRATCH0 + i] = p;
+                }
+            }
+            if (save_input) {
+                rc = ompi_datatype_copy_content_same_ddt(dtype, count,
+                                                         slot[MCA_COLL_LOOM_SLOT_INPUT],
+                                                         (char *) rbuf);
+                if (OMPI_SUCCESS != rc) {
+                    goto done;
+                }
+            }
+        }
+    }
+
+    if (s->max_inflight > LOOM_STACK_REQS) {
+        reqs = malloc((size_t) s->max_inflight * sizeof(*reqs));
+        if (NULL == reqs) {
+            reqs = stack_reqs;
+            rc = OMPI_ERR_OUT_OF_RESOURCE;
+            goto done;
+        }
+    }
+
+    for (int i = 0; i < s->nops; ++i) {
+        const mca_coll_loom_op_t *o = &s->ops[i];
+
+        if (OPAL_UNLIKELY(o->src >= s->nslots || o->dst >= s->nslots)) {
+            rc = OMPI_ERR_BAD_PARAM;
+            goto done;
+        }
+        switch (o->kind) {
+        case MCA_COLL_LOOM_OP_SEND:
+        case MCA_COLL_LOOM_OP_RECV:
+            if (OPAL_UNLIKELY(o->peer < 0 || o->peer >= P || nreq >= s->max_inflight)) {
+                rc = OMPI_ERR_BAD_PARAM;
+                goto done;
+            }
+            if (MCA_COLL_LOOM_OP_SEND == o->kind) {
+                rc = MCA_PML_CALL(isend(slot[o->src], count, dtype, o->peer, tag,
+                                        MCA_PML_BASE_SEND_STANDARD, comm, &reqs[nreq]));
+            } else {
+                rc = MCA_PML_CALL(irecv(slot[o->dst], count, dtype, o->peer, tag, comm,
+                                        &reqs[nreq]));
+            }
+            if (OMPI_SUCCESS != rc) {
+                goto done;
+            }
+            nreq++;
+            break;
+
+        case MCA_COLL_LOOM_OP_WAIT:
+            if (nreq > 0) {
+                rc = ompi_request_wait_all((size_t) nreq, reqs, MPI_STATUSES_IGNORE);
+                if (OMPI_SUCCESS != rc) {
+                    rc = request_error(reqs, nreq, rc);
+                    goto done;
+                }
+                nreq = 0;
+            }
+            break;
+
+        case MCA_COLL_LOOM_OP_COPY:
+            if (count > 0 && slot[o->src] != slot[o->dst]) {
+                rc = ompi_datatype_copy_content_same_ddt(dtype, count, slot[o->dst], slot[o->src]);
+                if (OMPI_SUCCESS != rc) {
+                    goto done;
+                }
+            }
+            break;
+
+        case MCA_COLL_LOOM_OP_REDUCE:
+            /* dst := src o dst */
+            if (count > 0) {
+                ompi_op_reduce(op, slot[o->src], slot[o->dst], count, dtype);
+            }
+            break;
+
+        case MCA_COLL_LOOM_OP_REDUCE_R:
+            /* dst := dst o src.  ompi_op_reduce(op, a, b) computes b := a o b, so for an
+             * op whose operand order matters the result is formed in src and copied to
+             * dst.  Contract with the schedule builders (loom_sched.c counts REDUCE_R as
+             * writing src): src is a scratch slot whose value is not needed afterwards. */
+            if (count > 0) {
+                if (swap_ok) {
+                    ompi_op_reduce(op, slot[o->src], slot[o->dst], count, dtype);
+                } else {
+                    ompi_op_reduce(op, slot[o->dst], slot[o->src], count, dtype);
+                    rc = ompi_datatype_copy_content_same_ddt(dtype, count, slot[o->dst],
+                                                             slot[o->src]);
+                    if (OMPI_SUCCESS != rc) {
+                        goto done;
+                    }
+                }
+            }
+            break;
+
+        case MCA_COLL_LOOM_OP_UNREDUCE:
+            /* dst := dst o src^-1, only for (op, dtype) pairs declared invertible */
+            if (count > 0) {
+                rc = unreduce(op, dtype, slot[o->src], slot[o->dst], count);
+                if (OMPI_SUCCESS != rc) {
+                    goto done;
+                }
+            }
+            break;
+
+        default:
+            rc = OMPI_ERR_BAD_PARAM;
+            goto done;
+        }
+    }
+
+    /* a finished schedule ends with a WAIT; complete stragglers all the same */
+    if (nreq > 0) {
+        rc = ompi_request_wait_all((size_t) nreq, reqs, MPI_STATUSES_IGNORE);
+        if (OMPI_SUCCESS != rc) {
+            rc = request_error(reqs, nreq, rc);
+            goto done;
+        }
+        nreq = 0;
+    }
+
+done:
+    if (OPAL_UNLIKELY(nreq > 0)) {
+        drain_requests(reqs, nreq);
+    }
+    if (reqs != stack_reqs) {
+        free(reqs);
+    }
+    free(scratch);
+    return rc;
+}

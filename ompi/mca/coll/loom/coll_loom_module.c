@@ -1,0 +1,361 @@
+/*
+ * coll/loom: the module (one per communicator), the run-time parameters and the
+ * per-communicator schedule cache.
+ */
+#include "ompi_config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi.h"
+#include "opal/util/output.h"
+#include "ompi/communicator/communicator.h"
+#include "ompi/constants.h"
+#include "ompi/mca/coll/coll.h"
+#include "ompi/mca/coll/base/base.h"
+
+#include "coll_loom.h"
+
+static void loom_module_construct(mca_coll_loom_module_t *m)
+{
+    m->previous_allreduce = NULL;
+    m->previous_allreduce_module = NULL;
+    m->previous_barrier = NULL;
+    m->previous_barrier_module = NULL;
+    m->have_topo = false;
+    memset(&m->topo, 0, sizeof(m->topo));
+    m->clock = 0;
+    for (int i = 0; i < MCA_COLL_LOOM_SCHED_CACHE; ++i) {
+        m->cache[i].used = false;
+        mca_coll_loom_sched_init(&m->cache[i].sched);
+    }
+    memset(m->warned_refused, 0, sizeof(m->warned_refused));
+    memset(m->warned_build, 0, sizeof(m->warned_build));
+}
+
+/* Also runs when enable failed half-way: every field is checked. */
+static void loom_module_destruct(mca_coll_loom_module_t *m)
+{
+    for (int i = 0; i < MCA_COLL_LOOM_SCHED_CACHE; ++i) {
+        mca_coll_loom_sched_fini(&m->cache[i].sched);
+        m->cache[i].used = false;
+    }
+    if (m->have_topo) {
+        mca_coll_loom_topo_fini(&m->topo);
+        m->have_topo = false;
+    }
+    if (NULL != m->previous_allreduce_module) {
+        OBJ_RELEASE(m->previous_allreduce_module);
+        m->previous_allreduce_module = NULL;
+    }
+    if (NULL != m->previous_barrier_module) {
+        OBJ_RELEASE(m->previous_barrier_module);
+        m->previous_barrier_module = NULL;
+    }
+}
+
+OBJ_CLASS_INSTANCE(mca_coll_loom_module_t, mca_coll_base_module_t, loom_module_construct,
+                   loom_module_destruct);
+
+/* ------------------------------------------------------------------------------------ */
+/* run-time parameters                                                                   */
+
+void mca_coll_loom_sync_verbosity(void)
+{
+    mca_coll_loom_component_t *cm = &mca_coll_loom_component;
+
+    /* coll_loom_verbose may be changed through MPI_T: follow it */
+    if (OPAL_UNLIKELY(cm->verbose != cm->output_verbosity)) {
+        cm->output_verbosity = cm->verbose;
+        opal_output_set_verbosity(cm->output, cm->verbose);
+    }
+}
+
+static bool remember_bad_string(mca_coll_loom_alg_param_t *p, const char *value)
+{
+    for (int i = 0; i < p->nwarned; ++i) {
+        if (0 == strcmp(p->warned[i], value)) {
+            return false;
+        }
+    }
+    if (p->nwarned < MCA_COLL_LOOM_MAX_WARNED) {
+        char *copy = strdup(value);
+        if (NULL != copy) {
+            p->warned[p->nwarned++] = copy;
+        }
+    }
+    return true;
+}
+
+static int parse_algorithm(mca_coll_loom_coll_t coll, const char *value)
+{
+    mca_coll_loom_alg_param_t *p = &mca_coll_loom_component.alg_param[coll];
+    const char *cname = mca_coll_loom_coll_name(coll);
+    char known[512];
+    int alg;
+
+    if (NULL == value || '\0' == value[0] || 0 == strcmp(value, "auto")) {
+        return -1;
+    }
+    alg = mca_coll_loom_alg_find(coll, value);
+    if (alg >= 0 && alg < mca_coll_loom_component.nalgs) {
+        return alg;
+    }
+
+    if (remember_bad_string(p, value)) {
+        snprintf(known, sizeof(known), "auto");
+        for (int a = 0; a < mca_coll_loom_component.nalgs; ++a) {
+            size_t used = strlen(known);
+            if (mca_coll_loom_alg_serves(a, coll) && used + 1 < sizeof(known)) {
+                snprintf(known + used, sizeof(known) - used, ", %s", mca_coll_loom_algs[a].name);
+            }
+        }
+        opal_output(0, "coll/loom: coll_loom_%s_algorithm=%s is not an %s algorithm (known: %s); "
+                    "using auto", cname, value, cname, known);
+    }
+    return -1;
+}
+
+int mca_coll_loom_forced_alg(mca_coll_loom_coll_t coll)
+{
+    mca_coll_loom_component_t *cm = &mca_coll_loom_component;
+    mca_coll_loom_alg_param_t *p = &cm->alg_param[coll];
+    const char *value;
+    int forced;
+
+    OPAL_THREAD_LOCK(&cm->lock);
+    value = p->value;
+    /* re-parse only when the string changed since the last call */
+    if (NULL == p->last || NULL == value || 0 != strcmp(p->last, value)) {
+        free(p->last);
+        p->last = strdup(NULL == value ? "auto" : value);
+        p->forced = parse_algorithm(coll, value);
+    }
+    forced = p->forced;
+    OPAL_THREAD_UNLOCK(&cm->lock);
+    return forced;
+}
+
+static int knob_effective(mca_coll_loom_knob_t *kn)
+{
+    int v = kn->value;
+
+    if (OPAL_LIKELY(kn->checked && v == kn->last_value)) {
+        return kn->effective;
+    }
+    kn->checked = true;
+    kn->last_value = v;
+    if (v >= kn->min && v <= kn->max) {
+        kn->effective = v;
+        return v;
+    }
+    kn->effective = kn->def;
+
+    for (int i = 0; i < kn->nwarned; ++i) {
+        if (kn->warned[i] == v) {
+            return kn->def;
+        }
+    }
+    if (kn->nwarned < MCA_COLL_LOOM_MAX_WARNED) {
+        kn->warned[kn->nwarned++] = v;
+    }
+    opal_output(0, "coll/loom: coll_loom_%s=%d is out of range (%d..%d); using the default %d",
+                kn->name, v, kn->min, kn->max, kn->def);
+    return kn->def;
+}
+
+void mca_coll_loom_current_knobs(int *knobs)
+{
+    mca_coll_loom_component_t *cm = &mca_coll_loom_component;
+    int eff[MCA_COLL_LOOM_MAX_KNOBS];
+
+    OPAL_THREAD_LOCK(&cm->lock);
+    for (int k = 0; k < cm->nknobs; ++k) {
+        eff[k] = knob_effective(&cm->knobs[k]);
+    }
+    OPAL_THREAD_UNLOCK(&cm->lock);
+
+    for (int a = 0; a < mca_coll_loom_num_algs; ++a) {
+        knobs[a] = (a < cm->nalgs && cm->alg_knob[a] >= 0) ? eff[cm->alg_knob[a]] : 0;
+    }
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* enable                                                                                */
+
+int mca_coll_loom_module_enable(mca_coll_base_module_t *module, struct ompi_communicator_t *comm)
+{
+    mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
+    mca_coll_loom_component_t *cm = &mca_coll_loom_component;
+    int rc;
+
+    mca_coll_loom_sync_verbosity();
+
+    /* Every call loom does not serve goes to the component that was selected before
+     * it.  Without one for either collective loom must not take that collective. */
+    if (NULL == comm->c_coll->coll_allreduce || NULL == comm->c_coll->coll_allreduce_module ||
+        NULL == comm->c_coll->coll_barrier || NULL == comm->c_coll->coll_barrier_module) {
+        opal_output_verbose(1, cm->output,
+                            "coll/loom: no previous allreduce/barrier on communicator %s (cid %u); "
+                            "loom disabled there", comm->c_name, (unsigned) comm->c_contextid);
+        return OMPI_ERROR;
+    }
+
+    rc = mca_coll_loom_comm_topo(comm, &m->topo);
+    if (OMPI_SUCCESS != rc) {
+        opal_output_verbose(1, cm->output,
+                            "coll/loom: cannot compute the topology of communicator %s (cid %u): "
+                            "error %d; loom disabled there", comm->c_name,
+                            (unsigned) comm->c_contextid, rc);
+        return rc;
+    }
+    m->have_topo = true;
+
+    m->previous_allreduce = comm->c_coll->coll_allreduce;
+    m->previous_allreduce_module = comm->c_coll->coll_allreduce_module;
+    OBJ_RETAIN(m->previous_allreduce_module);
+    m->previous_barrier = comm->c_coll->coll_barrier;
+    m->previous_barrier_module = comm->c_coll->coll_barrier_module;
+    OBJ_RETAIN(m->previous_barrier_module);
+
+    if (MCA_COLL_LOOM_VERBOSE(10)) {
+        char desc[512];
+        mca_coll_loom_topo_describe(&m->topo, desc, sizeof(desc));
+        opal_output(cm->output, "coll/loom: communicator %s (cid %u) rank %d: %s", comm->c_name,
+                    (unsigned) comm->c_contextid, ompi_comm_rank(comm), desc);
+    }
+    return OMPI_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* per-call planning and the schedule cache                                              */
+
+static mca_coll_loom_sched_entry_t *cache_get(mca_coll_loom_module_t *m,
+                                              const mca_coll_loom_params_t *params, int alg)
+{
+    mca_coll_loom_sched_entry_t *e, *victim = NULL;
+
+    for (int i = 0; i < MCA_COLL_LOOM_SCHED_CACHE; ++i) {
+        e = &m->cache[i];
+        if (e->used && e->alg == alg && e->knob == params->knob && e->call == params->call) {
+            e->stamp = ++m->clock;
+            return e;
+        }
+        if (!e->used) {
+            if (NULL == victim || victim->used) {
+                victim = e;
+            }
+        } else if (NULL == victim || (victim->used && e->stamp < victim->stamp)) {
+            victim = e;
+        }
+    }
+
+    /* miss: build into a free entry, or replace the least recently used one */
+    e = victim;
+    e->used = true;
+    e->alg = alg;
+    e->knob = params->knob;
+    e->call = params->call;
+    e->stamp = ++m->clock;
+    e->rc = mca_coll_loom_alg_build(alg, &e->sched, params);
+    return e;
+}
+
+static void print_call(mca_coll_loom_coll_t coll, struct ompi_communicator_t *comm, size_t bytes,
+                       unsigned call, const mca_coll_loom_choice_t *choice, const char *note)
+{
+    char knob[48] = "", why[96];
+    /* call shape: Commutative, Exact, Idempotent, inVertible */
+    const char flags[5] = {(call & MCA_COLL_LOOM_CALL_COMMUTATIVE) ? 'C' : '-',
+                           (call & MCA_COLL_LOOM_CALL_EXACT) ? 'E' : '-',
+                           (call & MCA_COLL_LOOM_CALL_IDEMPOTENT) ? 'I' : '-',
+                           (call & MCA_COLL_LOOM_CALL_INVERTIBLE) ? 'V' : '-', '\0'};
+    const char *alg = "previous component";
+
+    if (choice->alg >= 0) {
+        alg = mca_coll_loom_algs[choice->alg].name;
+        if (NULL != mca_coll_loom_algs[choice->alg].knob) {
+            snprintf(knob, sizeof(knob), " %s=%d", mca_coll_loom_algs[choice->alg].knob,
+                     choice->knob);
+        }
+    }
+    if (choice->rule >= 0) {
+        snprintf(why, sizeof(why), "%s #%d", NULL != choice->why ? choice->why : "rule",
+                 choice->rule);
+    } else {
+        snprintf(why, sizeof(why), "%s", NULL != choice->why ? choice->why : "?");
+    }
+    opal_output(mca_coll_loom_component.output,
+                "coll/loom: %s cid %u rank %d: bytes=%zu P=%d call=%s -> %s%s (%s%s%s%s)",
+                mca_coll_loom_coll_name(coll), (unsigned) comm->c_contextid, ompi_comm_rank(comm),
+                bytes, ompi_comm_size(comm), flags, alg, knob, why,
+                NULL != choice->refused ? "; forced algorithm refused: " : "",
+                NULL != choice->refused ? choice->refused : "", NULL != note ? note : "");
+}
+
+const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,
+                                                mca_coll_loom_coll_t coll,
+                                                struct ompi_communicator_t *comm, size_t bytes,
+                                                unsigned call, mca_coll_loom_choice_t *choice)
+{
+    mca_coll_loom_component_t *cm = &mca_coll_loom_component;
+    int knobs[mca_coll_loom_num_algs > 0 ? mca_coll_loom_num_algs : 1];
+    mca_coll_loom_params_t params = {
+        .P = ompi_comm_size(comm),
+        .rank = ompi_comm_rank(comm),
+        .root = 0,
+        .knob = 0,
+        .call = call,
+    };
+    mca_coll_loom_sched_entry_t *e;
+    int forced;
+
+    mca_coll_loom_sync_verbosity();
+    forced = mca_coll_loom_forced_alg(coll);
+    mca_coll_loom_current_knobs(knobs);
+    mca_coll_loom_decide(coll, bytes, &params, knobs, forced, choice);
+
+    if (NULL != choice->refused && forced >= 0 && m->warned_refused[coll] != forced + 1) {
+        m->warned_refused[coll] = forced + 1;
+        opal_output_verbose(1, cm->output,
+                            "coll/loom: %s algorithm '%s' cannot serve this call (%s); using '%s'",
+                            mca_coll_loom_coll_name(coll), mca_coll_loom_algs[forced].name,
+                            choice->refused,
+                            choice->alg >= 0 ? mca_coll_loom_algs[choice->alg].name
+                                             : "the previous component");
+    }
+
+    /* an index the component does not know (larger than its tables) is not run */
+    if (choice->alg < 0 || choice->alg >= cm->nalgs) {
+        choice->alg = -1;
+        if (MCA_COLL_LOOM_VERBOSE(20)) {
+            print_call(coll, comm, bytes, call, choice, NULL);
+        }
+        return NULL;
+    }
+
+    params.knob = choice->knob;
+    e = cache_get(m, &params, choice->alg);
+    if (MCA_COLL_LOOM_OK != e->rc) {
+        if (!m->warned_build[coll]) {
+            m->warned_build[coll] = true;
+            opal_output_verbose(1, cm->output,
+                                "coll/loom: cannot build the '%s' schedule for %s (P=%d, rank %d, "
+                                "knob %d): core error %d; using the previous component",
+                                mca_coll_loom_algs[choice->alg].name, mca_coll_loom_coll_name(coll),
+                                params.P, params.rank, params.knob, e->rc);
+        }
+        if (MCA_COLL_LOOM_VERBOSE(20)) {
+            print_call(coll, comm, bytes, call, choice,
+                       "; schedule build failed, previous component");
+        }
+        choice->alg = -1;
+        return NULL;
+    }
+
+    if (MCA_COLL_LOOM_VERBOSE(20)) {
+        print_call(coll, comm, bytes, call, choice, NULL);
+    }
+    return &e->sched;
+}
