@@ -20,7 +20,7 @@
 set -euo pipefail
 
 PACKAGES=(openmpi-bin libopenmpi-dev libucx-dev libhwloc-dev autoconf automake libtool
-          pkg-config make gcc python3 python3-matplotlib)
+          pkg-config make gcc python3 python3-matplotlib valgrind)
 
 run_demo=1
 configure_args=()

@@ -111,7 +111,7 @@ static int parse_algorithm(mca_coll_loom_coll_t coll, const char *value)
                 snprintf(known + used, sizeof(known) - used, ", %s", mca_coll_loom_algs[a].name);
             }
         }
-        opal_output(0, "coll/loom: coll_loom_%s_algorithm=%s is not an %s algorithm (known: %s); "
+        opal_output(0, "coll/loom: coll_loom_%s_algorithm=%s names no %s algorithm (known: %s); "
                     "using auto", cname, value, cname, known);
     }
     return -1;

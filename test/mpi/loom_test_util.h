@@ -1,0 +1,483 @@
+/*
+ * loom tests: access to loom's MPI_T performance variables (per-algorithm call
+ * counters) and control variables (algorithm selection, knobs), plus small MPI
+ * helpers shared by the test programs and the benchmark.
+ *
+ * Counters are discovered by enumerating every pvar named
+ *     coll_loom_<coll>_<alg>_calls      (one per algorithm serving <coll>)
+ *     coll_loom_<coll>_fallback_calls   (calls handed to the previous component)
+ * so algorithms added to loom later are picked up without changing the tests.
+ *
+ * Header-only (every function is static), so each program is built from its
+ * own source file alone: include this header from one .c file per program.
+ */
+#ifndef LOOM_TEST_UTIL_H
+#define LOOM_TEST_UTIL_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define LT_MAX_ALGS 32
+#define LT_NAME_LEN 64
+
+typedef enum { LT_ALLREDUCE = 0, LT_BARRIER = 1, LT_NUM_COLLS = 2 } lt_coll_t;
+
+/* A snapshot of one collective's counters on this process. */
+typedef struct {
+    unsigned long long alg[LT_MAX_ALGS];
+    unsigned long long fallback;
+} lt_counts_t;
+
+/* Result of comparing two snapshots. */
+typedef struct {
+    int changed;        /* number of counters that changed */
+    int which;          /* index of the algorithm that changed (when changed == 1),
+                           LT_WHICH_FALLBACK, or LT_WHICH_NONE */
+    long long delta;    /* its increment (when changed == 1) */
+    char desc[256];     /* "bruck+1", "pairwise+1 fallback+1", "none" */
+} lt_diff_t;
+
+#define LT_WHICH_NONE     (-2)
+#define LT_WHICH_FALLBACK (-1)
+
+/* Call after MPI_Init.  Initialises MPI_T, opens a pvar session, finds loom's
+ * counters.  Returns the number of pvars whose name starts with "coll_loom_"
+ * (0: loom is not loaded), or -1 when MPI_T itself failed. */
+static int lt_init(void);
+static void lt_fini(void);
+
+static int lt_num_loom_pvars(void);
+static const char *lt_coll_name(lt_coll_t c);
+
+/* Algorithms of a collective, in discovery order. */
+static int lt_nalgs(lt_coll_t c);
+static const char *lt_alg_name(lt_coll_t c, int i);
+static int lt_alg_index(lt_coll_t c, const char *name); /* -1 if absent */
+static int lt_has_fallback(lt_coll_t c);
+
+/* Reads every counter of collective c.  Returns 0, or an MPI_T error code. */
+static int lt_read(lt_coll_t c, lt_counts_t *out);
+static void lt_diff(lt_coll_t c, const lt_counts_t *before, const lt_counts_t *after, lt_diff_t *d);
+
+/* Control variables.  Each returns MPI_SUCCESS or the MPI_T error code (e.g.
+ * MPI_T_ERR_INVALID_NAME when loom did not register the variable).  String
+ * variables backed by an enumerator are written through the enumerator. */
+static int lt_cvar_write_str(const char *name, const char *value);
+static int lt_cvar_write_int(const char *name, int value);
+static int lt_cvar_read_str(const char *name, char *buf, size_t len);
+static int lt_cvar_read_int(const char *name, int *value);
+static const char *lt_errstr(int mpit_err);
+
+/* MPI_Comm_dup_with_info with "ompi_comm_coll_preference" = pref. */
+static int lt_dup_with_pref(MPI_Comm base, const char *pref, MPI_Comm *out);
+
+/* The knob variable of an algorithm ("coll_loom_dissemination_ways" for
+ * "dissemination", "coll_loom_bruck_ports" for "bruck"), or NULL. */
+static const char *lt_knob_cvar(const char *alg);
+
+/* Seconds from CLOCK_MONOTONIC: one clock for every process on a node (unlike
+ * MPI_Wtime in Open MPI 4.1, whose origin is per process). */
+static double lt_mono_time(void);
+
+
+/* ------------------------------------------------------------------------- */
+/* Implementation (header-only, so every program just includes this file).   */
+
+#if defined(__GNUC__)
+#define LT_MAYBE_UNUSED __attribute__((unused))
+#else
+#define LT_MAYBE_UNUSED
+#endif
+
+typedef struct {
+    int n;
+    char name[LT_MAX_ALGS][LT_NAME_LEN];
+    MPI_T_pvar_handle h[LT_MAX_ALGS];
+    MPI_Datatype dt[LT_MAX_ALGS];
+    int has_fb;
+    MPI_T_pvar_handle fb;
+    MPI_Datatype fb_dt;
+} lt__coll_pvars_t;
+
+LT_MAYBE_UNUSED static void lt__strlcpy(char *dst, size_t len, const char *src)
+{
+    size_t n = strlen(src);
+    if (len == 0) return;
+    if (n >= len) n = len - 1;
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+LT_MAYBE_UNUSED static const char *lt__coll_names[LT_NUM_COLLS] = {"allreduce", "barrier"};
+LT_MAYBE_UNUSED static lt__coll_pvars_t lt__pv[LT_NUM_COLLS];
+LT_MAYBE_UNUSED static MPI_T_pvar_session lt__session = MPI_T_PVAR_SESSION_NULL;
+LT_MAYBE_UNUSED static int lt__num_loom_pvars = 0;
+LT_MAYBE_UNUSED static int lt__initialised = 0;
+
+LT_MAYBE_UNUSED static const char *lt_coll_name(lt_coll_t c) { return lt__coll_names[c]; }
+LT_MAYBE_UNUSED static int lt_num_loom_pvars(void) { return lt__num_loom_pvars; }
+LT_MAYBE_UNUSED static int lt_nalgs(lt_coll_t c) { return lt__pv[c].n; }
+LT_MAYBE_UNUSED static const char *lt_alg_name(lt_coll_t c, int i) { return (i >= 0 && i < lt__pv[c].n) ? lt__pv[c].name[i] : "?"; }
+LT_MAYBE_UNUSED static int lt_has_fallback(lt_coll_t c) { return lt__pv[c].has_fb; }
+
+LT_MAYBE_UNUSED static int lt_alg_index(lt_coll_t c, const char *name)
+{
+    for (int i = 0; i < lt__pv[c].n; i++) {
+        if (0 == strcmp(lt__pv[c].name[i], name)) return i;
+    }
+    return -1;
+}
+
+LT_MAYBE_UNUSED static const char *lt_knob_cvar(const char *alg)
+{
+    if (0 == strcmp(alg, "dissemination")) return "coll_loom_dissemination_ways";
+    if (0 == strcmp(alg, "bruck")) return "coll_loom_bruck_ports";
+    return NULL;
+}
+
+LT_MAYBE_UNUSED static double lt_mono_time(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
+}
+
+LT_MAYBE_UNUSED static const char *lt_errstr(int e)
+{
+    switch (e) {
+    case MPI_SUCCESS: return "success";
+    case MPI_T_ERR_INVALID_NAME: return "MPI_T_ERR_INVALID_NAME (no such variable)";
+    case MPI_T_ERR_INVALID_INDEX: return "MPI_T_ERR_INVALID_INDEX";
+    case MPI_T_ERR_CVAR_SET_NEVER: return "MPI_T_ERR_CVAR_SET_NEVER (read-only)";
+    case MPI_T_ERR_CVAR_SET_NOT_NOW: return "MPI_T_ERR_CVAR_SET_NOT_NOW";
+    case MPI_T_ERR_NOT_INITIALIZED: return "MPI_T_ERR_NOT_INITIALIZED";
+    case MPI_T_ERR_INVALID_HANDLE: return "MPI_T_ERR_INVALID_HANDLE";
+    case MPI_T_ERR_OUT_OF_HANDLES: return "MPI_T_ERR_OUT_OF_HANDLES";
+    case MPI_T_ERR_OUT_OF_SESSIONS: return "MPI_T_ERR_OUT_OF_SESSIONS";
+    case MPI_T_ERR_INVALID_SESSION: return "MPI_T_ERR_INVALID_SESSION";
+    case MPI_T_ERR_PVAR_NO_STARTSTOP: return "MPI_T_ERR_PVAR_NO_STARTSTOP";
+    case MPI_T_ERR_PVAR_NO_WRITE: return "MPI_T_ERR_PVAR_NO_WRITE";
+    default: return "MPI_T error";
+    }
+}
+
+/* Parses "coll_loom_<coll>_<alg>_calls"; returns the collective or -1. */
+LT_MAYBE_UNUSED static int lt__parse_pvar_name(const char *name, char *alg, size_t alglen)
+{
+    const char *pfx = "coll_loom_";
+    const char *sfx = "_calls";
+    size_t n = strlen(name), lp = strlen(pfx), ls = strlen(sfx);
+    if (n <= lp + ls || 0 != strncmp(name, pfx, lp) || 0 != strcmp(name + n - ls, sfx)) return -1;
+    for (int c = 0; c < LT_NUM_COLLS; c++) {
+        size_t lc = strlen(lt__coll_names[c]);
+        if (n > lp + lc + 1 + ls && 0 == strncmp(name + lp, lt__coll_names[c], lc) && '_' == name[lp + lc]) {
+            size_t la = n - (lp + lc + 1) - ls;
+            if (la == 0 || la + 1 > alglen) return -1;
+            memcpy(alg, name + lp + lc + 1, la);
+            alg[la] = '\0';
+            return c;
+        }
+    }
+    return -1;
+}
+
+LT_MAYBE_UNUSED static int lt_init(void)
+{
+    int provided, num, rc;
+    if (lt__initialised) return lt__num_loom_pvars;
+    rc = MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+    if (MPI_SUCCESS != rc) {
+        fprintf(stderr, "loom-test: MPI_T_init_thread failed: %d\n", rc);
+        return -1;
+    }
+    lt__initialised = 1;
+    memset(lt__pv, 0, sizeof(lt__pv));
+    rc = MPI_T_pvar_session_create(&lt__session);
+    if (MPI_SUCCESS != rc) {
+        fprintf(stderr, "loom-test: MPI_T_pvar_session_create failed: %s\n", lt_errstr(rc));
+        return -1;
+    }
+    rc = MPI_T_pvar_get_num(&num);
+    if (MPI_SUCCESS != rc) return -1;
+    for (int i = 0; i < num; i++) {
+        char name[256], desc[1024], alg[LT_NAME_LEN];
+        int namelen = sizeof(name), desclen = sizeof(desc);
+        int verbosity, var_class, bind, readonly, continuous, atomic, count = 0;
+        MPI_Datatype dt;
+        MPI_T_enum et;
+        MPI_T_pvar_handle h;
+        rc = MPI_T_pvar_get_info(i, name, &namelen, &verbosity, &var_class, &dt, &et, desc, &desclen,
+                                 &bind, &readonly, &continuous, &atomic);
+        if (MPI_SUCCESS != rc) continue; /* variables can be invalid (unloaded component) */
+        if (0 != strncmp(name, "coll_loom_", 10)) continue;
+        lt__num_loom_pvars++;
+        int c = lt__parse_pvar_name(name, alg, sizeof(alg));
+        if (c < 0) continue;
+        if (MPI_T_BIND_NO_OBJECT != bind) {
+            fprintf(stderr, "loom-test: pvar %s is bound to an object (%d); expected none\n", name, bind);
+            continue;
+        }
+        rc = MPI_T_pvar_handle_alloc(lt__session, i, NULL, &h, &count);
+        if (MPI_SUCCESS != rc || count != 1) {
+            fprintf(stderr, "loom-test: cannot allocate a handle for pvar %s: %s (count %d)\n", name,
+                    lt_errstr(rc), count);
+            continue;
+        }
+        if (!continuous) {
+            rc = MPI_T_pvar_start(lt__session, h);
+            if (MPI_SUCCESS != rc && MPI_T_ERR_PVAR_NO_STARTSTOP != rc) {
+                fprintf(stderr, "loom-test: cannot start pvar %s: %s\n", name, lt_errstr(rc));
+            }
+        }
+        if (0 == strcmp(alg, "fallback")) {
+            lt__pv[c].has_fb = 1;
+            lt__pv[c].fb = h;
+            lt__pv[c].fb_dt = dt;
+        } else if (lt__pv[c].n < LT_MAX_ALGS) {
+            int k = lt__pv[c].n++;
+            snprintf(lt__pv[c].name[k], LT_NAME_LEN, "%s", alg);
+            lt__pv[c].h[k] = h;
+            lt__pv[c].dt[k] = dt;
+        }
+    }
+    return lt__num_loom_pvars;
+}
+
+LT_MAYBE_UNUSED static void lt_fini(void)
+{
+    if (!lt__initialised) return;
+    if (MPI_T_PVAR_SESSION_NULL != lt__session) MPI_T_pvar_session_free(&lt__session);
+    MPI_T_finalize();
+    lt__initialised = 0;
+}
+
+LT_MAYBE_UNUSED static int lt__read_one(MPI_T_pvar_handle h, MPI_Datatype dt, unsigned long long *v)
+{
+    union {
+        unsigned long long ull;
+        unsigned long ul;
+        unsigned u;
+        int i;
+        long long ll;
+        double d;
+        char pad[64];
+    } buf;
+    memset(&buf, 0, sizeof(buf));
+    int rc = MPI_T_pvar_read(lt__session, h, &buf);
+    if (MPI_SUCCESS != rc) return rc;
+    if (dt == MPI_UNSIGNED_LONG_LONG) *v = buf.ull;
+    else if (dt == MPI_UNSIGNED_LONG) *v = buf.ul;
+    else if (dt == MPI_UNSIGNED) *v = buf.u;
+    else if (dt == MPI_INT) *v = (unsigned long long) buf.i;
+    else if (dt == MPI_LONG_LONG || dt == MPI_COUNT) *v = (unsigned long long) buf.ll;
+    else if (dt == MPI_DOUBLE) *v = (unsigned long long) buf.d;
+    else *v = buf.ull;
+    return MPI_SUCCESS;
+}
+
+LT_MAYBE_UNUSED static int lt_read(lt_coll_t c, lt_counts_t *out)
+{
+    int rc, err = 0;
+    memset(out, 0, sizeof(*out));
+    for (int i = 0; i < lt__pv[c].n; i++) {
+        rc = lt__read_one(lt__pv[c].h[i], lt__pv[c].dt[i], &out->alg[i]);
+        if (rc) err = rc;
+    }
+    if (lt__pv[c].has_fb) {
+        rc = lt__read_one(lt__pv[c].fb, lt__pv[c].fb_dt, &out->fallback);
+        if (rc) err = rc;
+    }
+    return err;
+}
+
+LT_MAYBE_UNUSED static void lt_diff(lt_coll_t c, const lt_counts_t *b, const lt_counts_t *a, lt_diff_t *d)
+{
+    size_t off = 0;
+    d->changed = 0;
+    d->which = LT_WHICH_NONE;
+    d->delta = 0;
+    d->desc[0] = '\0';
+    for (int i = -1; i < lt__pv[c].n; i++) {
+        unsigned long long x = i < 0 ? b->fallback : b->alg[i];
+        unsigned long long y = i < 0 ? a->fallback : a->alg[i];
+        if (x == y) continue;
+        long long delta = (long long) (y - x);
+        d->changed++;
+        d->which = i < 0 ? LT_WHICH_FALLBACK : i;
+        d->delta = delta;
+        if (off < sizeof(d->desc)) {
+            int w = snprintf(d->desc + off, sizeof(d->desc) - off, "%s%s%+lld", off ? " " : "",
+                             i < 0 ? "fallback" : lt__pv[c].name[i], delta);
+            if (w > 0) off += (size_t) w;
+        }
+    }
+    if (0 == d->changed) snprintf(d->desc, sizeof(d->desc), "none");
+}
+
+/* ---- control variables ---- */
+
+typedef struct {
+    MPI_T_cvar_handle h;
+    MPI_Datatype dt;
+    MPI_T_enum et;
+    int count;
+} lt__cvar_t;
+
+LT_MAYBE_UNUSED static int lt__cvar_open(const char *name, lt__cvar_t *cv)
+{
+    int idx, rc, namelen, desclen, verbosity, bind, scope;
+    char nbuf[256], dbuf[1024];
+    rc = MPI_T_cvar_get_index(name, &idx);
+    if (MPI_SUCCESS != rc) return rc;
+    namelen = sizeof(nbuf);
+    desclen = sizeof(dbuf);
+    rc = MPI_T_cvar_get_info(idx, nbuf, &namelen, &verbosity, &cv->dt, &cv->et, dbuf, &desclen, &bind, &scope);
+    if (MPI_SUCCESS != rc) return rc;
+    rc = MPI_T_cvar_handle_alloc(idx, NULL, &cv->h, &cv->count);
+    return rc;
+}
+
+LT_MAYBE_UNUSED static void lt__cvar_close(lt__cvar_t *cv) { MPI_T_cvar_handle_free(&cv->h); }
+
+/* Value of enumerator item called `value`, or -1. */
+LT_MAYBE_UNUSED static int lt__enum_lookup(MPI_T_enum et, const char *value, int *out)
+{
+    int num, len;
+    char name[256];
+    len = sizeof(name);
+    if (MPI_SUCCESS != MPI_T_enum_get_info(et, &num, name, &len)) return -1;
+    for (int j = 0; j < num; j++) {
+        int v;
+        len = sizeof(name);
+        if (MPI_SUCCESS != MPI_T_enum_get_item(et, j, &v, name, &len)) continue;
+        if (0 == strcmp(name, value)) {
+            *out = v;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+LT_MAYBE_UNUSED static int lt_cvar_write_str(const char *name, const char *value)
+{
+    lt__cvar_t cv;
+    int rc = lt__cvar_open(name, &cv);
+    if (MPI_SUCCESS != rc) return rc;
+    if (cv.dt == MPI_CHAR) {
+        rc = MPI_T_cvar_write(cv.h, value);
+    } else if (cv.dt == MPI_INT && MPI_T_ENUM_NULL != cv.et) {
+        int v;
+        if (0 == lt__enum_lookup(cv.et, value, &v)) {
+            rc = MPI_T_cvar_write(cv.h, &v);
+        } else {
+            /* Not an item: an invalid value.  Write an out-of-range integer so the
+             * component's handling of bad values is still exercised. */
+            v = -12345;
+            rc = MPI_T_cvar_write(cv.h, &v);
+        }
+    } else {
+        rc = MPI_T_ERR_INVALID_NAME;
+    }
+    lt__cvar_close(&cv);
+    return rc;
+}
+
+LT_MAYBE_UNUSED static int lt_cvar_write_int(const char *name, int value)
+{
+    lt__cvar_t cv;
+    int rc = lt__cvar_open(name, &cv);
+    if (MPI_SUCCESS != rc) return rc;
+    if (cv.dt == MPI_INT || cv.dt == MPI_UNSIGNED) {
+        rc = MPI_T_cvar_write(cv.h, &value);
+    } else if (cv.dt == MPI_LONG || cv.dt == MPI_UNSIGNED_LONG) {
+        long v = value;
+        rc = MPI_T_cvar_write(cv.h, &v);
+    } else if (cv.dt == MPI_LONG_LONG || cv.dt == MPI_UNSIGNED_LONG_LONG) {
+        long long v = value;
+        rc = MPI_T_cvar_write(cv.h, &v);
+    } else if (cv.dt == MPI_CHAR) {
+        char buf[32];
+        snprintf(buf, sizeof(buf), "%d", value);
+        rc = MPI_T_cvar_write(cv.h, buf);
+    } else {
+        rc = MPI_T_ERR_INVALID_NAME;
+    }
+    lt__cvar_close(&cv);
+    return rc;
+}
+
+LT_MAYBE_UNUSED static int lt_cvar_read_str(const char *name, char *buf, size_t len)
+{
+    lt__cvar_t cv;
+    int rc = lt__cvar_open(name, &cv);
+    if (MPI_SUCCESS != rc) return rc;
+    if (cv.dt == MPI_CHAR) {
+        size_t need = cv.count > 4096 ? (size_t) cv.count + 1 : 4097;
+        char *tmp = calloc(1, need);
+        rc = tmp ? MPI_T_cvar_read(cv.h, tmp) : MPI_T_ERR_MEMORY;
+        if (MPI_SUCCESS == rc) lt__strlcpy(buf, len, tmp);
+        free(tmp);
+    } else if (cv.dt == MPI_INT) {
+        int v = 0;
+        rc = MPI_T_cvar_read(cv.h, &v);
+        if (MPI_SUCCESS == rc) {
+            int num, nl;
+            char ename[256];
+            snprintf(buf, len, "%d", v);
+            nl = sizeof(ename);
+            if (MPI_T_ENUM_NULL != cv.et && MPI_SUCCESS == MPI_T_enum_get_info(cv.et, &num, ename, &nl)) {
+                for (int j = 0; j < num; j++) {
+                    int iv;
+                    nl = sizeof(ename);
+                    if (MPI_SUCCESS == MPI_T_enum_get_item(cv.et, j, &iv, ename, &nl) && iv == v) {
+                        lt__strlcpy(buf, len, ename);
+                        break;
+                    }
+                }
+            }
+        }
+    } else {
+        rc = MPI_T_ERR_INVALID_NAME;
+    }
+    lt__cvar_close(&cv);
+    return rc;
+}
+
+LT_MAYBE_UNUSED static int lt_cvar_read_int(const char *name, int *value)
+{
+    lt__cvar_t cv;
+    int rc = lt__cvar_open(name, &cv);
+    if (MPI_SUCCESS != rc) return rc;
+    if (cv.dt == MPI_INT || cv.dt == MPI_UNSIGNED) {
+        rc = MPI_T_cvar_read(cv.h, value);
+    } else if (cv.dt == MPI_LONG || cv.dt == MPI_UNSIGNED_LONG) {
+        long v = 0;
+        rc = MPI_T_cvar_read(cv.h, &v);
+        *value = (int) v;
+    } else if (cv.dt == MPI_LONG_LONG || cv.dt == MPI_UNSIGNED_LONG_LONG) {
+        long long v = 0;
+        rc = MPI_T_cvar_read(cv.h, &v);
+        *value = (int) v;
+    } else {
+        rc = MPI_T_ERR_INVALID_NAME;
+    }
+    lt__cvar_close(&cv);
+    return rc;
+}
+
+LT_MAYBE_UNUSED static int lt_dup_with_pref(MPI_Comm base, const char *pref, MPI_Comm *out)
+{
+    MPI_Info info;
+    int rc;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "ompi_comm_coll_preference", pref);
+    rc = MPI_Comm_dup_with_info(base, info, out);
+    MPI_Info_free(&info);
+    return rc;
+}
+
+#endif /* LOOM_TEST_UTIL_H */

@@ -1,0 +1,240 @@
+#!/bin/bash
+# loom: run the MPI test programs against a freshly built mca_coll_loom.so.
+#
+#   run-mpi-tests.sh [DIR]
+#
+# DIR holds the test binaries (test_allreduce, test_barrier); default
+# $LOOM_MPI_TEST_DIR, else this script's directory.  A binary that is missing is
+# compiled from the sources beside this script with mpicc.
+#
+# Environment (make check sets all of them):
+#   LOOM_COMPONENT_DIR  directory of the mca_coll_loom.so to test (default: the
+#                       build tree's .libs two levels up from this script)
+#   OMPI_COMPONENT_DIR  Open MPI's own component directory (default: ompi_info's pkglibdir)
+#   MPIRUN              mpirun to use (default: mpirun)
+#   LOOM_TEST_NPS       process counts (default: "1 2 3 4 5 6 7 8 9 16 17 31 32")
+#   LOOM_TEST_LOGDIR    where each run's output is kept (default: a new /tmp dir)
+#   LOOM_TEST_TIMEOUT   seconds allowed per mpirun (default 300)
+#
+# The search path of components is set to exactly "$OMPI_COMPONENT_DIR:$LOOM_COMPONENT_DIR"
+# (OMPI_MCA_mca_base_component_path replaces Open MPI's default path, so a stale
+# copy in ~/.openmpi/components is never picked up).
+#
+# Runs, each printed as one PASS/FAIL line:
+#   1. test_allreduce and test_barrier at every process count (algorithms switched
+#      inside the job through MPI_T);
+#   2. the user-facing forcing path: algorithms forced with --mca and with -x OMPI_MCA_*;
+#   3. the default path: no --mca flag at all, loom must serve by default;
+#   4. a negative control: with --mca coll ^loom the test must FAIL (it proves loom
+#      ran, so without loom it cannot pass);
+#   5. a smoke run of loom_bench, when it is built ($LOOM_BENCH_DIR or DIR/../bench).
+# Ends with "N passed, M failed" and exits non-zero on any failure.
+
+set -u
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+bindir=${1:-${LOOM_MPI_TEST_DIR:-$here}}
+MPIRUN=${MPIRUN:-mpirun}
+NPS=${LOOM_TEST_NPS:-"1 2 3 4 5 6 7 8 9 16 17 31 32"}
+TMO=${LOOM_TEST_TIMEOUT:-300}
+logdir=${LOOM_TEST_LOGDIR:-$(mktemp -d "${TMPDIR:-/tmp}/loom-mpi-tests.XXXXXX")}
+mkdir -p "$logdir"
+
+if [ "$(id -u)" = 0 ]; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+
+# ---- where the components are -------------------------------------------------
+if [ -z "${OMPI_COMPONENT_DIR:-}" ]; then
+    OMPI_COMPONENT_DIR=$(ompi_info --path pkglibdir 2>/dev/null | sed -n 's/^ *Pkglibdir: *//p')
+fi
+if [ -z "${LOOM_COMPONENT_DIR:-}" ]; then
+    for d in "$here/../../.libs" "$bindir/../../.libs"; do
+        if [ -f "$d/mca_coll_loom.so" ]; then
+            LOOM_COMPONENT_DIR=$(cd "$d" && pwd)
+            break
+        fi
+    done
+fi
+if [ -z "${OMPI_COMPONENT_DIR:-}" ] || [ ! -d "$OMPI_COMPONENT_DIR" ]; then
+    echo "FAIL: Open MPI's component directory not found (set OMPI_COMPONENT_DIR)" >&2
+    exit 1
+fi
+if [ -z "${LOOM_COMPONENT_DIR:-}" ] || [ ! -f "$LOOM_COMPONENT_DIR/mca_coll_loom.so" ]; then
+    echo "FAIL: mca_coll_loom.so not found (set LOOM_COMPONENT_DIR to the directory holding it)" >&2
+    exit 1
+fi
+export OMPI_COMPONENT_DIR LOOM_COMPONENT_DIR
+export OMPI_MCA_mca_base_component_path="$OMPI_COMPONENT_DIR:$LOOM_COMPONENT_DIR"
+# No loom parameter may leak in from the caller's environment: the runs below
+# set exactly what they test.
+for v in $(env | sed -n 's/^\(OMPI_MCA_coll_loom_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
+
+echo "loom MPI tests"
+echo "  component ... $LOOM_COMPONENT_DIR/mca_coll_loom.so"
+echo "  search path . $OMPI_MCA_mca_base_component_path"
+echo "  binaries .... $bindir"
+echo "  logs ........ $logdir"
+echo "  mpirun ...... $MPIRUN (--oversubscribe --bind-to none; this machine has $(nproc 2>/dev/null || echo '?') cores)"
+
+pass=0
+fail=0
+failed_runs=()
+
+result() { # result PASS|FAIL name seconds [log]
+    printf '%s: %-52s (%ss)\n' "$1" "$2" "$3"
+    if [ "$1" = PASS ]; then
+        pass=$((pass + 1))
+    else
+        fail=$((fail + 1))
+        failed_runs+=("$2")
+        if [ -n "${4:-}" ] && [ -f "$4" ]; then
+            echo "---- last lines of $4 ----"
+            grep -v '^ *$' "$4" | tail -n 25 | sed 's/^/    /'
+            echo "----"
+        fi
+    fi
+}
+
+# ---- loom must be visible to Open MPI -------------------------------------------
+if ompi_info 2>/dev/null | grep -q 'MCA coll: loom'; then
+    result PASS "ompi_info lists coll loom" 0
+else
+    result FAIL "ompi_info lists coll loom" 0
+fi
+
+# ---- binaries -------------------------------------------------------------------
+progs="test_allreduce test_barrier test_lifecycle"
+for p in $progs; do
+    if [ ! -x "$bindir/$p" ]; then
+        if [ -f "$here/$p.c" ] && command -v mpicc >/dev/null; then
+            echo "note: $bindir/$p missing; compiling $here/$p.c into $logdir"
+            if mpicc -std=gnu11 -O2 -Wall -Wextra -o "$logdir/$p" "$here/$p.c" -lm >"$logdir/$p.build.log" 2>&1; then
+                eval "bin_$p=\$logdir/\$p"
+                continue
+            fi
+            result FAIL "build $p" 0 "$logdir/$p.build.log"
+        else
+            result FAIL "$p present in $bindir" 0
+        fi
+        eval "bin_$p="
+    else
+        eval "bin_$p=\$bindir/\$p"
+    fi
+done
+
+# A rank that crashed can hang in its signal handler after mpirun is gone (Open MPI
+# starts ranks in their own process groups, so timeout's signal misses them).  Kill,
+# by PID, the processes still running this very binary, so they do not slow down
+# the runs that follow.
+reap_leftovers() {
+    local exe
+    exe=$(readlink -f "$1")
+    sleep 1
+    for p in /proc/[0-9]*; do
+        if [ "$(readlink "$p/exe" 2>/dev/null)" = "$exe" ]; then
+            echo "killing leftover rank process ${p#/proc/} ($exe)"
+            kill -9 "${p#/proc/}" 2>/dev/null
+        fi
+    done
+}
+
+# run NAME NP EXPECT(0|nonzero) [mpirun flags...] -- PROGRAM [args...]
+run() {
+    local name=$1 np=$2 expect=$3
+    shift 3
+    local flags=()
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do flags+=("$1"); shift; done
+    shift
+    local prog=$1
+    shift
+    local log="$logdir/$(echo "$name" | tr -c 'A-Za-z0-9_.=-' '_').log"
+    if [ -z "$prog" ]; then
+        result FAIL "$name" 0
+        return
+    fi
+    local t0=$SECONDS rc
+    timeout -k 10 "$TMO" "$MPIRUN" --oversubscribe --bind-to none -np "$np" "${flags[@]}" "$prog" "$@" \
+        >"$log" 2>&1 </dev/null
+    rc=$?
+    local dt=$((SECONDS - t0))
+    if [ $rc = 124 ] || [ $rc = 137 ]; then
+        echo "TIMEOUT after ${TMO}s" >>"$log"
+    fi
+    if [ $rc != 0 ]; then
+        reap_leftovers "$prog" >>"$log"
+    fi
+    if { [ "$expect" = 0 ] && [ $rc = 0 ]; } || { [ "$expect" != 0 ] && [ $rc != 0 ] && [ $rc != 124 ] && [ $rc != 137 ]; }; then
+        result PASS "$name" "$dt"
+    else
+        echo "exit status $rc (expected $expect)" >>"$log"
+        result FAIL "$name" "$dt" "$log"
+    fi
+}
+
+T_ALL=${bin_test_allreduce:-}
+T_BAR=${bin_test_barrier:-}
+T_LIFE=${bin_test_lifecycle:-}
+
+# ---- 1. every process count --------------------------------------------------------
+for np in $NPS; do
+    run "test_allreduce np=$np" "$np" 0 -- "$T_ALL"
+    run "test_barrier np=$np" "$np" 0 -- "$T_BAR"
+done
+
+# ---- 2. forcing from outside the program ----------------------------------------------
+run "forced --mca allreduce=bruck ports=3 np=8" 8 0 \
+    --mca coll_loom_allreduce_algorithm bruck --mca coll_loom_bruck_ports 3 -- "$T_ALL" --env-alg bruck
+# n=1 cannot serve a non-idempotent op on 13 ranks: the replacement path
+run "forced -x allreduce=dissemination ways=1 np=13" 13 0 \
+    -x OMPI_MCA_coll_loom_allreduce_algorithm=dissemination -x OMPI_MCA_coll_loom_dissemination_ways=1 \
+    -- "$T_ALL" --env-alg dissemination
+run "forced --mca allreduce=pairwise np=6" 6 0 \
+    --mca coll_loom_allreduce_algorithm pairwise -- "$T_ALL" --env-alg pairwise
+run "forced --mca barrier=pairwise np=7" 7 0 \
+    --mca coll_loom_barrier_algorithm pairwise -- "$T_BAR" --env-alg pairwise
+run "forced -x barrier=dissemination ways=3 np=11" 11 0 \
+    -x OMPI_MCA_coll_loom_barrier_algorithm=dissemination -x OMPI_MCA_coll_loom_dissemination_ways=3 \
+    -- "$T_BAR" --env-alg dissemination
+
+# ---- 3. default selection: no --mca flag at all -----------------------------------------
+run "default (no --mca) allreduce np=4" 4 0 -- "$T_ALL" --default-check
+run "default (no --mca) barrier np=5" 5 0 -- "$T_BAR" --default-check
+
+# ---- 4. negative control: without loom the tests must fail -------------------------------
+run "negative control: --mca coll ^loom must FAIL (allreduce)" 2 nonzero --mca coll '^loom' -- "$T_ALL"
+run "negative control: --mca coll ^loom must FAIL (barrier)" 2 nonzero --mca coll '^loom' -- "$T_BAR"
+
+# ---- 5. communicator create/free: no memory growth, and valgrind finds nothing of loom's --
+run "lifecycle 1000 dup/split/free cycles np=4" 4 0 -- "$T_LIFE" 1000
+run "lifecycle 300 cycles np=7" 7 0 -- "$T_LIFE" 300
+if command -v valgrind >/dev/null 2>&1; then
+    t0=$SECONDS
+    if LOOM_MPI_TEST_DIR=$(dirname "$T_LIFE") MPIRUN=$MPIRUN bash "$here/run-valgrind.sh" \
+            >"$logdir/valgrind.log" 2>&1; then
+        result PASS "valgrind: lifecycle np=3, no error or leak in loom" $((SECONDS - t0))
+    else
+        result FAIL "valgrind: lifecycle np=3, no error or leak in loom" $((SECONDS - t0)) "$logdir/valgrind.log"
+    fi
+else
+    result FAIL "valgrind is not installed (apt-get install valgrind)" 0
+fi
+
+# ---- 6. the benchmark still runs and its own checks pass (tiny sizes, one round) -----------
+bench=""
+for d in "${LOOM_BENCH_DIR:-}" "$bindir/../bench"; do
+    if [ -n "$d" ] && [ -x "$d/loom_bench" ]; then bench=$d/loom_bench; break; fi
+done
+if [ -n "$bench" ]; then
+    run "loom_bench smoke (allreduce) np=4" 4 0 -- "$bench" -r 1 -s 64 -t 1 -q
+    run "loom_bench smoke (barrier) np=3" 3 0 -- "$bench" -c barrier -r 1 -t 1 -q
+fi
+
+echo
+if [ $fail -gt 0 ]; then
+    echo "failed runs:"
+    for f in "${failed_runs[@]}"; do echo "  $f"; done
+    echo "logs: $logdir"
+fi
+echo "$pass passed, $fail failed"
+[ $fail = 0 ]

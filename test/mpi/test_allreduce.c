@@ -1,0 +1,1186 @@
+/*
+ * loom: MPI_Allreduce correctness test that proves loom served the calls.
+ *
+ * For every algorithm setting (auto, and each algorithm loom exposes through its
+ * coll_loom_allreduce_<alg>_calls counter, with several knob values), every
+ * communicator (WORLD, a parity split with shuffled keys, a dup of WORLD, SELF),
+ * every valid (datatype, op) pair of the matrix below, counts 0 / 1 / 255 and with
+ * and without MPI_IN_PLACE, each rank:
+ *   - fills its input with a deterministic function of (rank in that communicator,
+ *     element index), chosen so that the exact result does not depend on the
+ *     grouping of the reduction (small integers, powers of two, ...);
+ *   - computes the expected result itself by folding every rank's input in rank
+ *     order (so non-commutative operations are checked for rank order);
+ *   - compares the result exactly (floating point by value: the sign of a zero may
+ *     depend on the grouping), and checks that no byte outside the data was
+ *     touched (gaps of the strided datatype, guard elements after the buffer);
+ *   - reads loom's MPI_T counters before and after the call and checks which
+ *     algorithm served it: exactly one counter moved by one; a forced algorithm
+ *     that may serve the call (by the documented rules, recomputed here
+ *     independently) must be the one; one that may not, must not be; 1-rank
+ *     communicators and count 0 move nothing.
+ * Plus: 1M-element sums, a bit-identity test of an inexact double sum (every rank
+ * must get the same bits), bad control-variable values, and the communicator
+ * preference info key.
+ *
+ * Modes:
+ *   (none)            the full test, algorithms switched through MPI_T cvars
+ *   --env-alg NAME    the algorithm was forced from outside (--mca / OMPI_MCA_*):
+ *                     check the cvar holds NAME, then check calls without writing cvars
+ *   --default-check   no cvar writes at all: loom must serve by default
+ *   -v                more output;  --max-report N  failures printed per rank
+ * Exit status: 0 when every rank passed, 1 on any failure, 2 when loom is absent.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+
+#include "loom_test_util.h"
+
+/* ------------------------------------------------------------------------- */
+/* datatypes and operations                                                  */
+
+typedef enum { T_INT, T_INT64, T_FLOAT, T_DOUBLE, T_DCOMPLEX, T_VEC, T_2INT, T_DOUBLE_INT, T_MAT, NT } tkind_t;
+typedef enum { O_SUM, O_PROD, O_MAX, O_MIN, O_BXOR, O_LAND, O_MAXLOC, O_MINLOC, O_UCOMM, O_UNONCOMM, NO } okind_t;
+
+static const char *tname[NT] = {"int", "int64", "float", "double", "dcomplex", "vector(int)", "2int", "double_int",
+                                "mat2x2(u32)"};
+static const char *oname[NO] = {"SUM", "PROD", "MAX", "MIN", "BXOR", "LAND", "MAXLOC", "MINLOC", "user-commutative",
+                                "user-noncommutative"};
+
+typedef struct { int v, i; } t2int_t;
+typedef struct { double v; int i; } tdint_t;
+
+/* The strided type: MPI_Type_vector(2 blocks, 2 ints, stride 3), displaced by 17
+ * ints and resized to lb 0, extent 6 ints.  So its true lower bound is 68 bytes,
+ * more than the alignment slack of a 64-byte aligned scratch slot: an
+ * implementation that does not shift its temporary buffers by it writes out of
+ * bounds.  Data ints of element e: 6e + {17,18,20,21}; everything else in the
+ * buffer (6e + 19, 6e + 22, the first 17 ints) must stay untouched. */
+#define VEC_INTS 6
+#define VEC_SHIFT 17
+static const int vec_data[4] = {VEC_SHIFT, VEC_SHIFT + 1, VEC_SHIFT + 3, VEC_SHIFT + 4};
+/* Every buffer gets this many bytes beyond count * extent (the strided type's data
+ * reaches past it), plus guard bytes that must stay untouched. */
+#define SLACK 128
+
+static MPI_Datatype mdt[NT];
+static size_t ext[NT];
+static MPI_Op op_ucomm, op_unoncomm;
+static MPI_Op mop[NO];
+static long userop_bad_calls = 0; /* user op called with a datatype it does not know */
+
+/* The (type, op) matrix: the valid combinations that are tested. */
+typedef struct { tkind_t t; okind_t o; } case_t;
+static const case_t cases[] = {
+    {T_INT, O_SUM}, {T_INT, O_PROD}, {T_INT, O_MAX}, {T_INT, O_MIN}, {T_INT, O_BXOR}, {T_INT, O_LAND},
+    {T_INT, O_UCOMM},
+    {T_INT64, O_SUM}, {T_INT64, O_PROD}, {T_INT64, O_MAX}, {T_INT64, O_MIN}, {T_INT64, O_BXOR}, {T_INT64, O_LAND},
+    {T_FLOAT, O_SUM}, {T_FLOAT, O_PROD}, {T_FLOAT, O_MAX}, {T_FLOAT, O_MIN},
+    {T_DOUBLE, O_SUM}, {T_DOUBLE, O_PROD}, {T_DOUBLE, O_MAX}, {T_DOUBLE, O_MIN},
+    {T_DCOMPLEX, O_SUM}, {T_DCOMPLEX, O_PROD},
+    {T_VEC, O_UCOMM}, {T_VEC, O_UNONCOMM},
+    {T_2INT, O_MAXLOC}, {T_2INT, O_MINLOC},
+    {T_DOUBLE_INT, O_MAXLOC}, {T_DOUBLE_INT, O_MINLOC},
+    {T_MAT, O_UNONCOMM},
+};
+#define NCASES ((int) (sizeof(cases) / sizeof(cases[0])))
+
+/* Rules of the interface, recomputed independently of loom. */
+static int op_commutative(okind_t o) { return o != O_UNONCOMM; }
+static int op_idempotent(okind_t o) { return o == O_MAX || o == O_MIN || o == O_MAXLOC || o == O_MINLOC || o == O_LAND; }
+static int op_exact(tkind_t t, okind_t o)
+{
+    if (o == O_UCOMM || o == O_UNONCOMM) return 0; /* user ops are never exact */
+    switch (t) {
+    case T_INT: case T_INT64: return 1;
+    case T_FLOAT: case T_DOUBLE: return o == O_MAX || o == O_MIN;
+    case T_DCOMPLEX: return 0;
+    case T_2INT: case T_DOUBLE_INT: return 1;
+    default: return 0;
+    }
+}
+
+/* Seed 000, Theorem 1: can n-way dissemination serve a non-idempotent op on P ranks?
+ * k = smallest with (n+1)^k >= P, m = (n+1)^(k-1),
+ * A = {1} u {(j+1)(n+1)^(l-1) : l = 1..k-1, j = 1..n}, restricted to [1, m];
+ * adaptable iff s*m + L - D == P for some s in 1..n, L in {0} u A, D in {0} u A, D < m. */
+static int dissemination_adaptable(int n, int P)
+{
+    long A[4096];
+    int na = 0;
+    if (P <= 1) return 1;
+    long pw = 1;
+    int k = 0;
+    while (pw < P) {
+        pw *= (n + 1);
+        k++;
+    }
+    long m = pw / (n + 1);
+    A[na++] = 0; /* the {0} of both L and D */
+    A[na++] = 1;
+    long base = 1; /* (n+1)^(l-1) */
+    for (int l = 1; l <= k - 1; l++) {
+        for (int j = 1; j <= n; j++) {
+            long v = (long) (j + 1) * base;
+            if (v >= 1 && v <= m && na < 4096) A[na++] = v;
+        }
+        base *= (n + 1);
+    }
+    for (int s = 1; s <= n; s++)
+        for (int a = 0; a < na; a++)
+            for (int d = 0; d < na; d++)
+                if (A[d] < m && s * m + A[a] - A[d] == P) return 1;
+    return 0;
+}
+
+/* 1: the algorithm may serve the call, 0: it may not, -1: unknown algorithm. */
+static int alg_may_serve(const char *alg, int n, int P, tkind_t t, okind_t o)
+{
+    if (0 == strcmp(alg, "pairwise")) return 1;
+    if (0 == strcmp(alg, "bruck")) return op_commutative(o) && op_exact(t, o);
+    if (0 == strcmp(alg, "dissemination"))
+        return op_commutative(o) && op_exact(t, o) && (op_idempotent(o) || dissemination_adaptable(n, P));
+    return -1;
+}
+
+/* ------------------------------------------------------------------------- */
+/* values                                                                    */
+
+static inline uint64_t mix64(uint64_t x)
+{
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+static inline uint64_t H(int r, long i, int salt)
+{
+    return mix64(((uint64_t) (unsigned) r << 40) ^ ((uint64_t) i << 3) ^ ((uint64_t) salt << 58) ^
+                 ((uint64_t) salt * 0x51ED27ull));
+}
+
+/* Writes element i of rank r's input (data bytes only).  P is the communicator size. */
+static void gen(tkind_t t, okind_t o, int r, long i, void *e)
+{
+    int salt = (int) t * NO + (int) o;
+    uint64_t h = H(r, i, salt);
+    switch (t) {
+    case T_INT: {
+        int v;
+        switch (o) {
+        case O_SUM: v = (int) (h % 2001) - 1000; break;
+        case O_PROD: v = ((r + i) % 8 == 0) ? 2 : ((r + i) % 8 == 4) ? 3 : ((h & 1) ? -1 : 1); break;
+        case O_LAND: v = (h % 61 == 0) ? 0 : (int) (h % 5) - 7; break;
+        default: v = (int) (uint32_t) h; break;
+        }
+        *(int *) e = v;
+        break;
+    }
+    case T_INT64: {
+        int64_t v;
+        switch (o) {
+        case O_SUM: v = ((int64_t) (h % 2001) - 1000) * ((int64_t) 1 << 38) + (int64_t) ((h >> 20) % 1000); break;
+        case O_PROD:
+            v = ((r + i) % 8 == 0) ? ((int64_t) 1 << 13) : ((r + i) % 8 == 4) ? 3 : ((h & 1) ? -1 : 1);
+            break;
+        case O_LAND: v = (h % 61 == 0) ? 0 : (int64_t) (h % 5) + ((int64_t) 1 << 40); break;
+        default: v = (int64_t) h; break;
+        }
+        *(int64_t *) e = v;
+        break;
+    }
+    case T_FLOAT: {
+        float v;
+        static const float pf[6] = {1.0f, -1.0f, 2.0f, 0.5f, -2.0f, 0.25f};
+        switch (o) {
+        case O_SUM: v = (float) ((int) (h % 201) - 100) + 0.25f * (float) ((h >> 8) & 3); break;
+        case O_PROD: v = pf[h % 6]; break;
+        default: v = (float) ((int) (h % 200001) - 100000) / 64.0f; break;
+        }
+        *(float *) e = v;
+        break;
+    }
+    case T_DOUBLE: {
+        double v;
+        switch (o) {
+        case O_SUM: v = (double) ((long) (h % 2000001) - 1000000) / 1024.0; break;
+        case O_PROD: {
+            int k = (int) (h % 7) - 3;
+            v = ldexp((h >> 8) & 1 ? -1.0 : 1.0, k);
+            break;
+        }
+        default: v = (double) (int64_t) h / 4096.0; break;
+        }
+        *(double *) e = v;
+        break;
+    }
+    case T_DCOMPLEX: { /* a C double _Complex, stored as its two doubles (C11 6.2.5p13) */
+        double re, im;
+        if (o == O_SUM) {
+            re = (double) ((int) (h % 201) - 100);
+            im = (double) ((int) ((h >> 16) % 201) - 100);
+        } else if ((r + i) % 8 == 0) { /* 1+i */
+            re = 1.0;
+            im = 1.0;
+        } else {
+            static const double u[4][2] = {{1, 0}, {-1, 0}, {0, 1}, {0, -1}};
+            re = u[h % 4][0];
+            im = u[h % 4][1];
+        }
+        ((double *) e)[0] = re;
+        ((double *) e)[1] = im;
+        break;
+    }
+    case T_VEC: {
+        int *p = (int *) e;
+        for (int k = 0; k < 4; k++) p[vec_data[k]] = (int) (uint32_t) mix64(h + (uint64_t) k);
+        break;
+    }
+    case T_2INT: {
+        t2int_t *p = (t2int_t *) e;
+        p->v = (int) (h % 7) - 3;                     /* many ties */
+        p->i = (int) ((r * 37 + 11 + (i % 3)) % 101) - 50; /* not monotonic in r */
+        break;
+    }
+    case T_DOUBLE_INT: {
+        tdint_t *p = (tdint_t *) e;
+        p->v = (double) (h % 9) / 4.0 - 1.0;
+        p->i = (int) ((r * 53 + 7 + (i % 5)) % 97) - 40;
+        break;
+    }
+    case T_MAT: {
+        uint32_t *p = (uint32_t *) e;
+        for (int k = 0; k < 4; k++) p[k] = (uint32_t) mix64(h + (uint64_t) k);
+        break;
+    }
+    default: break;
+    }
+}
+
+/* out := L o R (L holds the lower ranks).  out may alias L or R. */
+static void apply(tkind_t t, okind_t o, const void *L, const void *R, void *out)
+{
+    switch (t) {
+    case T_INT: {
+        int a = *(const int *) L, b = *(const int *) R, c = 0;
+        switch (o) {
+        case O_SUM: c = (int) ((uint32_t) a + (uint32_t) b); break;
+        case O_PROD: c = (int) ((uint32_t) a * (uint32_t) b); break;
+        case O_MAX: c = a > b ? a : b; break;
+        case O_MIN: c = a < b ? a : b; break;
+        case O_BXOR: c = a ^ b; break;
+        case O_LAND: c = a && b; break;
+        case O_UCOMM: c = (int) ((1u + (uint32_t) a) * (1u + (uint32_t) b) - 1u); break;
+        default: break;
+        }
+        *(int *) out = c;
+        break;
+    }
+    case T_INT64: {
+        int64_t a = *(const int64_t *) L, b = *(const int64_t *) R, c = 0;
+        switch (o) {
+        case O_SUM: c = (int64_t) ((uint64_t) a + (uint64_t) b); break;
+        case O_PROD: c = (int64_t) ((uint64_t) a * (uint64_t) b); break;
+        case O_MAX: c = a > b ? a : b; break;
+        case O_MIN: c = a < b ? a : b; break;
+        case O_BXOR: c = a ^ b; break;
+        case O_LAND: c = a && b; break;
+        default: break;
+        }
+        *(int64_t *) out = c;
+        break;
+    }
+    case T_FLOAT: {
+        float a = *(const float *) L, b = *(const float *) R, c = 0;
+        switch (o) {
+        case O_SUM: c = a + b; break;
+        case O_PROD: c = a * b; break;
+        case O_MAX: c = a > b ? a : b; break;
+        case O_MIN: c = a < b ? a : b; break;
+        default: break;
+        }
+        *(float *) out = c;
+        break;
+    }
+    case T_DOUBLE: {
+        double a = *(const double *) L, b = *(const double *) R, c = 0;
+        switch (o) {
+        case O_SUM: c = a + b; break;
+        case O_PROD: c = a * b; break;
+        case O_MAX: c = a > b ? a : b; break;
+        case O_MIN: c = a < b ? a : b; break;
+        default: break;
+        }
+        *(double *) out = c;
+        break;
+    }
+    case T_DCOMPLEX: {
+        const double *a = L, *b = R;
+        double re, im;
+        if (o == O_SUM) {
+            re = a[0] + b[0];
+            im = a[1] + b[1];
+        } else {
+            re = a[0] * b[0] - a[1] * b[1];
+            im = a[0] * b[1] + a[1] * b[0];
+        }
+        ((double *) out)[0] = re;
+        ((double *) out)[1] = im;
+        break;
+    }
+    case T_VEC: {
+        const int *a = L, *b = R;
+        int c[4];
+        if (o == O_UCOMM) {
+            for (int k = 0; k < 4; k++)
+                c[k] = (int) ((1u + (uint32_t) a[vec_data[k]]) * (1u + (uint32_t) b[vec_data[k]]) - 1u);
+        } else {
+            /* two affine maps x -> a x + b per element; L o R = L(R(x)) */
+            for (int p = 0; p < 2; p++) {
+                uint32_t a1 = (uint32_t) a[vec_data[2 * p]], b1 = (uint32_t) a[vec_data[2 * p + 1]];
+                uint32_t a2 = (uint32_t) b[vec_data[2 * p]], b2 = (uint32_t) b[vec_data[2 * p + 1]];
+                c[2 * p] = (int) (a1 * a2);
+                c[2 * p + 1] = (int) (a1 * b2 + b1);
+            }
+        }
+        for (int k = 0; k < 4; k++) ((int *) out)[vec_data[k]] = c[k];
+        break;
+    }
+    case T_2INT: {
+        t2int_t a = *(const t2int_t *) L, b = *(const t2int_t *) R, c;
+        if (o == O_MAXLOC) c = (a.v > b.v) ? a : (b.v > a.v) ? b : (t2int_t){a.v, a.i < b.i ? a.i : b.i};
+        else c = (a.v < b.v) ? a : (b.v < a.v) ? b : (t2int_t){a.v, a.i < b.i ? a.i : b.i};
+        *(t2int_t *) out = c;
+        break;
+    }
+    case T_DOUBLE_INT: {
+        tdint_t a = *(const tdint_t *) L, b = *(const tdint_t *) R, c;
+        if (o == O_MAXLOC) c = (a.v > b.v) ? a : (b.v > a.v) ? b : (tdint_t){a.v, a.i < b.i ? a.i : b.i};
+        else c = (a.v < b.v) ? a : (b.v < a.v) ? b : (tdint_t){a.v, a.i < b.i ? a.i : b.i};
+        ((tdint_t *) out)->v = c.v;
+        ((tdint_t *) out)->i = c.i;
+        break;
+    }
+    case T_MAT: {
+        const uint32_t *a = L, *b = R;
+        uint32_t c[4];
+        c[0] = a[0] * b[0] + a[1] * b[2];
+        c[1] = a[0] * b[1] + a[1] * b[3];
+        c[2] = a[2] * b[0] + a[3] * b[2];
+        c[3] = a[2] * b[1] + a[3] * b[3];
+        memcpy(out, c, sizeof(c));
+        break;
+    }
+    default: break;
+    }
+}
+
+/* Do the data bytes of two elements agree exactly? */
+static int same(tkind_t t, const void *x, const void *y)
+{
+    switch (t) {
+    case T_INT: return 0 == memcmp(x, y, 4);
+    case T_INT64: return 0 == memcmp(x, y, 8);
+    /* floating point: compared by value, so the sign of a zero (which depends on
+     * the grouping of a complex product) does not matter; no NaN is produced */
+    case T_FLOAT: return *(const float *) x == *(const float *) y;
+    case T_DOUBLE: return *(const double *) x == *(const double *) y;
+    case T_DCOMPLEX:
+        return ((const double *) x)[0] == ((const double *) y)[0] && ((const double *) x)[1] == ((const double *) y)[1];
+    case T_MAT: return 0 == memcmp(x, y, 16);
+    case T_2INT: return 0 == memcmp(x, y, 8);
+    case T_DOUBLE_INT:
+        return 0 == memcmp(&((const tdint_t *) x)->v, &((const tdint_t *) y)->v, 8) &&
+               ((const tdint_t *) x)->i == ((const tdint_t *) y)->i;
+    case T_VEC:
+        for (int k = 0; k < 4; k++)
+            if (((const int *) x)[vec_data[k]] != ((const int *) y)[vec_data[k]]) return 0;
+        return 1;
+    default: return 0;
+    }
+}
+
+static void show(tkind_t t, const void *x, char *buf, size_t len)
+{
+    switch (t) {
+    case T_INT: snprintf(buf, len, "%d", *(const int *) x); break;
+    case T_INT64: snprintf(buf, len, "%lld", (long long) *(const int64_t *) x); break;
+    case T_FLOAT: snprintf(buf, len, "%.9g", (double) *(const float *) x); break;
+    case T_DOUBLE: snprintf(buf, len, "%.17g", *(const double *) x); break;
+    case T_DCOMPLEX: snprintf(buf, len, "(%.17g,%.17g)", ((const double *) x)[0], ((const double *) x)[1]); break;
+    case T_VEC: {
+        const int *p = x;
+        snprintf(buf, len, "[%d %d _ %d %d]", p[vec_data[0]], p[vec_data[1]], p[vec_data[2]], p[vec_data[3]]);
+        break;
+    }
+    case T_2INT: snprintf(buf, len, "(%d,%d)", ((const t2int_t *) x)->v, ((const t2int_t *) x)->i); break;
+    case T_DOUBLE_INT: snprintf(buf, len, "(%g,%d)", ((const tdint_t *) x)->v, ((const tdint_t *) x)->i); break;
+    case T_MAT: {
+        const uint32_t *p = x;
+        snprintf(buf, len, "[%u %u; %u %u]", p[0], p[1], p[2], p[3]);
+        break;
+    }
+    default: snprintf(buf, len, "?"); break;
+    }
+}
+
+/* Marks the bytes of one element that MPI may write (relative to its start). */
+static void mark_data(tkind_t t, char *m)
+{
+    switch (t) {
+    case T_INT: case T_FLOAT: memset(m, 1, 4); break;
+    case T_INT64: case T_DOUBLE: case T_2INT: memset(m, 1, 8); break;
+    case T_DCOMPLEX: case T_MAT: memset(m, 1, 16); break;
+    case T_DOUBLE_INT: memset(m, 1, 16); break; /* including the padding after the int: not checked */
+    case T_VEC:
+        for (int k = 0; k < 4; k++) memset(m + vec_data[k] * sizeof(int), 1, sizeof(int));
+        break;
+    default: break;
+    }
+}
+
+/* User operations: inoutvec[i] := invec[i] o inoutvec[i] (invec holds lower ranks). */
+static tkind_t userop_type(MPI_Datatype dt)
+{
+    if (dt == mdt[T_VEC]) return T_VEC;
+    if (dt == mdt[T_MAT]) return T_MAT;
+    if (dt == MPI_INT) return T_INT;
+    return NT;
+}
+static void userop_run(okind_t o, void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    tkind_t t = userop_type(*dt);
+    if (t == NT || (o == O_UNONCOMM && t == T_INT) || (o == O_UCOMM && t == T_MAT)) {
+        userop_bad_calls++;
+        return;
+    }
+    for (int k = 0; k < *len; k++) {
+        char *a = (char *) in + (size_t) k * ext[t];
+        char *b = (char *) inout + (size_t) k * ext[t];
+        apply(t, o, a, b, b);
+    }
+}
+static void userop_comm_fn(void *in, void *inout, int *len, MPI_Datatype *dt) { userop_run(O_UCOMM, in, inout, len, dt); }
+static void userop_noncomm_fn(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    userop_run(O_UNONCOMM, in, inout, len, dt);
+}
+
+static void setup_types(void)
+{
+    MPI_Datatype v, shifted;
+    MPI_Aint lb, e, tlb, te;
+    const int one = 1;
+    const MPI_Aint disp = VEC_SHIFT * (MPI_Aint) sizeof(int);
+    mdt[T_INT] = MPI_INT;
+    mdt[T_INT64] = MPI_INT64_T;
+    mdt[T_FLOAT] = MPI_FLOAT;
+    mdt[T_DOUBLE] = MPI_DOUBLE;
+    mdt[T_DCOMPLEX] = MPI_C_DOUBLE_COMPLEX;
+    MPI_Type_vector(2, 2, 3, MPI_INT, &v);
+    MPI_Type_create_hindexed(1, &one, &disp, v, &shifted);
+    MPI_Type_create_resized(shifted, 0, VEC_INTS * sizeof(int), &mdt[T_VEC]);
+    MPI_Type_free(&v);
+    MPI_Type_free(&shifted);
+    MPI_Type_commit(&mdt[T_VEC]);
+    MPI_Type_get_true_extent(mdt[T_VEC], &tlb, &te);
+    if (tlb != disp || te != 5 * (MPI_Aint) sizeof(int)) {
+        fprintf(stderr, "test_allreduce: unexpected layout of the strided type\n");
+        MPI_Abort(MPI_COMM_WORLD, 3);
+    }
+    mdt[T_2INT] = MPI_2INT;
+    mdt[T_DOUBLE_INT] = MPI_DOUBLE_INT;
+    MPI_Type_contiguous(4, MPI_UINT32_T, &mdt[T_MAT]);
+    MPI_Type_commit(&mdt[T_MAT]);
+    for (int t = 0; t < NT; t++) {
+        MPI_Type_get_extent(mdt[t], &lb, &e);
+        ext[t] = (size_t) e;
+    }
+    if (ext[T_DOUBLE_INT] != sizeof(tdint_t) || ext[T_2INT] != sizeof(t2int_t) || ext[T_DCOMPLEX] != 16) {
+        fprintf(stderr, "test_allreduce: unexpected datatype extents\n");
+        MPI_Abort(MPI_COMM_WORLD, 3);
+    }
+    MPI_Op_create(userop_comm_fn, 1, &op_ucomm);
+    MPI_Op_create(userop_noncomm_fn, 0, &op_unoncomm);
+    mop[O_SUM] = MPI_SUM;
+    mop[O_PROD] = MPI_PROD;
+    mop[O_MAX] = MPI_MAX;
+    mop[O_MIN] = MPI_MIN;
+    mop[O_BXOR] = MPI_BXOR;
+    mop[O_LAND] = MPI_LAND;
+    mop[O_MAXLOC] = MPI_MAXLOC;
+    mop[O_MINLOC] = MPI_MINLOC;
+    mop[O_UCOMM] = op_ucomm;
+    mop[O_UNONCOMM] = op_unoncomm;
+}
+
+/* ------------------------------------------------------------------------- */
+/* failures                                                                  */
+
+static int wrank, wsize;
+static long nfail = 0, nchecks = 0, ncalls = 0;
+static int max_report = 25;
+static int verbose = 0;
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 1, 2)))
+#endif
+static void FAIL(const char *fmt, ...)
+{
+    nfail++;
+    if (nfail <= max_report) {
+        char msg[1024];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        /* one write per failure, so lines of different ranks do not interleave */
+        fprintf(stderr, "FAIL [world rank %d] %s\n", wrank, msg);
+        fflush(stderr);
+    }
+}
+
+/* ------------------------------------------------------------------------- */
+/* communicators and algorithm settings                                      */
+
+typedef struct {
+    const char *name;
+    MPI_Comm comm;
+    MPI_Comm oracle; /* same group, loom excluded: for the test's own collectives */
+    int rank, size;
+    int own;         /* free at the end */
+} comm_t;
+
+typedef struct {
+    char alg[LT_NAME_LEN]; /* "auto" or an algorithm name */
+    int n;                 /* knob value, 0: the default */
+} setting_t;
+
+static int default_ways = -1, default_ports = -1;
+static char default_alg[LT_NAME_LEN] = "auto";
+static int cvars_ok = 1;
+
+static void describe_setting(const setting_t *s, char *buf, size_t len)
+{
+    if (s->n > 0) snprintf(buf, len, "%.*s(n=%d)", LT_NAME_LEN - 1, s->alg, s->n % 1000);
+    else snprintf(buf, len, "%.*s", LT_NAME_LEN - 1, s->alg);
+}
+
+/* Writes the algorithm and knob cvars (same values on every rank). */
+static int apply_setting(const setting_t *s)
+{
+    int rc = lt_cvar_write_str("coll_loom_allreduce_algorithm", s->alg);
+    if (MPI_SUCCESS != rc) {
+        FAIL("cannot set coll_loom_allreduce_algorithm=%s through MPI_T: %s", s->alg, lt_errstr(rc));
+        return rc;
+    }
+    const char *kv = lt_knob_cvar(s->alg);
+    if (default_ways > 0) {
+        int v = (kv && 0 == strcmp(kv, "coll_loom_dissemination_ways") && s->n > 0) ? s->n : default_ways;
+        rc = lt_cvar_write_int("coll_loom_dissemination_ways", v);
+        if (MPI_SUCCESS != rc) {
+            FAIL("cannot set coll_loom_dissemination_ways=%d through MPI_T: %s", v, lt_errstr(rc));
+            return rc;
+        }
+    }
+    if (default_ports > 0) {
+        int v = (kv && 0 == strcmp(kv, "coll_loom_bruck_ports") && s->n > 0) ? s->n : default_ports;
+        rc = lt_cvar_write_int("coll_loom_bruck_ports", v);
+        if (MPI_SUCCESS != rc) {
+            FAIL("cannot set coll_loom_bruck_ports=%d through MPI_T: %s", v, lt_errstr(rc));
+            return rc;
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+static void restore_defaults(void)
+{
+    lt_cvar_write_str("coll_loom_allreduce_algorithm", default_alg);
+    if (default_ways > 0) lt_cvar_write_int("coll_loom_dissemination_ways", default_ways);
+    if (default_ports > 0) lt_cvar_write_int("coll_loom_bruck_ports", default_ports);
+}
+
+/* ------------------------------------------------------------------------- */
+/* one call                                                                  */
+
+#define GUARD_ELEMS 2
+#define SMALL_MAX 255
+#define BIG_COUNT (1L << 20)
+
+/* Expected results for count <= SMALL_MAX, per (communicator, case), computed once. */
+static void *expected_small(const comm_t *c, int ci)
+{
+    tkind_t t = cases[ci].t;
+    okind_t o = cases[ci].o;
+    char *exp = calloc(1, SMALL_MAX * ext[t] + SLACK);
+    char tmp[SLACK];
+    for (long i = 0; i < SMALL_MAX; i++) {
+        char *acc = exp + i * ext[t];
+        gen(t, o, 0, i, acc);
+        for (int r = 1; r < c->size; r++) {
+            gen(t, o, r, i, tmp);
+            apply(t, o, acc, tmp, acc);
+        }
+    }
+    return exp;
+}
+
+/* Closed-form inputs for the 1M sums, so the expected result costs O(count):
+ * x(r, i) = a(i) + b(r) + c(i) r, sum = P a(i) + sum_r b(r) + c(i) P(P-1)/2. */
+static inline long big_a(long i) { return (long) ((((uint64_t) i * 2654435761u) >> 7) % 1001) - 500; }
+static inline long big_b(int r) { return (long) ((r * r * 7) % 23); }
+static inline long big_c(long i) { return (i % 5) - 2; }
+
+typedef struct {
+    const comm_t *c;
+    const setting_t *s;
+    tkind_t t;
+    okind_t o;
+    long count;
+    int inplace;
+    int big;
+    int ci;
+} call_t;
+
+static void call_label(const call_t *k, char *buf, size_t len)
+{
+    char sd[LT_NAME_LEN + 32];
+    describe_setting(k->s, sd, sizeof(sd));
+    snprintf(buf, len, "comm=%s(P=%d,rank=%d) type=%s op=%s count=%ld %s alg=%s", k->c->name, k->c->size, k->c->rank,
+             tname[k->t], oname[k->o], k->count, k->inplace ? "IN_PLACE" : "sendbuf", sd);
+}
+
+/* Checks which counter moved for one call. */
+static void check_counters(const call_t *k, const lt_counts_t *before, const lt_counts_t *after, const char *label)
+{
+    lt_diff_t d;
+    lt_diff(LT_ALLREDUCE, before, after, &d);
+    nchecks++;
+    if (k->count == 0 || k->c->size == 1) {
+        if (d.changed) FAIL("%s: loom counters moved on a %s (%s); expected none", label,
+                            k->count == 0 ? "count-0 call" : "1-rank communicator", d.desc);
+        return;
+    }
+    if (d.changed != 1 || d.delta != 1) {
+        FAIL("%s: expected exactly one loom allreduce counter +1, got: %s", label, d.desc);
+        return;
+    }
+    if (0 == strcmp(k->s->alg, "auto")) return; /* any algorithm, or the previous component */
+    if (d.which == LT_WHICH_FALLBACK) {
+        FAIL("%s: forced algorithm %s handed the call to the previous component (%s)", label, k->s->alg, d.desc);
+        return;
+    }
+    int n = k->s->n;
+    if (n <= 0) n = 0 == strcmp(k->s->alg, "dissemination") ? default_ways : default_ports;
+    int may = alg_may_serve(k->s->alg, n, k->c->size, k->t, k->o);
+    const char *ran = lt_alg_name(LT_ALLREDUCE, d.which);
+    if (may == 1 && 0 != strcmp(ran, k->s->alg))
+        FAIL("%s: forced %s may serve this call but %s ran", label, k->s->alg, ran);
+    if (may == 0 && 0 == strcmp(ran, k->s->alg))
+        FAIL("%s: forced %s may NOT serve this call by the rules (commutative=%d exact=%d idempotent=%d "
+             "adaptable(n=%d,P=%d)=%d) but it ran",
+             label, k->s->alg, op_commutative(k->o), op_exact(k->t, k->o), op_idempotent(k->o), n, k->c->size,
+             dissemination_adaptable(n, k->c->size));
+}
+
+static void run_call(const call_t *k, const void *exp_small)
+{
+    tkind_t t = k->t;
+    okind_t o = k->o;
+    size_t e = ext[t];
+    long count = k->count;
+    size_t nbytes = (size_t) (count + GUARD_ELEMS) * e + SLACK;
+    char *send = malloc(nbytes);
+    char *recv = malloc(nbytes);
+    char *pristine = malloc(nbytes); /* recv as it was before the call */
+    char label[384];
+    lt_counts_t before, after;
+    int rc;
+
+    call_label(k, label, sizeof(label));
+    if (!send || !recv || !pristine) {
+        FAIL("%s: out of memory in the test", label);
+        free(send);
+        free(recv);
+        free(pristine);
+        return;
+    }
+    /* gaps / padding of inputs: 0x5A; receive buffer: 0xA5 */
+    memset(send, 0x5A, nbytes);
+    memset(recv, 0xA5, nbytes);
+    for (long i = 0; i < count; i++) {
+        if (k->big) {
+            long x = big_a(i) + big_b(k->c->rank) + big_c(i) * k->c->rank;
+            if (t == T_INT) ((int *) send)[i] = (int) x;
+            else ((double *) send)[i] = (double) x + 0.5;
+        } else {
+            gen(t, o, k->c->rank, i, send + i * e);
+        }
+    }
+    if (k->inplace) memcpy(recv, send, nbytes);
+    memcpy(pristine, recv, nbytes);
+
+    long bad_before = userop_bad_calls;
+    lt_read(LT_ALLREDUCE, &before);
+    rc = MPI_Allreduce(k->inplace ? MPI_IN_PLACE : send, recv, (int) count, mdt[t], mop[o], k->c->comm);
+    lt_read(LT_ALLREDUCE, &after);
+    ncalls++;
+
+    if (MPI_SUCCESS != rc) {
+        char es[MPI_MAX_ERROR_STRING];
+        int el;
+        MPI_Error_string(rc, es, &el);
+        FAIL("%s: MPI_Allreduce returned %d (%s)", label, rc, es);
+    }
+    if (userop_bad_calls != bad_before)
+        FAIL("%s: the user op was called with a datatype other than the call's", label);
+    check_counters(k, &before, &after, label);
+
+    /* the result */
+    nchecks++;
+    long wrong = 0;
+    char tmp[SLACK];
+    for (long i = 0; i < count; i++) {
+        const char *got = recv + i * e;
+        const char *want;
+        if (k->big) {
+            long P = k->c->size, sb = 0;
+            for (int r = 0; r < P; r++) sb += big_b(r);
+            long x = P * big_a(i) + sb + big_c(i) * P * (P - 1) / 2;
+            if (t == T_INT) *(int *) tmp = (int) x;
+            else *(double *) tmp = (double) x + 0.5 * (double) P;
+            want = tmp;
+        } else {
+            want = (const char *) exp_small + i * e;
+        }
+        if (!same(t, want, got)) {
+            if (wrong < 3) {
+                char sw[96], sg[96];
+                show(t, want, sw, sizeof(sw));
+                show(t, got, sg, sizeof(sg));
+                FAIL("%s: element %ld is %s, expected %s", label, i, sg, sw);
+            }
+            wrong++;
+        }
+    }
+    if (wrong > 3) FAIL("%s: %ld elements wrong in total", label, wrong);
+    /* nothing but the data may change: gaps of the strided type, the bytes before
+     * its first element, guard bytes after the buffer */
+    {
+        char *mask = calloc(1, nbytes);
+        for (long i = 0; i < count; i++) mark_data(t, mask + (size_t) i * e);
+        for (size_t b = 0; b < nbytes; b++) {
+            if (!mask[b] && recv[b] != pristine[b]) {
+                FAIL("%s: byte %zu of the receive buffer (%s) was overwritten", label, b,
+                     b >= (size_t) count * e ? "past the data" : "not part of the datatype's data");
+                break;
+            }
+        }
+        free(mask);
+    }
+    if (!k->inplace && !k->big) {
+        char *ref = malloc(nbytes);
+        memset(ref, 0x5A, nbytes);
+        for (long i = 0; i < count; i++) gen(t, o, k->c->rank, i, ref + i * e);
+        if (0 != memcmp(ref, send, nbytes)) FAIL("%s: the send buffer was modified", label);
+        free(ref);
+    }
+    free(send);
+    free(recv);
+    free(pristine);
+}
+
+/* ------------------------------------------------------------------------- */
+/* bit identity of an inexact sum                                            */
+
+static void bit_identity(const comm_t *c, const setting_t *s)
+{
+    const int count = 255;
+    double in[255], out[255], ref[255];
+    char label[512], sd[LT_NAME_LEN + 32];
+    lt_counts_t before, after;
+    lt_diff_t d;
+
+    if (c->size == 1) return;
+    describe_setting(s, sd, sizeof(sd));
+    snprintf(label, sizeof(label), "bit-identity comm=%s(P=%d,rank=%d) type=double op=SUM count=%d alg=%s", c->name,
+             c->size, c->rank, count, sd);
+    for (int i = 0; i < count; i++) {
+        uint64_t h = H(c->rank, i, 999);
+        in[i] = ((double) (h % 1000003) / 7.0 + 1.0 / 3.0) * pow(10.0, (double) ((int) ((h >> 24) % 9) - 4)) *
+                ((h >> 40) & 1 ? -1.0 : 1.0);
+    }
+    double sumabs[255];
+    for (int i = 0; i < count; i++) {
+        ref[i] = 0;
+        sumabs[i] = 0;
+        for (int r = 0; r < c->size; r++) {
+            uint64_t h = H(r, i, 999);
+            double x = ((double) (h % 1000003) / 7.0 + 1.0 / 3.0) * pow(10.0, (double) ((int) ((h >> 24) % 9) - 4)) *
+                       ((h >> 40) & 1 ? -1.0 : 1.0);
+            ref[i] += x;
+            sumabs[i] += fabs(x);
+        }
+    }
+    lt_read(LT_ALLREDUCE, &before);
+    MPI_Allreduce(in, out, count, MPI_DOUBLE, MPI_SUM, c->comm);
+    lt_read(LT_ALLREDUCE, &after);
+    ncalls++;
+    lt_diff(LT_ALLREDUCE, &before, &after, &d);
+    nchecks++;
+    if (d.changed != 1 || d.delta != 1) FAIL("%s: expected exactly one loom counter +1, got %s", label, d.desc);
+    else if (0 != strcmp(s->alg, "auto") && d.which == LT_WHICH_FALLBACK)
+        FAIL("%s: forced algorithm fell back to the previous component", label);
+    else if (d.which >= 0 && 0 != strcmp(lt_alg_name(LT_ALLREDUCE, d.which), "pairwise") &&
+             alg_may_serve(lt_alg_name(LT_ALLREDUCE, d.which), 1, c->size, T_DOUBLE, O_SUM) == 0)
+        FAIL("%s: %s ran on an inexact (float) sum", label, lt_alg_name(LT_ALLREDUCE, d.which));
+
+    double *all = malloc(sizeof(double) * count * c->size);
+    MPI_Allgather(out, count * (int) sizeof(double), MPI_BYTE, all, count * (int) sizeof(double), MPI_BYTE, c->oracle);
+    int diff_rank = -1, diff_i = -1;
+    for (int r = 0; r < c->size && diff_rank < 0; r++)
+        for (int i = 0; i < count; i++)
+            if (0 != memcmp(&all[(size_t) r * count + i], &out[i], sizeof(double))) {
+                diff_rank = r;
+                diff_i = i;
+                break;
+            }
+    nchecks++;
+    if (diff_rank >= 0)
+        FAIL("%s: result differs between ranks: element %d is %.17g here, %.17g on rank %d", label, diff_i, out[diff_i],
+             all[(size_t) diff_rank * count + diff_i], diff_rank);
+    for (int i = 0; i < count; i++) {
+        if (!(fabs(out[i] - ref[i]) <= 1e-12 * sumabs[i])) {
+            FAIL("%s: element %d = %.17g, expected %.17g (within 1e-12 of sum|x| = %g)", label, i, out[i], ref[i],
+                 sumabs[i]);
+            break;
+        }
+    }
+    free(all);
+}
+
+/* ------------------------------------------------------------------------- */
+/* bad control-variable values                                               */
+
+static void bad_params(const comm_t *c)
+{
+    static const setting_t autos = {"auto", 0};
+    int rc;
+    /* 1. unknown algorithm name: loom warns and behaves as auto */
+    rc = lt_cvar_write_str("coll_loom_allreduce_algorithm", "nonsense");
+    if (verbose && wrank == 0)
+        printf("bad-param: write coll_loom_allreduce_algorithm=nonsense: %s\n", lt_errstr(rc));
+    for (int ci = 0; ci < NCASES; ci++) {
+        if (!((cases[ci].t == T_INT && cases[ci].o == O_SUM) || cases[ci].t == T_MAT)) continue;
+        void *exp = expected_small(c, ci);
+        setting_t bad = {"nonsense", 0};
+        call_t k = {c, &bad, cases[ci].t, cases[ci].o, SMALL_MAX, 0, 0, ci};
+        /* the counters are checked as for auto, plus: a loom algorithm must have served */
+        lt_counts_t b, a;
+        lt_diff_t d;
+        lt_read(LT_ALLREDUCE, &b);
+        k.s = &autos;
+        run_call(&k, exp);
+        lt_read(LT_ALLREDUCE, &a);
+        lt_diff(LT_ALLREDUCE, &b, &a, &d);
+        if (c->size > 1 && (d.changed != 1 || d.which < 0))
+            FAIL("bad-param coll_loom_allreduce_algorithm=nonsense comm=%s type=%s op=%s: expected a loom algorithm "
+                 "to serve, got %s",
+                 c->name, tname[k.t], oname[k.o], d.desc);
+        free(exp);
+    }
+    /* 2. knobs 0 and 17 (out of 1..16): loom warns and uses the default */
+    const char *algs[2] = {"dissemination", "bruck"};
+    const int badn[2] = {0, 17};
+    for (int a = 0; a < 2; a++) {
+        if (lt_alg_index(LT_ALLREDUCE, algs[a]) < 0) continue;
+        for (int b = 0; b < 2; b++) {
+            rc = lt_cvar_write_str("coll_loom_allreduce_algorithm", algs[a]);
+            int rk = lt_cvar_write_int(lt_knob_cvar(algs[a]), badn[b]);
+            if (verbose && wrank == 0)
+                printf("bad-param: %s=%d: %s\n", lt_knob_cvar(algs[a]), badn[b], lt_errstr(rk));
+            for (int ci = 0; ci < NCASES; ci++) {
+                if (!(cases[ci].t == T_INT && (cases[ci].o == O_MAX || cases[ci].o == O_SUM))) continue;
+                void *exp = expected_small(c, ci);
+                /* MAX is idempotent, so both algorithms serve it at any P whatever the knob */
+                setting_t forced = {"", 0};
+                snprintf(forced.alg, sizeof(forced.alg), "%s", algs[a]);
+                setting_t as_auto = {"auto", 0};
+                call_t k = {c, cases[ci].o == O_MAX ? &forced : &as_auto, T_INT, cases[ci].o, SMALL_MAX, 1, 0, ci};
+                lt_counts_t b0, a0;
+                lt_diff_t d;
+                lt_read(LT_ALLREDUCE, &b0);
+                run_call(&k, exp);
+                lt_read(LT_ALLREDUCE, &a0);
+                lt_diff(LT_ALLREDUCE, &b0, &a0, &d);
+                if (c->size > 1 && (d.changed != 1 || d.which < 0))
+                    FAIL("bad-param %s=%d comm=%s op=%s: expected a loom algorithm to serve, got %s",
+                         lt_knob_cvar(algs[a]), badn[b], c->name, oname[k.o], d.desc);
+                free(exp);
+            }
+            (void) rc;
+        }
+    }
+    restore_defaults();
+}
+
+/* ------------------------------------------------------------------------- */
+
+static void make_comms(comm_t *cs, int *ncs)
+{
+    int n = 0;
+    MPI_Comm split;
+    /* two halves by parity; keys pseudo-random so the order differs from WORLD's */
+    int key = (int) (mix64((uint64_t) wrank * 7919u + 17u) % 1000003u);
+    MPI_Comm_split(MPI_COMM_WORLD, wrank % 2, key, &split);
+
+    cs[n++] = (comm_t){"world", MPI_COMM_WORLD, MPI_COMM_NULL, 0, 0, 0};
+    cs[n++] = (comm_t){"split", split, MPI_COMM_NULL, 0, 0, 1};
+    MPI_Comm dup;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    cs[n++] = (comm_t){"dup", dup, MPI_COMM_NULL, 0, 0, 1};
+    cs[n++] = (comm_t){"self", MPI_COMM_SELF, MPI_COMM_NULL, 0, 0, 0};
+    for (int i = 0; i < n; i++) {
+        MPI_Comm_rank(cs[i].comm, &cs[i].rank);
+        MPI_Comm_size(cs[i].comm, &cs[i].size);
+        MPI_Comm_set_errhandler(cs[i].comm, MPI_ERRORS_RETURN);
+        lt_dup_with_pref(cs[i].comm, "tuned,^loom", &cs[i].oracle);
+    }
+    *ncs = n;
+}
+
+static int build_settings(setting_t *ss, int max)
+{
+    int n = 0;
+    ss[n++] = (setting_t){"auto", 0};
+    for (int a = 0; a < lt_nalgs(LT_ALLREDUCE) && n < max; a++) {
+        const char *name = lt_alg_name(LT_ALLREDUCE, a);
+        if (0 == strcmp(name, "dissemination")) {
+            static const int ns[] = {1, 2, 3, 4};
+            for (int j = 0; j < 4 && n < max; j++) {
+                ss[n] = (setting_t){"", ns[j]};
+                snprintf(ss[n++].alg, LT_NAME_LEN, "%s", name);
+            }
+        } else if (0 == strcmp(name, "bruck")) {
+            static const int ns[] = {1, 2, 3, 5};
+            for (int j = 0; j < 4 && n < max; j++) {
+                ss[n] = (setting_t){"", ns[j]};
+                snprintf(ss[n++].alg, LT_NAME_LEN, "%s", name);
+            }
+        } else {
+            ss[n] = (setting_t){"", 0};
+            snprintf(ss[n++].alg, LT_NAME_LEN, "%s", name);
+        }
+    }
+    return n;
+}
+
+/* The small matrix on one communicator under the current cvar values. */
+static void run_matrix(const comm_t *c, const setting_t *s, void **exps, int with_count0)
+{
+    static const long counts[] = {0, 1, SMALL_MAX};
+    for (int ci = 0; ci < NCASES; ci++) {
+        for (int j = with_count0 ? 0 : 1; j < 3; j++) {
+            for (int ip = 0; ip < 2; ip++) {
+                call_t k = {c, s, cases[ci].t, cases[ci].o, counts[j], ip, 0, ci};
+                run_call(&k, exps[ci]);
+            }
+        }
+    }
+}
+
+static void big_calls(const comm_t *c, const setting_t *settings, int nsettings)
+{
+    for (int si = 0; si < nsettings; si++) {
+        const setting_t *s = &settings[si];
+        int want_int = 0 == strcmp(s->alg, "auto") || 0 == strcmp(s->alg, "pairwise") ||
+                       (0 == strcmp(s->alg, "bruck") && s->n == 2) || (0 == strcmp(s->alg, "dissemination") && s->n == 1);
+        int want_dbl = 0 == strcmp(s->alg, "auto") || 0 == strcmp(s->alg, "pairwise");
+        if (!want_int && !want_dbl) continue;
+        if (MPI_SUCCESS != apply_setting(s)) continue;
+        for (int d = 0; d < 2; d++) {
+            if (!(d ? want_dbl : want_int)) continue;
+            call_t k = {c, s, d ? T_DOUBLE : T_INT, O_SUM, BIG_COUNT, d ? !(si & 1) : (si & 1), 1, -1};
+            double t = MPI_Wtime();
+            run_call(&k, NULL);
+            if (verbose && wrank == 0) printf("  1M %s SUM alg=%s n=%d: %.2f s\n", tname[k.t], s->alg, s->n, MPI_Wtime() - t);
+        }
+    }
+    restore_defaults();
+}
+
+/* Preference info key: "loom" must be served by loom, "tuned,^loom" must not. */
+static void preference_check(void)
+{
+    MPI_Comm pl, pt;
+    lt_counts_t b, a;
+    lt_diff_t d;
+    int x = wrank, y = 0;
+    if (wsize == 1) return;
+    lt_dup_with_pref(MPI_COMM_WORLD, "loom", &pl);
+    lt_dup_with_pref(MPI_COMM_WORLD, "tuned,^loom", &pt);
+    lt_read(LT_ALLREDUCE, &b);
+    MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, pl);
+    lt_read(LT_ALLREDUCE, &a);
+    lt_diff(LT_ALLREDUCE, &b, &a, &d);
+    nchecks++;
+    if (d.changed != 1 || d.which < 0)
+        FAIL("preference: dup_with_info(ompi_comm_coll_preference=loom): expected a loom algorithm, got %s", d.desc);
+    if (y != wsize * (wsize - 1) / 2) FAIL("preference: loom comm: sum %d, expected %d", y, wsize * (wsize - 1) / 2);
+    lt_read(LT_ALLREDUCE, &b);
+    MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, pt);
+    lt_read(LT_ALLREDUCE, &a);
+    lt_diff(LT_ALLREDUCE, &b, &a, &d);
+    nchecks++;
+    if (d.changed != 0)
+        FAIL("preference: dup_with_info(ompi_comm_coll_preference=tuned,^loom): loom must not serve, got %s", d.desc);
+    if (y != wsize * (wsize - 1) / 2) FAIL("preference: tuned comm: sum %d, expected %d", y, wsize * (wsize - 1) / 2);
+    MPI_Comm_free(&pl);
+    MPI_Comm_free(&pt);
+}
+
+int main(int argc, char **argv)
+{
+    const char *env_alg = NULL;
+    int default_check = 0;
+    double t0;
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+    for (int i = 1; i < argc; i++) {
+        if (0 == strcmp(argv[i], "--env-alg") && i + 1 < argc) env_alg = argv[++i];
+        else if (0 == strcmp(argv[i], "--default-check")) default_check = 1;
+        else if (0 == strcmp(argv[i], "-v")) verbose = 1;
+        else if (0 == strcmp(argv[i], "--max-report") && i + 1 < argc) max_report = atoi(argv[++i]);
+        else {
+            if (wrank == 0) fprintf(stderr, "usage: %s [--env-alg NAME | --default-check] [-v] [--max-report N]\n", argv[0]);
+            MPI_Finalize();
+            return 2;
+        }
+    }
+    t0 = MPI_Wtime();
+    setup_types();
+
+    int npv = lt_init();
+    if (npv <= 0) {
+        if (wrank == 0)
+            fprintf(stderr, "FAIL test_allreduce: no coll_loom_* performance variable exists: loom is not loaded "
+                            "(check mca_base_component_path / ompi_info | grep loom)\n");
+        MPI_Finalize();
+        return 2;
+    }
+    if (lt_nalgs(LT_ALLREDUCE) == 0 || !lt_has_fallback(LT_ALLREDUCE))
+        FAIL("loom exposes %d allreduce algorithm counters and %s fallback counter", lt_nalgs(LT_ALLREDUCE),
+             lt_has_fallback(LT_ALLREDUCE) ? "a" : "no");
+    static const char *required[] = {"pairwise", "dissemination", "bruck"};
+    for (int i = 0; i < 3; i++)
+        if (lt_alg_index(LT_ALLREDUCE, required[i]) < 0)
+            FAIL("no counter coll_loom_allreduce_%s_calls: algorithm %s missing", required[i], required[i]);
+    if (wrank == 0 && verbose) {
+        printf("loom pvars: %d; allreduce algorithms:", npv);
+        for (int i = 0; i < lt_nalgs(LT_ALLREDUCE); i++) printf(" %s", lt_alg_name(LT_ALLREDUCE, i));
+        printf("\n");
+    }
+    {
+        int rc = lt_cvar_read_str("coll_loom_allreduce_algorithm", default_alg, sizeof(default_alg));
+        if (MPI_SUCCESS != rc) {
+            FAIL("cannot read cvar coll_loom_allreduce_algorithm: %s", lt_errstr(rc));
+            snprintf(default_alg, sizeof(default_alg), "auto");
+            cvars_ok = 0;
+        }
+        if (MPI_SUCCESS != lt_cvar_read_int("coll_loom_dissemination_ways", &default_ways)) default_ways = -1;
+        if (MPI_SUCCESS != lt_cvar_read_int("coll_loom_bruck_ports", &default_ports)) default_ports = -1;
+        if (default_ways <= 0) FAIL("cannot read cvar coll_loom_dissemination_ways");
+        if (default_ports <= 0) FAIL("cannot read cvar coll_loom_bruck_ports");
+    }
+
+    comm_t cs[8];
+    int ncs = 0;
+    make_comms(cs, &ncs);
+    void **exps[8];
+    for (int c = 0; c < ncs; c++) {
+        exps[c] = calloc(NCASES, sizeof(void *));
+        for (int ci = 0; ci < NCASES; ci++) exps[c][ci] = expected_small(&cs[c], ci);
+    }
+
+    if (env_alg || default_check) {
+        /* The setting comes from outside: do not write any cvar. */
+        setting_t s = {"auto", 0};
+        if (env_alg) {
+            if (0 != strcmp(default_alg, env_alg))
+                FAIL("coll_loom_allreduce_algorithm is \"%s\", expected \"%s\" from the environment / --mca", default_alg,
+                     env_alg);
+            snprintf(s.alg, sizeof(s.alg), "%s", env_alg);
+            if (0 == strcmp(env_alg, "dissemination")) s.n = default_ways;
+            if (0 == strcmp(env_alg, "bruck")) s.n = default_ports;
+        } else if (0 != strcmp(default_alg, "auto")) {
+            FAIL("coll_loom_allreduce_algorithm is \"%s\" by default, expected \"auto\"", default_alg);
+        }
+        for (int c = 0; c < ncs; c++) run_matrix(&cs[c], &s, exps[c], 0);
+        if (default_check && wsize > 1) {
+            /* loom must be chosen by default: a small int sum on WORLD is served by loom */
+            lt_counts_t b, a;
+            lt_diff_t d;
+            int x = 1, y = 0;
+            lt_read(LT_ALLREDUCE, &b);
+            MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+            lt_read(LT_ALLREDUCE, &a);
+            lt_diff(LT_ALLREDUCE, &b, &a, &d);
+            nchecks++;
+            if (d.changed != 1 || d.which < 0)
+                FAIL("default selection: a 1-int MPI_SUM on MPI_COMM_WORLD was not served by a loom algorithm (%s)",
+                     d.desc);
+            if (y != wsize) FAIL("default selection: sum %d, expected %d", y, wsize);
+        }
+    } else {
+        setting_t ss[64];
+        int nss = build_settings(ss, 64);
+        for (int c = 0; c < ncs; c++) {
+            double tc = MPI_Wtime();
+            for (int si = 0; si < nss; si++) {
+                if (MPI_SUCCESS != apply_setting(&ss[si])) continue;
+                run_matrix(&cs[c], &ss[si], exps[c], 1);
+                if (0 != strcmp(cs[c].name, "self")) bit_identity(&cs[c], &ss[si]);
+            }
+            restore_defaults();
+            if (verbose && wrank == 0) printf("comm %s: %.2f s\n", cs[c].name, MPI_Wtime() - tc);
+        }
+        double tb = MPI_Wtime();
+        big_calls(&cs[0], ss, nss);
+        if (verbose && wrank == 0) printf("1M calls: %.2f s\n", MPI_Wtime() - tb);
+        bad_params(&cs[0]);
+        if (ncs > 1) bad_params(&cs[1]);
+        preference_check();
+    }
+
+    /* Every rank's verdict, over a communicator loom does not serve. */
+    long tot[4] = {nfail, nchecks, ncalls, userop_bad_calls}, sum[4];
+    MPI_Allreduce(tot, sum, 4, MPI_LONG, MPI_SUM, cs[0].oracle);
+    if (wrank == 0) {
+        printf("test_allreduce np=%d mode=%s: %ld allreduce calls, %ld checks, %ld failures (%.1f s)\n", wsize,
+               env_alg ? "env-alg" : default_check ? "default" : "full", sum[2], sum[1], sum[0], MPI_Wtime() - t0);
+        fflush(stdout);
+    }
+    for (int c = 0; c < ncs; c++) {
+        for (int ci = 0; ci < NCASES; ci++) free(exps[c][ci]);
+        free(exps[c]);
+        MPI_Comm_free(&cs[c].oracle);
+        if (cs[c].own) MPI_Comm_free(&cs[c].comm);
+    }
+    MPI_Type_free(&mdt[T_VEC]);
+    MPI_Type_free(&mdt[T_MAT]);
+    MPI_Op_free(&op_ucomm);
+    MPI_Op_free(&op_unoncomm);
+    lt_fini();
+    MPI_Finalize();
+    return sum[0] ? 1 : 0;
+}
