@@ -119,10 +119,39 @@ static bool op_writes(const mca_coll_loom_op_t *op, int slot)
     }
 }
 
+/* Within each run of transfers (ops between two local ops or WAITs), post the
+ * receives before the sends, each kind in its original order.  Matching is per
+ * (peer, kind), so this changes no message, and it lets the executor turn the last
+ * send before a WAIT into a blocking send: every receive of the step is posted by
+ * then, as in the classic irecv + send + wait exchange. */
+static void receives_first(mca_coll_loom_sched_t *s)
+{
+    int i = 0;
+    while (i < s->nops) {
+        int j = i, nrecv = 0;
+        mca_coll_loom_op_t run[2 * MCA_COLL_LOOM_MAX_SLOTS];
+        while (j < s->nops && (MCA_COLL_LOOM_OP_SEND == s->ops[j].kind ||
+                               MCA_COLL_LOOM_OP_RECV == s->ops[j].kind)) {
+            nrecv += MCA_COLL_LOOM_OP_RECV == s->ops[j].kind;
+            j++;
+        }
+        if (j - i > 1 && j - i <= 2 * MCA_COLL_LOOM_MAX_SLOTS) {
+            int r = 0, w = nrecv;
+            for (int k = i; k < j; ++k) {
+                run[MCA_COLL_LOOM_OP_RECV == s->ops[k].kind ? r++ : w++] = s->ops[k];
+            }
+            memcpy(&s->ops[i], run, (size_t) (j - i) * sizeof(run[0]));
+        }
+        i = j > i ? j : i + 1;
+    }
+}
+
 int mca_coll_loom_sched_finish(mca_coll_loom_sched_t *s)
 {
     bool result_written = false, input_in_flight = false;
     int inflight = 0;
+
+    receives_first(s);
 
     s->nslots = 2;
     s->max_inflight = 0;

@@ -78,7 +78,9 @@ void mca_coll_loom_sched_reduce(mca_coll_loom_sched_t *s, int src, int dst);
 void mca_coll_loom_sched_reduce_r(mca_coll_loom_sched_t *s, int src, int dst);
 void mca_coll_loom_sched_unreduce(mca_coll_loom_sched_t *s, int src, int dst);
 
-/* Computes nslots, max_inflight, rounds and input_after_result; returns s->error. */
+/* Orders each run of transfers receives-first (the executor sends the last one of
+ * a step blocking), computes nslots, max_inflight, rounds and input_after_result;
+ * returns s->error. */
 int mca_coll_loom_sched_finish(mca_coll_loom_sched_t *s);
 
 /* Human-readable dump (one op per line) for debugging and verbose output. */

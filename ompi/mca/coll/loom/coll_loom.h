@@ -34,6 +34,8 @@ BEGIN_C_DECLS
 #define MCA_COLL_LOOM_MAX_KNOBS       16
 /* Distinct bad values remembered per parameter, so each is warned about once. */
 #define MCA_COLL_LOOM_MAX_WARNED      8
+/* Executor scratch kept per communicator between calls (larger is freed per call). */
+#define MCA_COLL_LOOM_KEEP_SCRATCH    (1 << 20)
 /* Schedules kept per communicator: (alg, knob, call flags) combinations seen. */
 #define MCA_COLL_LOOM_SCHED_CACHE     16
 
@@ -108,6 +110,23 @@ typedef struct mca_coll_loom_module_t {
     uint64_t clock;
     mca_coll_loom_sched_entry_t cache[MCA_COLL_LOOM_SCHED_CACHE];
 
+    /* the last decision per collective: applications repeat the same call shape, so
+     * the rules are walked again only when the shape or a run-time parameter changes */
+    struct {
+        bool valid;
+        size_t bytes;
+        unsigned call;
+        int forced;
+        int knobs[MCA_COLL_LOOM_MAX_ALGS];
+        mca_coll_loom_choice_t choice;
+        mca_coll_loom_sched_entry_t *entry; /* NULL: previous component */
+    } last[MCA_COLL_LOOM_NUM_COLLS];
+
+    /* scratch buffers of the executor, kept between calls up to
+     * MCA_COLL_LOOM_KEEP_SCRATCH bytes (one communicator runs one collective at a time) */
+    char *scratch;
+    size_t scratch_bytes;
+
     /* warn once per communicator and collective (refusals: per forced algorithm,
      * stored as index + 1) */
     int warned_refused[MCA_COLL_LOOM_NUM_COLLS];
@@ -137,9 +156,9 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,
 int mca_coll_loom_comm_topo(struct ompi_communicator_t *comm, mca_coll_loom_topo_t *topo);
 
 /* the executor (coll_loom_exec.c) */
-int mca_coll_loom_exec(const mca_coll_loom_sched_t *s, const void *sbuf, void *rbuf, size_t count,
-                       ompi_datatype_t *dtype, ompi_op_t *op, ompi_communicator_t *comm, int tag,
-                       unsigned call);
+int mca_coll_loom_exec(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s, const void *sbuf,
+                       void *rbuf, size_t count, ompi_datatype_t *dtype, ompi_op_t *op,
+                       ompi_communicator_t *comm, int tag, unsigned call);
 
 /* True when (op, dtype) has an exact inverse the executor's UNREDUCE implements:
  * wrapping integer sum or bitwise xor on a predefined fixed-width integer type. */

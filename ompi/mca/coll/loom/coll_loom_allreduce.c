@@ -91,6 +91,6 @@ int mca_coll_loom_allreduce(const void *sbuf, void *rbuf, int count, struct ompi
 
     mca_coll_loom_count(
         &mca_coll_loom_component.alg_calls[MCA_COLL_LOOM_COLL_ALLREDUCE][choice.alg]);
-    return mca_coll_loom_exec(s, sbuf, rbuf, (size_t) count, dtype, op, comm,
+    return mca_coll_loom_exec(m, s, sbuf, rbuf, (size_t) count, dtype, op, comm,
                               MCA_COLL_BASE_TAG_ALLREDUCE, call);
 }

@@ -30,6 +30,6 @@ int mca_coll_loom_barrier(struct ompi_communicator_t *comm, mca_coll_base_module
 
     mca_coll_loom_count(&mca_coll_loom_component.alg_calls[MCA_COLL_LOOM_COLL_BARRIER][choice.alg]);
     /* count 0: no buffers are touched and no op is applied */
-    return mca_coll_loom_exec(s, NULL, NULL, 0, &ompi_mpi_byte.dt, NULL, comm,
+    return mca_coll_loom_exec(m, s, NULL, NULL, 0, &ompi_mpi_byte.dt, NULL, comm,
                               MCA_COLL_BASE_TAG_BARRIER, call);
 }

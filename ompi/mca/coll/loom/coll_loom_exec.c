@@ -181,13 +181,35 @@ static void drain_requests(ompi_request_t **reqs, int n)
 /* ------------------------------------------------------------------------------------ */
 /* the executor                                                                          */
 
-int mca_coll_loom_exec(const mca_coll_loom_sched_t *s, const void *sbuf, void *rbuf, size_t count,
-                       ompi_datatype_t *dtype, ompi_op_t *op, ompi_communicator_t *comm, int tag,
-                       unsigned call)
+/* Scratch memory for one call: the module's kept buffer when it is large enough (or
+ * can grow within MCA_COLL_LOOM_KEEP_SCRATCH), else a buffer of its own that the
+ * caller frees (*owned). */
+static char *get_scratch(mca_coll_loom_module_t *m, size_t bytes, bool *owned)
+{
+    *owned = false;
+    if (NULL != m && bytes <= m->scratch_bytes) {
+        return m->scratch;
+    }
+    if (NULL != m && bytes <= MCA_COLL_LOOM_KEEP_SCRATCH) {
+        char *p = realloc(m->scratch, bytes);
+        if (NULL != p) {
+            m->scratch = p;
+            m->scratch_bytes = bytes;
+            return p;
+        }
+    }
+    *owned = true;
+    return malloc(bytes);
+}
+
+int mca_coll_loom_exec(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s, const void *sbuf,
+                       void *rbuf, size_t count, ompi_datatype_t *dtype, ompi_op_t *op,
+                       ompi_communicator_t *comm, int tag, unsigned call)
 {
     char *slot[MCA_COLL_LOOM_MAX_SLOTS];
     ompi_request_t *stack_reqs[LOOM_STACK_REQS], **reqs = stack_reqs;
     char *scratch = NULL;
+    bool scratch_owned = false;
     const int P = ompi_comm_size(comm);
     const bool in_place = (MPI_IN_PLACE == sbuf);
     const bool save_input = in_place && s->input_after_result;
@@ -218,7 +240,7 @@ int mca_coll_loom_exec(const mca_coll_loom_sched_t *s, const void *sbuf, void *r
             if (stride < span || stride > SIZE_MAX / (size_t) nscratch) {
                 return OMPI_ERR_OUT_OF_RESOURCE;
             }
-            scratch = malloc(stride * (size_t) nscratch);
+            scratch = get_scratch(m, stride * (size_t) nscratch, &scratch_owned);
             if (NULL == scratch) {
                 return OMPI_ERR_OUT_OF_RESOURCE;
             }
@@ -263,6 +285,18 @@ int mca_coll_loom_exec(const mca_coll_loom_sched_t *s, const void *sbuf, void *r
             if (OPAL_UNLIKELY(o->peer < 0 || o->peer >= P || nreq >= s->max_inflight)) {
                 rc = OMPI_ERR_BAD_PARAM;
                 goto done;
+            }
+            if (MCA_COLL_LOOM_OP_SEND == o->kind && i + 1 < s->nops &&
+                MCA_COLL_LOOM_OP_WAIT == s->ops[i + 1].kind) {
+                /* the step's last transfer, its receives already posted (the core
+                 * orders them first): a blocking send costs no request and lets a
+                 * small message go out inline, and the WAIT would wait for it anyway */
+                rc = MCA_PML_CALL(send(slot[o->src], count, dtype, o->peer, tag,
+                                       MCA_PML_BASE_SEND_STANDARD, comm));
+                if (OMPI_SUCCESS != rc) {
+                    goto done;
+                }
+                break;
             }
             if (MCA_COLL_LOOM_OP_SEND == o->kind) {
                 rc = MCA_PML_CALL(isend(slot[o->src], count, dtype, o->peer, tag,
@@ -356,6 +390,8 @@ done:
     if (reqs != stack_reqs) {
         free(reqs);
     }
-    free(scratch);
+    if (scratch_owned) {
+        free(scratch);
+    }
     return rc;
 }

@@ -32,6 +32,9 @@ static void loom_module_construct(mca_coll_loom_module_t *m)
     }
     memset(m->warned_refused, 0, sizeof(m->warned_refused));
     memset(m->warned_build, 0, sizeof(m->warned_build));
+    memset(m->last, 0, sizeof(m->last));
+    m->scratch = NULL;
+    m->scratch_bytes = 0;
 }
 
 /* Also runs when enable failed half-way: every field is checked. */
@@ -41,6 +44,9 @@ static void loom_module_destruct(mca_coll_loom_module_t *m)
         mca_coll_loom_sched_fini(&m->cache[i].sched);
         m->cache[i].used = false;
     }
+    free(m->scratch);
+    m->scratch = NULL;
+    m->scratch_bytes = 0;
     if (m->have_topo) {
         mca_coll_loom_topo_fini(&m->topo);
         m->have_topo = false;
@@ -294,6 +300,19 @@ static void print_call(mca_coll_loom_coll_t coll, struct ompi_communicator_t *co
                 NULL != choice->refused ? choice->refused : "", NULL != note ? note : "");
 }
 
+static void remember(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, size_t bytes,
+                     unsigned call, int forced, const int *knobs,
+                     const mca_coll_loom_choice_t *choice, mca_coll_loom_sched_entry_t *e)
+{
+    m->last[coll].valid = true;
+    m->last[coll].bytes = bytes;
+    m->last[coll].call = call;
+    m->last[coll].forced = forced;
+    memcpy(m->last[coll].knobs, knobs, (size_t) mca_coll_loom_component.nalgs * sizeof(int));
+    m->last[coll].choice = *choice;
+    m->last[coll].entry = e;
+}
+
 const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,
                                                 mca_coll_loom_coll_t coll,
                                                 struct ompi_communicator_t *comm, size_t bytes,
@@ -314,6 +333,30 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,
     mca_coll_loom_sync_verbosity();
     forced = mca_coll_loom_forced_alg(coll);
     mca_coll_loom_current_knobs(knobs);
+
+    /* same shape and settings as the previous call of this collective: same answer
+     * (the cached schedule entry is checked, another shape may have replaced it) */
+    if (m->last[coll].valid && m->last[coll].bytes == bytes && m->last[coll].call == call &&
+        m->last[coll].forced == forced &&
+        0 == memcmp(m->last[coll].knobs, knobs, (size_t) cm->nalgs * sizeof(int))) {
+        e = m->last[coll].entry;
+        *choice = m->last[coll].choice;
+        if (NULL == e) {
+            if (MCA_COLL_LOOM_VERBOSE(20)) {
+                print_call(coll, comm, bytes, call, choice, NULL);
+            }
+            return NULL;
+        }
+        if (e->used && e->alg == choice->alg && e->knob == choice->knob && e->call == call) {
+            e->stamp = ++m->clock;
+            if (MCA_COLL_LOOM_VERBOSE(20)) {
+                print_call(coll, comm, bytes, call, choice, NULL);
+            }
+            return &e->sched;
+        }
+    }
+    m->last[coll].valid = false;
+
     mca_coll_loom_decide(coll, bytes, &params, knobs, forced, choice);
 
     if (NULL != choice->refused && forced >= 0 && m->warned_refused[coll] != forced + 1) {
@@ -329,6 +372,7 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,
     /* an index the component does not know (larger than its tables) is not run */
     if (choice->alg < 0 || choice->alg >= cm->nalgs) {
         choice->alg = -1;
+        remember(m, coll, bytes, call, forced, knobs, choice, NULL);
         if (MCA_COLL_LOOM_VERBOSE(20)) {
             print_call(coll, comm, bytes, call, choice, NULL);
         }
@@ -354,6 +398,7 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,
         return NULL;
     }
 
+    remember(m, coll, bytes, call, forced, knobs, choice, e);
     if (MCA_COLL_LOOM_VERBOSE(20)) {
         print_call(coll, comm, bytes, call, choice, NULL);
     }
