@@ -79,6 +79,15 @@ static int lt_dup_with_pref(MPI_Comm base, const char *pref, MPI_Comm *out);
  * "dissemination", "coll_loom_bruck_ports" for "bruck"), or NULL. */
 static const char *lt_knob_cvar(const char *alg);
 
+/* One forced setting: coll_loom_<coll>_algorithm = alg, and, when n > 0, alg's knob
+ * = n; the other knob parameters go back to their defaults (those > 0 only: a
+ * default of -1 means it could not be read).  Returns MPI_SUCCESS, or the MPI_T error
+ * and the name and value of the parameter that could not be written. */
+static int lt_apply_setting(const char *alg_cvar, const char *alg, int n, int default_ways,
+                            int default_ports, const char **failed, int *failed_value);
+static void lt_restore_settings(const char *alg_cvar, const char *default_alg, int default_ways,
+                                int default_ports);
+
 /* Seconds from CLOCK_MONOTONIC: one clock for every process on a node (unlike
  * MPI_Wtime in Open MPI 4.1, whose origin is per process). */
 static double lt_mono_time(void);
@@ -478,6 +487,36 @@ LT_MAYBE_UNUSED static int lt_dup_with_pref(MPI_Comm base, const char *pref, MPI
     rc = MPI_Comm_dup_with_info(base, info, out);
     MPI_Info_free(&info);
     return rc;
+}
+
+
+LT_MAYBE_UNUSED static int lt_apply_setting(const char *alg_cvar, const char *alg, int n, int default_ways,
+                                            int default_ports, const char **failed, int *failed_value)
+{
+    static const char *knobs[2] = {"coll_loom_dissemination_ways", "coll_loom_bruck_ports"};
+    const int defaults[2] = {default_ways, default_ports};
+    const char *kv = lt_knob_cvar(alg);
+    int rc = lt_cvar_write_str(alg_cvar, alg);
+
+    *failed = alg_cvar;
+    *failed_value = 0;
+    for (int k = 0; MPI_SUCCESS == rc && k < 2; ++k) {
+        if (defaults[k] > 0) {
+            int v = (kv && 0 == strcmp(kv, knobs[k]) && n > 0) ? n : defaults[k];
+            rc = lt_cvar_write_int(knobs[k], v);
+            *failed = knobs[k];
+            *failed_value = v;
+        }
+    }
+    return rc;
+}
+
+LT_MAYBE_UNUSED static void lt_restore_settings(const char *alg_cvar, const char *default_alg,
+                                                int default_ways, int default_ports)
+{
+    lt_cvar_write_str(alg_cvar, default_alg);
+    if (default_ways > 0) lt_cvar_write_int("coll_loom_dissemination_ways", default_ways);
+    if (default_ports > 0) lt_cvar_write_int("coll_loom_bruck_ports", default_ports);
 }
 
 #endif /* LOOM_TEST_UTIL_H */

@@ -141,38 +141,21 @@ static int check_clocks(void)
     return all;
 }
 
+/* Writes the algorithm and knob cvars (same values on every rank). */
 static int apply_setting(const setting_t *s)
 {
-    int rc = lt_cvar_write_str("coll_loom_barrier_algorithm", s->alg);
+    const char *failed;
+    int value, rc = lt_apply_setting("coll_loom_barrier_algorithm", s->alg, s->n, default_ways,
+                                     default_ports, &failed, &value);
     if (MPI_SUCCESS != rc) {
-        FAIL("cannot set coll_loom_barrier_algorithm=%s through MPI_T: %s", s->alg, lt_errstr(rc));
-        return rc;
+        FAIL("cannot set %s through MPI_T (value %s / %d): %s", failed, s->alg, value, lt_errstr(rc));
     }
-    const char *kv = lt_knob_cvar(s->alg);
-    if (default_ways > 0) {
-        int v = (kv && 0 == strcmp(kv, "coll_loom_dissemination_ways") && s->n > 0) ? s->n : default_ways;
-        rc = lt_cvar_write_int("coll_loom_dissemination_ways", v);
-        if (MPI_SUCCESS != rc) {
-            FAIL("cannot set coll_loom_dissemination_ways=%d: %s", v, lt_errstr(rc));
-            return rc;
-        }
-    }
-    if (default_ports > 0) {
-        int v = (kv && 0 == strcmp(kv, "coll_loom_bruck_ports") && s->n > 0) ? s->n : default_ports;
-        rc = lt_cvar_write_int("coll_loom_bruck_ports", v);
-        if (MPI_SUCCESS != rc) {
-            FAIL("cannot set coll_loom_bruck_ports=%d: %s", v, lt_errstr(rc));
-            return rc;
-        }
-    }
-    return MPI_SUCCESS;
+    return rc;
 }
 
 static void restore_defaults(void)
 {
-    lt_cvar_write_str("coll_loom_barrier_algorithm", default_alg);
-    if (default_ways > 0) lt_cvar_write_int("coll_loom_dissemination_ways", default_ways);
-    if (default_ports > 0) lt_cvar_write_int("coll_loom_bruck_ports", default_ports);
+    lt_restore_settings("coll_loom_barrier_algorithm", default_alg, default_ways, default_ports);
 }
 
 /* `iters` barriers on one communicator under the current setting. */
