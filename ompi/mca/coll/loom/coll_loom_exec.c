@@ -373,15 +373,8 @@ int mca_coll_loom_exec(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s
         }
     }
 
-    /* a finished schedule ends with a WAIT; complete stragglers all the same */
-    if (nreq > 0) {
-        rc = ompi_request_wait_all((size_t) nreq, reqs, MPI_STATUSES_IGNORE);
-        if (OMPI_SUCCESS != rc) {
-            rc = request_error(reqs, nreq, rc);
-            goto done;
-        }
-        nreq = 0;
-    }
+    /* mca_coll_loom_sched_finish() rejects a schedule whose transfers outlive its last
+     * WAIT (s->error, checked above), so nothing is in flight here */
 
 done:
     if (OPAL_UNLIKELY(nreq > 0)) {
