@@ -122,6 +122,12 @@ typedef struct mca_coll_loom_module_t {
         mca_coll_loom_sched_entry_t *entry; /* NULL: previous component */
     } last[MCA_COLL_LOOM_NUM_COLLS];
 
+    /* call flags of the last predefined (op, datatype) pair an allreduce used (NULL:
+     * none yet; user ops and derived datatypes are never remembered) */
+    struct ompi_op_t *flags_op;
+    struct ompi_datatype_t *flags_dtype;
+    unsigned flags_call;
+
     /* scratch buffers of the executor, kept between calls up to
      * MCA_COLL_LOOM_KEEP_SCRATCH bytes (one communicator runs one collective at a time) */
     char *scratch;

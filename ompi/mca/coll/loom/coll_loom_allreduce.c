@@ -79,7 +79,19 @@ int mca_coll_loom_allreduce(const void *sbuf, void *rbuf, int count, struct ompi
         return OMPI_SUCCESS;
     }
 
-    call = mca_coll_loom_call_flags(op, dtype);
+    /* Predefined ops and datatypes live at fixed addresses for the whole run, so the
+     * last such pair's properties can be remembered.  A user op or derived datatype
+     * could be freed and another created at the same address: never cached. */
+    if (OPAL_LIKELY(op == m->flags_op && dtype == m->flags_dtype)) {
+        call = m->flags_call;
+    } else {
+        call = mca_coll_loom_call_flags(op, dtype);
+        if (ompi_op_is_intrinsic(op) && ompi_datatype_is_predefined(dtype)) {
+            m->flags_op = op;
+            m->flags_dtype = dtype;
+            m->flags_call = call;
+        }
+    }
     ompi_datatype_type_size(dtype, &tsize);
     s = mca_coll_loom_plan(m, MCA_COLL_LOOM_COLL_ALLREDUCE, comm, (size_t) count * tsize, call,
                            &choice);

@@ -35,6 +35,9 @@ static void loom_module_construct(mca_coll_loom_module_t *m)
     memset(m->last, 0, sizeof(m->last));
     m->scratch = NULL;
     m->scratch_bytes = 0;
+    m->flags_op = NULL;
+    m->flags_dtype = NULL;
+    m->flags_call = 0;
 }
 
 /* Also runs when enable failed half-way: every field is checked. */
