@@ -11,34 +11,43 @@
 
 #include "opal/loom/loom_decide.h"
 
-#define ANY_P 1, INT32_MAX
-#define CE    (MCA_COLL_LOOM_CALL_COMMUTATIVE | MCA_COLL_LOOM_CALL_EXACT)
+#define CE (MCA_COLL_LOOM_CALL_COMMUTATIVE | MCA_COLL_LOOM_CALL_EXACT)
+#define ALLREDUCE .coll = MCA_COLL_LOOM_COLL_ALLREDUCE
+#define BARRIER   .coll = MCA_COLL_LOOM_COLL_BARRIER
 
+/* Unset fields mean "any": min_bytes 0, min_* 0 and max_* 0 (no bound) for P, nodes
+ * and ranks per node, call_mask 0.  max_bytes must be given. */
 const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
-    /* coll                        max bytes  P        call mask/value  algorithm       knob */
-    {MCA_COLL_LOOM_COLL_BARRIER,   SIZE_MAX,  ANY_P,   0, 0,            "dissemination", 0},
+    {BARRIER, .max_bytes = SIZE_MAX, .alg = "dissemination"},
     /* two ranks: every algorithm is one exchange, pairwise has the fewest copies;
      * above 2 KiB tuned's ring sends halves, which stay under the shared-memory
      * eager limit where a whole vector does not (1.8x faster at 4 KiB here) */
-    {MCA_COLL_LOOM_COLL_ALLREDUCE, 2048,      2, 2,    0, 0,            "pairwise",      0},
-    {MCA_COLL_LOOM_COLL_ALLREDUCE, SIZE_MAX,  2, 2,    0, 0,            NULL,            0},
+    {ALLREDUCE, .max_bytes = 2048, .min_P = 2, .max_P = 2, .alg = "pairwise"},
+    {ALLREDUCE, .max_bytes = SIZE_MAX, .min_P = 2, .max_P = 2, .alg = NULL},
     /* latency-bound: fewest rounds (ceil(log_{n+1} P)); dissemination refuses the
      * (n, P) without an adaption, and Bruck serves every P */
-    {MCA_COLL_LOOM_COLL_ALLREDUCE, 2048,      ANY_P,   CE, CE,          "dissemination", 0},
-    {MCA_COLL_LOOM_COLL_ALLREDUCE, 2048,      ANY_P,   CE, CE,          "bruck",         0},
+    {ALLREDUCE, .max_bytes = 2048, .call_mask = CE, .call_value = CE, .alg = "dissemination"},
+    {ALLREDUCE, .max_bytes = 2048, .call_mask = CE, .call_value = CE, .alg = "bruck"},
     /* rank order kept, bit-identical floating point, any op */
-    {MCA_COLL_LOOM_COLL_ALLREDUCE, 8192,      ANY_P,   0, 0,            "pairwise",      0},
-    {MCA_COLL_LOOM_COLL_ALLREDUCE, SIZE_MAX,  ANY_P,   0, 0,            NULL,            0},
+    {ALLREDUCE, .max_bytes = 8192, .alg = "pairwise"},
+    {ALLREDUCE, .max_bytes = SIZE_MAX, .alg = NULL},
 };
 
 const int mca_coll_loom_num_builtin_rules =
     (int) (sizeof(mca_coll_loom_builtin_rules) / sizeof(mca_coll_loom_builtin_rules[0]));
 
-static bool rule_matches(const mca_coll_loom_rule_t *r, mca_coll_loom_coll_t coll, size_t bytes,
-                         const mca_coll_loom_params_t *p)
+static bool in_range(int v, int min, int max)
 {
-    return r->coll == coll && bytes <= r->max_bytes && p->P >= r->min_P && p->P <= r->max_P
-           && (p->call & r->call_mask) == r->call_value;
+    return v >= min && (0 == max || v <= max);
+}
+
+bool mca_coll_loom_rule_matches(const mca_coll_loom_rule_t *r, mca_coll_loom_coll_t coll, size_t bytes,
+                                const mca_coll_loom_params_t *p)
+{
+    const int nodes = p->nodes > 0 ? p->nodes : 1, rpn = p->rpn > 0 ? p->rpn : p->P;
+    return r->coll == coll && bytes >= r->min_bytes && bytes <= r->max_bytes
+           && in_range(p->P, r->min_P, r->max_P) && in_range(nodes, r->min_nodes, r->max_nodes)
+           && in_range(rpn, r->min_rpn, r->max_rpn) && (p->call & r->call_mask) == r->call_value;
 }
 
 /* Can algorithm `alg` run this call with knob `knob`? */
@@ -49,12 +58,48 @@ static bool accepts(int alg, const mca_coll_loom_params_t *p, int knob)
     return NULL == mca_coll_loom_alg_refusal(alg, &q);
 }
 
+/* Walks one rule table; returns true when it decided (a loom algorithm, or the
+ * previous component when no forced algorithm was refused). */
+static bool walk(const mca_coll_loom_rule_t *rules, int n, mca_coll_loom_coll_t coll, size_t bytes,
+                 const mca_coll_loom_params_t *p, const int *knobs, mca_coll_loom_choice_t *choice)
+{
+    for (int i = 0; i < n; ++i) {
+        const mca_coll_loom_rule_t *r = &rules[i];
+        int alg, knob;
+        if (!mca_coll_loom_rule_matches(r, coll, bytes, p)) {
+            continue;
+        }
+        if (NULL == r->alg) {
+            if (NULL != choice->refused) {
+                continue; /* a refused forced algorithm is replaced by a loom algorithm */
+            }
+            choice->rule = r;
+            choice->why = "rule: previous component";
+            return true;
+        }
+        alg = mca_coll_loom_alg_find(coll, r->alg);
+        if (alg < 0) {
+            continue;
+        }
+        knob = r->knob > 0 ? r->knob : knobs[alg];
+        if (accepts(alg, p, knob)) {
+            choice->alg = alg;
+            choice->knob = knob;
+            choice->rule = r;
+            choice->why = NULL != choice->refused ? "forced algorithm refused; rule" : "rule";
+            return true;
+        }
+    }
+    return false;
+}
+
 void mca_coll_loom_decide(mca_coll_loom_coll_t coll, size_t bytes, const mca_coll_loom_params_t *p,
-                          const int *knobs, int forced, mca_coll_loom_choice_t *choice)
+                          const int *knobs, int forced, const mca_coll_loom_rule_t *file_rules,
+                          int nfile, mca_coll_loom_choice_t *choice)
 {
     choice->alg = -1;
     choice->knob = 0;
-    choice->rule = -1;
+    choice->rule = NULL;
     choice->why = "no rule";
     choice->refused = NULL;
 
@@ -70,32 +115,9 @@ void mca_coll_loom_decide(mca_coll_loom_coll_t coll, size_t bytes, const mca_col
         }
     }
 
-    for (int i = 0; i < mca_coll_loom_num_builtin_rules; ++i) {
-        const mca_coll_loom_rule_t *r = &mca_coll_loom_builtin_rules[i];
-        int alg, knob;
-        if (!rule_matches(r, coll, bytes, p)) {
-            continue;
-        }
-        if (NULL == r->alg) {
-            if (NULL != choice->refused) {
-                continue; /* a refused forced algorithm is replaced by a loom algorithm */
-            }
-            choice->rule = i;
-            choice->why = "rule: previous component";
-            return;
-        }
-        alg = mca_coll_loom_alg_find(coll, r->alg);
-        if (alg < 0) {
-            continue;
-        }
-        knob = r->knob > 0 ? r->knob : knobs[alg];
-        if (accepts(alg, p, knob)) {
-            choice->alg = alg;
-            choice->knob = knob;
-            choice->rule = i;
-            choice->why = NULL != choice->refused ? "forced algorithm refused; rule" : "rule";
-            return;
-        }
+    if (walk(file_rules, nfile, coll, bytes, p, knobs, choice) ||
+        walk(mca_coll_loom_builtin_rules, mca_coll_loom_num_builtin_rules, coll, bytes, p, knobs, choice)) {
+        return;
     }
 
     if (NULL != choice->refused) {

@@ -10,16 +10,21 @@
 
 #include "opal/loom/loom_registry.h"
 
-/* One built-in rule: applies when bytes <= max_bytes, min_P <= P <= max_P and
+/* One rule, built in or from a rules file.  It applies to a call of collective `coll`
+ * when min_bytes <= bytes <= max_bytes, the communicator's P, node count and largest
+ * ranks-per-node lie in [min, max] (max 0: no upper bound), and
  * (call & call_mask) == call_value.  alg NULL means "leave the call to the previous
  * component".  knob 0 means the value of the algorithm's MCA parameter. */
 typedef struct {
     mca_coll_loom_coll_t coll;
-    size_t max_bytes;
+    size_t min_bytes, max_bytes;
     int min_P, max_P;
+    int min_nodes, max_nodes;
+    int min_rpn, max_rpn;
     unsigned call_mask, call_value;
     const char *alg;
     int knob;
+    int line;           /* line in the rules file, 0 for a built-in rule */
 } mca_coll_loom_rule_t;
 
 extern const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[];
@@ -28,14 +33,21 @@ extern const int mca_coll_loom_num_builtin_rules;
 typedef struct {
     int alg;            /* registry index, or -1: previous component */
     int knob;           /* knob value to build with */
-    int rule;           /* index of the built-in rule that chose, -1 when forced or none */
+    const mca_coll_loom_rule_t *rule; /* the rule that chose (file or built-in), NULL when
+                                         forced or when no rule matched */
     const char *why;    /* short static text: "forced", "rule", "no rule" */
     const char *refused;/* when a forced algorithm was refused: the reason, else NULL */
 } mca_coll_loom_choice_t;
 
-/* p->P and p->call describe the call; knobs[alg] is the configured knob of each
- * algorithm; forced is a registry index or -1 for auto. */
+/* p->P, p->nodes, p->rpn and p->call describe the call; knobs[alg] is the configured
+ * knob of each algorithm; forced is a registry index or -1 for auto.  The rules of a
+ * rules file (nfile of them, may be 0) are tried before the built-in ones. */
 void mca_coll_loom_decide(mca_coll_loom_coll_t coll, size_t bytes, const mca_coll_loom_params_t *p,
-                          const int *knobs, int forced, mca_coll_loom_choice_t *choice);
+                          const int *knobs, int forced, const mca_coll_loom_rule_t *file_rules,
+                          int nfile, mca_coll_loom_choice_t *choice);
+
+/* Does rule r apply to this call (collective, size, communicator shape, op)? */
+bool mca_coll_loom_rule_matches(const mca_coll_loom_rule_t *r, mca_coll_loom_coll_t coll, size_t bytes,
+                                const mca_coll_loom_params_t *p);
 
 #endif /* MCA_COLL_LOOM_DECIDE_H */

@@ -35,6 +35,8 @@ typedef enum {
 /* Everything a schedule builder needs.  Knob semantics are per algorithm. */
 typedef struct {
     int P;          /* communicator size */
+    int nodes;      /* nodes the communicator spans (0: unknown, treated as 1) */
+    int rpn;        /* most ranks of the communicator on one node (0: unknown, P) */
     int rank;       /* this rank */
     int root;       /* rooted collectives (unused by the allreduce family) */
     int knob;       /* ways n / ports n; 0 when the algorithm has no knob */

@@ -299,7 +299,7 @@ static void test_decide(void)
                         if (MCA_COLL_LOOM_COLL_BARRIER == coll) {
                             p.call = C | E | I;
                         }
-                        mca_coll_loom_decide(coll, sizes[si], &p, knobs, forced, &ch);
+                        mca_coll_loom_decide(coll, sizes[si], &p, knobs, forced, NULL, 0, &ch);
                         if (ch.alg >= 0) {
                             mca_coll_loom_params_t q = p;
                             q.knob = ch.knob;

@@ -23,6 +23,7 @@
 
 #include "opal/loom/loom_decide.h"
 #include "opal/loom/loom_registry.h"
+#include "opal/loom/loom_rules.h"
 #include "opal/loom/loom_sched.h"
 #include "opal/loom/loom_topo.h"
 
@@ -73,6 +74,12 @@ typedef struct mca_coll_loom_component_t {
     mca_coll_loom_knob_t knobs[MCA_COLL_LOOM_MAX_KNOBS];
     int alg_knob[MCA_COLL_LOOM_MAX_ALGS]; /* index into knobs[], -1 when knobless */
     int nalgs;                            /* min(mca_coll_loom_num_algs, MAX_ALGS) */
+
+    /* coll_loom_rules_file / coll_loom_dump_rules; the rules are read once, at MPI_Init
+     * (init_query), and tried before the built-in ones */
+    char *rules_file;
+    bool dump_rules;
+    mca_coll_loom_ruleset_t rules;
 
     /* serialises re-parsing of the run-time parameters (a no-op without threads) */
     opal_mutex_t lock;

@@ -12,6 +12,7 @@
 #include "opal/mca/base/mca_base_pvar.h"
 #include "opal/mca/base/mca_base_var.h"
 #include "opal/util/output.h"
+#include "opal/util/proc.h"
 #include "ompi/communicator/communicator.h"
 #include "ompi/constants.h"
 #include "ompi/mca/coll/coll.h"
@@ -217,6 +218,25 @@ static int loom_register(void)
                                            MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_9,
                                            MCA_BASE_VAR_SCOPE_LOCAL, &cm->verbose);
 
+    cm->rules_file = NULL;
+    (void) mca_base_component_var_register(c, "rules_file",
+                                           "Path of a rules file (docs/tuning.md): lines such as "
+                                           "'allreduce P=8- op=commutative bytes=-2K -> bruck "
+                                           "bruck_ports=3', first match wins, tried before loom's "
+                                           "built-in rules.  Read at MPI_Init; must be readable with "
+                                           "the same content by every process.  A malformed file "
+                                           "is reported with path, line, column and reason, and "
+                                           "loom goes on with its built-in rules",
+                                           MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4,
+                                           MCA_BASE_VAR_SCOPE_ALL_EQ, &cm->rules_file);
+    cm->dump_rules = false;
+    (void) mca_base_component_var_register(c, "dump_rules",
+                                           "Print the rules in force (those of coll_loom_rules_file, "
+                                           "then the built-in ones, in the rules-file syntax) at "
+                                           "MPI_Init, from the first process",
+                                           MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_4,
+                                           MCA_BASE_VAR_SCOPE_READONLY, &cm->dump_rules);
+
     for (int coll = 0; coll < MCA_COLL_LOOM_NUM_COLLS; ++coll) {
         register_algorithm_param(coll);
     }
@@ -245,6 +265,8 @@ static int loom_open(void)
     }
     memset(cm->alg_calls, 0, sizeof(cm->alg_calls));
     memset(cm->fallback_calls, 0, sizeof(cm->fallback_calls));
+    cm->rules.rules = NULL;
+    cm->rules.nrules = 0;
     return OMPI_SUCCESS;
 }
 
@@ -261,6 +283,7 @@ static int loom_close(void)
         }
         p->nwarned = 0;
     }
+    mca_coll_loom_rules_free(&cm->rules);
     if (cm->output >= 0) {
         opal_output_close(cm->output);
         cm->output = -1;
@@ -269,10 +292,58 @@ static int loom_close(void)
     return OMPI_SUCCESS;
 }
 
+/* Reads coll_loom_rules_file.  A bad file is reported once per node (every process
+ * reads it, and a file missing on one node only must not go unnoticed) and leaves
+ * loom on its built-in rules. */
+static void load_rules(void)
+{
+    mca_coll_loom_component_t *cm = &mca_coll_loom_component;
+    mca_coll_loom_rules_error_t err;
+
+    mca_coll_loom_rules_free(&cm->rules);
+    if (NULL == cm->rules_file || '\0' == cm->rules_file[0]) {
+        return;
+    }
+    if (0 == mca_coll_loom_rules_load(cm->rules_file, &cm->rules, &err)) {
+        opal_output_verbose(10, cm->output, "coll/loom: %d rules read from %s", cm->rules.nrules,
+                            cm->rules_file);
+        return;
+    }
+    if (0 == opal_process_info.my_local_rank) {
+        if (err.line > 0) {
+            opal_output(0, "coll/loom: %s:%d:%d: %s; using the built-in rules", cm->rules_file, err.line,
+                        err.column, err.reason);
+        } else {
+            opal_output(0, "coll/loom: %s: %s; using the built-in rules", cm->rules_file, err.reason);
+        }
+    }
+}
+
+static void dump_rules(void)
+{
+    mca_coll_loom_component_t *cm = &mca_coll_loom_component;
+    char line[256];
+
+    if (!cm->dump_rules || 0 != OPAL_PROC_MY_NAME.vpid) {
+        return;
+    }
+    opal_output(0, "coll/loom: rules in force (first match wins; forced algorithms come first):");
+    for (int i = 0; i < cm->rules.nrules; ++i) {
+        mca_coll_loom_rule_format(&cm->rules.rules[i], line, sizeof(line));
+        opal_output(0, "coll/loom:   %-72s # %s line %d", line, cm->rules_file, cm->rules.rules[i].line);
+    }
+    for (int i = 0; i < mca_coll_loom_num_builtin_rules; ++i) {
+        mca_coll_loom_rule_format(&mca_coll_loom_builtin_rules[i], line, sizeof(line));
+        opal_output(0, "coll/loom:   %-72s # built-in rule #%d", line, i);
+    }
+}
+
 int mca_coll_loom_init_query(bool enable_progress_threads, bool enable_mpi_threads)
 {
     (void) enable_progress_threads;
     (void) enable_mpi_threads;
+    load_rules();
+    dump_rules();
     return OMPI_SUCCESS;
 }
 

@@ -289,9 +289,12 @@ static void print_call(mca_coll_loom_coll_t coll, struct ompi_communicator_t *co
                      choice->knob);
         }
     }
-    if (choice->rule >= 0) {
-        snprintf(why, sizeof(why), "%s #%d", NULL != choice->why ? choice->why : "rule",
-                 choice->rule);
+    if (NULL != choice->rule && choice->rule->line > 0) {
+        snprintf(why, sizeof(why), "%s: rules file line %d", NULL != choice->why ? choice->why : "rule",
+                 choice->rule->line);
+    } else if (NULL != choice->rule) {
+        snprintf(why, sizeof(why), "%s: built-in rule #%d", NULL != choice->why ? choice->why : "rule",
+                 (int) (choice->rule - mca_coll_loom_builtin_rules));
     } else {
         snprintf(why, sizeof(why), "%s", NULL != choice->why ? choice->why : "?");
     }
@@ -325,6 +328,8 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,
     int knobs[mca_coll_loom_num_algs > 0 ? mca_coll_loom_num_algs : 1];
     mca_coll_loom_params_t params = {
         .P = ompi_comm_size(comm),
+        .nodes = m->have_topo ? m->topo.nnodes : 0,
+        .rpn = m->have_topo ? m->topo.max_per_node : 0,
         .rank = ompi_comm_rank(comm),
         .root = 0,
         .knob = 0,
@@ -360,7 +365,7 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,
     }
     m->last[coll].valid = false;
 
-    mca_coll_loom_decide(coll, bytes, &params, knobs, forced, choice);
+    mca_coll_loom_decide(coll, bytes, &params, knobs, forced, cm->rules.rules, cm->rules.nrules, choice);
 
     if (NULL != choice->refused && forced >= 0 && m->warned_refused[coll] != forced + 1) {
         m->warned_refused[coll] = forced + 1;

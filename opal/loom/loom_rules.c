@@ -1,0 +1,512 @@
+/*
+ * loom: the rules-file parser (format in loom_rules.h and docs/tuning.md).
+ *
+ * Strict on purpose: the first error stops the parse with its line, column and
+ * reason, and the component then keeps the built-in rules, so a typo never turns
+ * into a silently different selection.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opal/loom/loom_rules.h"
+
+#define MAX_TOKENS 32
+
+typedef struct {
+    const char *s; /* start in the line */
+    int len;
+    int col;       /* 1-based */
+} token_t;
+
+typedef struct {
+    int line;
+    mca_coll_loom_rules_error_t *err;
+} ctx_t;
+
+static int fail(ctx_t *c, int col, const char *fmt, ...)
+{
+    va_list ap;
+    c->err->line = c->line;
+    c->err->column = col;
+    va_start(ap, fmt);
+    vsnprintf(c->err->reason, sizeof(c->err->reason), fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static bool tok_is(const token_t *t, const char *word)
+{
+    return (int) strlen(word) == t->len && 0 == strncmp(t->s, word, (size_t) t->len);
+}
+
+/* Parses a decimal number with an optional K/M/G suffix (when allowed) from
+ * [s, s+len); returns false on anything else or on overflow. */
+static bool parse_number(const char *s, int len, bool suffix, size_t *out)
+{
+    size_t v = 0, mult = 1;
+    int i = 0;
+
+    if (len <= 0) {
+        return false;
+    }
+    if (suffix) {
+        switch (s[len - 1]) {
+        case 'K': case 'k': mult = (size_t) 1 << 10; len--; break;
+        case 'M': case 'm': mult = (size_t) 1 << 20; len--; break;
+        case 'G': case 'g': mult = (size_t) 1 << 30; len--; break;
+        default: break;
+        }
+    }
+    if (len <= 0) {
+        return false;
+    }
+    for (; i < len; ++i) {
+        if (s[i] < '0' || s[i] > '9' || v > (SIZE_MAX - 9) / 10) {
+            return false;
+        }
+        v = 10 * v + (size_t) (s[i] - '0');
+    }
+    if (v > SIZE_MAX / mult) {
+        return false;
+    }
+    *out = v * mult;
+    return true;
+}
+
+/* N, A-B, A- or -B.  *lo / *hi keep their defaults for an open end. */
+static int parse_range(ctx_t *c, const token_t *t, const char *key, const char *val, int vlen, bool bytes,
+                       size_t *lo, size_t *hi)
+{
+    const char *dash = memchr(val, '-', (size_t) vlen);
+    int col = t->col + (int) (val - t->s);
+
+    if (NULL == dash) {
+        if (!parse_number(val, vlen, bytes, lo)) {
+            return fail(c, col, "%s: '%.*s' is not a %s", key, vlen, val,
+                        bytes ? "byte count (digits, optional K/M/G)" : "positive number");
+        }
+        *hi = *lo;
+    } else {
+        int left = (int) (dash - val), right = vlen - left - 1;
+        if (0 == left && 0 == right) {
+            return fail(c, col, "%s: '-' needs a bound on at least one side", key);
+        }
+        if (left > 0 && !parse_number(val, left, bytes, lo)) {
+            return fail(c, col, "%s: '%.*s' is not a %s", key, left, val,
+                        bytes ? "byte count (digits, optional K/M/G)" : "positive number");
+        }
+        if (right > 0 && !parse_number(dash + 1, right, bytes, hi)) {
+            return fail(c, col + left + 1, "%s: '%.*s' is not a %s", key, right, dash + 1,
+                        bytes ? "byte count (digits, optional K/M/G)" : "positive number");
+        }
+    }
+    if (*lo > *hi) {
+        return fail(c, col, "%s: empty range %.*s (the lower bound is above the upper)", key, vlen, val);
+    }
+    return 0;
+}
+
+/* Ranges of P, nodes, ranks per node: positive ints, max 0 meaning unbounded. */
+static int parse_count_range(ctx_t *c, const token_t *t, const char *key, const char *val, int vlen,
+                             int *min, int *max)
+{
+    size_t lo = 1, hi = (size_t) INT32_MAX;
+    if (0 != parse_range(c, t, key, val, vlen, false, &lo, &hi)) {
+        return -1;
+    }
+    if (0 == lo || hi > (size_t) INT32_MAX) {
+        return fail(c, t->col + (int) (val - t->s), "%s: '%.*s' must lie in 1..%d", key, vlen, val,
+                    INT32_MAX);
+    }
+    *min = (int) lo;
+    *max = hi == (size_t) INT32_MAX ? 0 : (int) hi;
+    return 0;
+}
+
+static int parse_ops(ctx_t *c, const token_t *t, const char *val, int vlen, mca_coll_loom_rule_t *r)
+{
+    static const struct {
+        const char *name;
+        unsigned bit;
+        bool set;
+    } props[] = {
+        {"commutative", MCA_COLL_LOOM_CALL_COMMUTATIVE, true},
+        {"noncommutative", MCA_COLL_LOOM_CALL_COMMUTATIVE, false},
+        {"exact", MCA_COLL_LOOM_CALL_EXACT, true},
+        {"inexact", MCA_COLL_LOOM_CALL_EXACT, false},
+        {"idempotent", MCA_COLL_LOOM_CALL_IDEMPOTENT, true},
+        {"nonidempotent", MCA_COLL_LOOM_CALL_IDEMPOTENT, false},
+    };
+    const char *p = val, *end = val + vlen;
+
+    while (p <= end) {
+        const char *comma = memchr(p, ',', (size_t) (end - p));
+        int len = (int) ((comma ? comma : end) - p);
+        int col = t->col + (int) (p - t->s);
+        size_t i;
+        for (i = 0; i < sizeof(props) / sizeof(props[0]); ++i) {
+            if ((int) strlen(props[i].name) == len && 0 == strncmp(p, props[i].name, (size_t) len)) {
+                break;
+            }
+        }
+        if (i == sizeof(props) / sizeof(props[0])) {
+            return fail(c, col,
+                        "op: unknown property '%.*s' (known: commutative, noncommutative, exact, "
+                        "inexact, idempotent, nonidempotent)",
+                        len, p);
+        }
+        if ((r->call_mask & props[i].bit) && (0 != (r->call_value & props[i].bit)) != props[i].set) {
+            return fail(c, col, "op: '%s' contradicts a property given before it", props[i].name);
+        }
+        r->call_mask |= props[i].bit;
+        if (props[i].set) {
+            r->call_value |= props[i].bit;
+        }
+        if (NULL == comma) {
+            break;
+        }
+        p = comma + 1;
+    }
+    return 0;
+}
+
+static int parse_line(ctx_t *c, const token_t *tok, int ntok, mca_coll_loom_rule_t *r)
+{
+    enum { K_P, K_NODES, K_RPN, K_OP, K_BYTES, NKEYS };
+    static const char *keys[NKEYS] = {"P", "nodes", "rpn", "op", "bytes"};
+    bool seen[NKEYS] = {false};
+    int i, coll, arrow = -1;
+
+    memset(r, 0, sizeof(*r));
+    r->max_bytes = SIZE_MAX;
+    r->min_P = r->min_nodes = r->min_rpn = 1;
+    r->line = c->line;
+
+    for (coll = 0; coll < MCA_COLL_LOOM_NUM_COLLS; ++coll) {
+        if (tok_is(&tok[0], mca_coll_loom_coll_name(coll))) {
+            break;
+        }
+    }
+    if (coll == MCA_COLL_LOOM_NUM_COLLS) {
+        return fail(c, tok[0].col, "unknown collective '%.*s' (known: allreduce, barrier)", tok[0].len,
+                    tok[0].s);
+    }
+    r->coll = coll;
+
+    for (i = 1; i < ntok; ++i) {
+        const char *eq;
+        int k, klen;
+        if (tok_is(&tok[i], "->")) {
+            arrow = i;
+            break;
+        }
+        eq = memchr(tok[i].s, '=', (size_t) tok[i].len);
+        klen = eq ? (int) (eq - tok[i].s) : tok[i].len;
+        for (k = 0; k < NKEYS; ++k) {
+            if ((int) strlen(keys[k]) == klen && 0 == strncmp(tok[i].s, keys[k], (size_t) klen)) {
+                break;
+            }
+        }
+        if (k == NKEYS || NULL == eq) {
+            return fail(c, tok[i].col,
+                        "'%.*s' is not a condition (expected P=, nodes=, rpn=, op=, bytes= or '->')",
+                        tok[i].len, tok[i].s);
+        }
+        if (seen[k]) {
+            return fail(c, tok[i].col, "condition '%s' given twice", keys[k]);
+        }
+        seen[k] = true;
+        {
+            const char *val = eq + 1;
+            int vlen = tok[i].len - klen - 1, rc;
+            if (0 == vlen) {
+                return fail(c, tok[i].col, "condition '%s' has no value", keys[k]);
+            }
+            switch (k) {
+            case K_P: rc = parse_count_range(c, &tok[i], "P", val, vlen, &r->min_P, &r->max_P); break;
+            case K_NODES:
+                rc = parse_count_range(c, &tok[i], "nodes", val, vlen, &r->min_nodes, &r->max_nodes);
+                break;
+            case K_RPN: rc = parse_count_range(c, &tok[i], "rpn", val, vlen, &r->min_rpn, &r->max_rpn); break;
+            case K_OP: rc = parse_ops(c, &tok[i], val, vlen, r); break;
+            default: rc = parse_range(c, &tok[i], "bytes", val, vlen, true, &r->min_bytes, &r->max_bytes); break;
+            }
+            if (0 != rc) {
+                return -1;
+            }
+        }
+    }
+    if (arrow < 0) {
+        const token_t *last = &tok[ntok - 1];
+        return fail(c, last->col + last->len, "missing '-> <algorithm>' at the end of the rule");
+    }
+    if (arrow + 1 >= ntok) {
+        return fail(c, tok[arrow].col, "'->' must be followed by an algorithm name or 'previous'");
+    }
+
+    /* the algorithm */
+    {
+        const token_t *a = &tok[arrow + 1];
+        char name[64];
+        int alg;
+        if (tok_is(a, "previous")) {
+            r->alg = NULL;
+        } else {
+            snprintf(name, sizeof(name), "%.*s", a->len, a->s);
+            alg = mca_coll_loom_alg_find(coll, name);
+            if (alg < 0) {
+                char known[160] = "previous";
+                for (int j = 0; j < mca_coll_loom_num_algs; ++j) {
+                    size_t used = strlen(known);
+                    if (mca_coll_loom_alg_serves(j, coll) && used < sizeof(known)) {
+                        snprintf(known + used, sizeof(known) - used, ", %s", mca_coll_loom_algs[j].name);
+                    }
+                }
+                return fail(c, a->col, "%s has no algorithm '%.*s' (known: %s)", mca_coll_loom_coll_name(coll),
+                            a->len, a->s, known);
+            }
+            r->alg = mca_coll_loom_algs[alg].name;
+        }
+    }
+
+    /* the knob */
+    if (arrow + 2 < ntok) {
+        const token_t *kt = &tok[arrow + 2];
+        const char *eq = memchr(kt->s, '=', (size_t) kt->len);
+        int klen = eq ? (int) (eq - kt->s) : kt->len;
+        const mca_coll_loom_alg_t *a = NULL;
+        size_t v;
+
+        for (int k = 0; k < NKEYS; ++k) {
+            if (eq && (int) strlen(keys[k]) == klen && 0 == strncmp(kt->s, keys[k], (size_t) klen)) {
+                return fail(c, kt->col, "condition '%s' after '->': conditions go before it", keys[k]);
+            }
+        }
+        if (NULL == r->alg) {
+            return fail(c, kt->col, "'previous' takes no knob");
+        }
+        a = &mca_coll_loom_algs[mca_coll_loom_alg_find(coll, r->alg)];
+        if (NULL == eq || NULL == a->knob || (int) strlen(a->knob) != klen ||
+            0 != strncmp(kt->s, a->knob, (size_t) klen)) {
+            if (NULL == a->knob) {
+                return fail(c, kt->col, "algorithm '%s' has no knob", a->name);
+            }
+            return fail(c, kt->col, "'%.*s' is not the knob of '%s' (expected %s=<%d..%d>)", kt->len, kt->s,
+                        a->name, a->knob, a->knob_min, a->knob_max);
+        }
+        if (!parse_number(eq + 1, kt->len - klen - 1, false, &v) || v < (size_t) a->knob_min ||
+            v > (size_t) a->knob_max) {
+            return fail(c, kt->col + klen + 1, "%s must be a number in %d..%d", a->knob, a->knob_min,
+                        a->knob_max);
+        }
+        r->knob = (int) v;
+        if (arrow + 3 < ntok) {
+            return fail(c, tok[arrow + 3].col, "unexpected '%.*s' after the knob", tok[arrow + 3].len,
+                        tok[arrow + 3].s);
+        }
+    }
+    return 0;
+}
+
+int mca_coll_loom_rules_parse(const char *text, mca_coll_loom_ruleset_t *out,
+                              mca_coll_loom_rules_error_t *err)
+{
+    ctx_t c = {.line = 0, .err = err};
+    const char *p = text;
+    int cap = 0;
+
+    out->rules = NULL;
+    out->nrules = 0;
+    memset(err, 0, sizeof(*err));
+
+    while (*p) {
+        const char *eol = strchr(p, '\n');
+        const char *end = eol ? eol : p + strlen(p);
+        const char *hash = memchr(p, '#', (size_t) (end - p));
+        const char *q = p, *stop = hash ? hash : end;
+        token_t tok[MAX_TOKENS];
+        int ntok = 0;
+
+        c.line++;
+        while (q < stop) {
+            while (q < stop && (' ' == *q || '\t' == *q || '\r' == *q)) {
+                q++;
+            }
+            if (q >= stop) {
+                break;
+            }
+            if (ntok == MAX_TOKENS) {
+                mca_coll_loom_rules_free(out);
+                return fail(&c, (int) (q - p) + 1, "too many tokens on one line (at most %d)", MAX_TOKENS);
+            }
+            tok[ntok].s = q;
+            tok[ntok].col = (int) (q - p) + 1;
+            while (q < stop && ' ' != *q && '\t' != *q && '\r' != *q) {
+                q++;
+            }
+            tok[ntok].len = (int) (q - tok[ntok].s);
+            ntok++;
+        }
+        if (ntok > 0) {
+            mca_coll_loom_rule_t r;
+            if (0 != parse_line(&c, tok, ntok, &r)) {
+                mca_coll_loom_rules_free(out);
+                return -1;
+            }
+            if (out->nrules == cap) {
+                int ncap = cap ? 2 * cap : 16;
+                mca_coll_loom_rule_t *nr = realloc(out->rules, (size_t) ncap * sizeof(*nr));
+                if (NULL == nr) {
+                    mca_coll_loom_rules_free(out);
+                    return fail(&c, 1, "out of memory");
+                }
+                out->rules = nr;
+                cap = ncap;
+            }
+            out->rules[out->nrules++] = r;
+        }
+        p = eol ? eol + 1 : end;
+    }
+    return 0;
+}
+
+int mca_coll_loom_rules_load(const char *path, mca_coll_loom_ruleset_t *out,
+                             mca_coll_loom_rules_error_t *err)
+{
+    FILE *f = fopen(path, "r");
+    char *text = NULL;
+    size_t len = 0, cap = 0;
+    int rc;
+
+    out->rules = NULL;
+    out->nrules = 0;
+    memset(err, 0, sizeof(*err));
+    if (NULL == f) {
+        snprintf(err->reason, sizeof(err->reason), "cannot open: %s", strerror(errno));
+        return -1;
+    }
+    for (;;) {
+        size_t n;
+        if (len + 4096 + 1 > cap) {
+            char *nt = realloc(text, cap = 2 * cap + 8192);
+            if (NULL == nt) {
+                free(text);
+                fclose(f);
+                snprintf(err->reason, sizeof(err->reason), "out of memory");
+                return -1;
+            }
+            text = nt;
+        }
+        n = fread(text + len, 1, 4096, f);
+        len += n;
+        if (n < 4096) {
+            break;
+        }
+    }
+    if (ferror(f)) {
+        snprintf(err->reason, sizeof(err->reason), "read error: %s", strerror(errno));
+        free(text);
+        fclose(f);
+        return -1;
+    }
+    fclose(f);
+    text[len] = '\0';
+    if (strlen(text) != len) {
+        /* a NUL inside: not a text file */
+        int line = 1;
+        for (size_t i = 0; i < strlen(text); ++i) {
+            line += '\n' == text[i];
+        }
+        free(text);
+        err->line = line;
+        err->column = 1;
+        snprintf(err->reason, sizeof(err->reason), "NUL byte in the file: not a text file");
+        return -1;
+    }
+    rc = mca_coll_loom_rules_parse(text, out, err);
+    free(text);
+    return rc;
+}
+
+void mca_coll_loom_rules_free(mca_coll_loom_ruleset_t *rs)
+{
+    free(rs->rules);
+    rs->rules = NULL;
+    rs->nrules = 0;
+}
+
+static size_t append(char *buf, size_t len, size_t used, const char *fmt, ...)
+{
+    va_list ap;
+    if (used >= len) {
+        return used;
+    }
+    va_start(ap, fmt);
+    used += (size_t) vsnprintf(buf + used, len - used, fmt, ap);
+    va_end(ap);
+    return used;
+}
+
+static size_t append_range(char *buf, size_t len, size_t used, const char *key, size_t lo, size_t hi,
+                           size_t lo_default, size_t hi_open)
+{
+    if (lo == lo_default && hi == hi_open) {
+        return used;
+    }
+    if (lo == hi) {
+        return append(buf, len, used, " %s=%zu", key, lo);
+    }
+    if (hi == hi_open) {
+        return append(buf, len, used, " %s=%zu-", key, lo);
+    }
+    if (lo == lo_default) {
+        return append(buf, len, used, " %s=-%zu", key, hi);
+    }
+    return append(buf, len, used, " %s=%zu-%zu", key, lo, hi);
+}
+
+void mca_coll_loom_rule_format(const mca_coll_loom_rule_t *r, char *buf, size_t len)
+{
+    static const struct {
+        unsigned bit;
+        const char *yes, *no;
+    } props[] = {
+        {MCA_COLL_LOOM_CALL_COMMUTATIVE, "commutative", "noncommutative"},
+        {MCA_COLL_LOOM_CALL_EXACT, "exact", "inexact"},
+        {MCA_COLL_LOOM_CALL_IDEMPOTENT, "idempotent", "nonidempotent"},
+    };
+    size_t used = 0;
+    bool first = true;
+
+    if (0 == len) {
+        return;
+    }
+    buf[0] = '\0';
+    used = append(buf, len, used, "%s", mca_coll_loom_coll_name(r->coll));
+    /* max 0 (unbounded) is written as an open range; min 0 is the same as min 1 */
+    used = append_range(buf, len, used, "P", (size_t) (r->min_P > 1 ? r->min_P : 1),
+                        r->max_P > 0 ? (size_t) r->max_P : (size_t) INT32_MAX, 1, (size_t) INT32_MAX);
+    used = append_range(buf, len, used, "nodes", (size_t) (r->min_nodes > 1 ? r->min_nodes : 1),
+                        r->max_nodes > 0 ? (size_t) r->max_nodes : (size_t) INT32_MAX, 1, (size_t) INT32_MAX);
+    used = append_range(buf, len, used, "rpn", (size_t) (r->min_rpn > 1 ? r->min_rpn : 1),
+                        r->max_rpn > 0 ? (size_t) r->max_rpn : (size_t) INT32_MAX, 1, (size_t) INT32_MAX);
+    for (size_t i = 0; i < sizeof(props) / sizeof(props[0]); ++i) {
+        if (r->call_mask & props[i].bit) {
+            used = append(buf, len, used, "%s%s", first ? " op=" : ",",
+                          (r->call_value & props[i].bit) ? props[i].yes : props[i].no);
+            first = false;
+        }
+    }
+    used = append_range(buf, len, used, "bytes", r->min_bytes, r->max_bytes, 0, SIZE_MAX);
+    used = append(buf, len, used, " -> %s", NULL == r->alg ? "previous" : r->alg);
+    if (NULL != r->alg && r->knob > 0) {
+        int alg = mca_coll_loom_alg_find(r->coll, r->alg);
+        if (alg >= 0 && NULL != mca_coll_loom_algs[alg].knob) {
+            append(buf, len, used, " %s=%d", mca_coll_loom_algs[alg].knob, r->knob);
+        }
+    }
+}
