@@ -43,15 +43,16 @@ static bool tok_is(const token_t *t, const char *word)
     return (int) strlen(word) == t->len && 0 == strncmp(t->s, word, (size_t) t->len);
 }
 
-/* Parses a decimal number with an optional K/M/G suffix (when allowed) from
- * [s, s+len); returns false on anything else or on overflow. */
-static bool parse_number(const char *s, int len, bool suffix, size_t *out)
+enum { NUM_OK = 0, NUM_SYNTAX, NUM_OVERFLOW };
+
+/* Parses a decimal number with an optional K/M/G suffix (when allowed; either case)
+ * from [s, s+len). */
+static int parse_number(const char *s, int len, bool suffix, size_t *out)
 {
     size_t v = 0, mult = 1;
-    int i = 0;
 
     if (len <= 0) {
-        return false;
+        return NUM_SYNTAX;
     }
     if (suffix) {
         switch (s[len - 1]) {
@@ -62,32 +63,50 @@ static bool parse_number(const char *s, int len, bool suffix, size_t *out)
         }
     }
     if (len <= 0) {
-        return false;
+        return NUM_SYNTAX;
     }
-    for (; i < len; ++i) {
-        if (s[i] < '0' || s[i] > '9' || v > (SIZE_MAX - 9) / 10) {
-            return false;
+    for (int i = 0; i < len; ++i) {
+        if (s[i] < '0' || s[i] > '9') {
+            return NUM_SYNTAX;
         }
-        v = 10 * v + (size_t) (s[i] - '0');
+    }
+    for (int i = 0; i < len; ++i) {
+        size_t d = (size_t) (s[i] - '0');
+        if (v > (SIZE_MAX - d) / 10) {
+            return NUM_OVERFLOW;
+        }
+        v = 10 * v + d;
     }
     if (v > SIZE_MAX / mult) {
-        return false;
+        return NUM_OVERFLOW;
     }
     *out = v * mult;
-    return true;
+    return NUM_OK;
 }
 
-/* N, A-B, A- or -B.  *lo / *hi keep their defaults for an open end. */
+static int number_error(ctx_t *c, int col, const char *key, const char *s, int len, bool bytes, int why)
+{
+    if (NUM_OVERFLOW == why) {
+        return fail(c, col, "%s: '%.*s' is too large", key, len, s);
+    }
+    return fail(c, col, "%s: '%.*s' is not a %s", key, len, s,
+                bytes ? "byte count (digits, optional K/M/G)" : "positive number");
+}
+
+/* N, A-B, A- or -B.  *lo / *hi keep their defaults for an open end; an explicit bound
+ * below `least` is refused before the order of the bounds is looked at. */
 static int parse_range(ctx_t *c, const token_t *t, const char *key, const char *val, int vlen, bool bytes,
-                       size_t *lo, size_t *hi)
+                       size_t least, size_t *lo, size_t *hi)
 {
     const char *dash = memchr(val, '-', (size_t) vlen);
-    int col = t->col + (int) (val - t->s);
+    int col = t->col + (int) (val - t->s), rc;
 
     if (NULL == dash) {
-        if (!parse_number(val, vlen, bytes, lo)) {
-            return fail(c, col, "%s: '%.*s' is not a %s", key, vlen, val,
-                        bytes ? "byte count (digits, optional K/M/G)" : "positive number");
+        if (NUM_OK != (rc = parse_number(val, vlen, bytes, lo))) {
+            return number_error(c, col, key, val, vlen, bytes, rc);
+        }
+        if (*lo < least) {
+            return fail(c, col, "%s: '%.*s' must be at least %zu", key, vlen, val, least);
         }
         *hi = *lo;
     } else {
@@ -95,13 +114,21 @@ static int parse_range(ctx_t *c, const token_t *t, const char *key, const char *
         if (0 == left && 0 == right) {
             return fail(c, col, "%s: '-' needs a bound on at least one side", key);
         }
-        if (left > 0 && !parse_number(val, left, bytes, lo)) {
-            return fail(c, col, "%s: '%.*s' is not a %s", key, left, val,
-                        bytes ? "byte count (digits, optional K/M/G)" : "positive number");
+        if (left > 0) {
+            if (NUM_OK != (rc = parse_number(val, left, bytes, lo))) {
+                return number_error(c, col, key, val, left, bytes, rc);
+            }
+            if (*lo < least) {
+                return fail(c, col, "%s: '%.*s' must be at least %zu", key, left, val, least);
+            }
         }
-        if (right > 0 && !parse_number(dash + 1, right, bytes, hi)) {
-            return fail(c, col + left + 1, "%s: '%.*s' is not a %s", key, right, dash + 1,
-                        bytes ? "byte count (digits, optional K/M/G)" : "positive number");
+        if (right > 0) {
+            if (NUM_OK != (rc = parse_number(dash + 1, right, bytes, hi))) {
+                return number_error(c, col + left + 1, key, dash + 1, right, bytes, rc);
+            }
+            if (*hi < least) {
+                return fail(c, col + left + 1, "%s: '%.*s' must be at least %zu", key, right, dash + 1, least);
+            }
         }
     }
     if (*lo > *hi) {
@@ -115,10 +142,10 @@ static int parse_count_range(ctx_t *c, const token_t *t, const char *key, const 
                              int *min, int *max)
 {
     size_t lo = 1, hi = (size_t) INT32_MAX;
-    if (0 != parse_range(c, t, key, val, vlen, false, &lo, &hi)) {
+    if (0 != parse_range(c, t, key, val, vlen, false, 1, &lo, &hi)) {
         return -1;
     }
-    if (0 == lo || hi > (size_t) INT32_MAX) {
+    if (hi > (size_t) INT32_MAX) {
         return fail(c, t->col + (int) (val - t->s), "%s: '%.*s' must lie in 1..%d", key, vlen, val,
                     INT32_MAX);
     }
@@ -233,7 +260,9 @@ static int parse_line(ctx_t *c, const token_t *tok, int ntok, mca_coll_loom_rule
                 break;
             case K_RPN: rc = parse_count_range(c, &tok[i], "rpn", val, vlen, &r->min_rpn, &r->max_rpn); break;
             case K_OP: rc = parse_ops(c, &tok[i], val, vlen, r); break;
-            default: rc = parse_range(c, &tok[i], "bytes", val, vlen, true, &r->min_bytes, &r->max_bytes); break;
+            default:
+                rc = parse_range(c, &tok[i], "bytes", val, vlen, true, 0, &r->min_bytes, &r->max_bytes);
+                break;
             }
             if (0 != rc) {
                 return -1;
@@ -298,7 +327,7 @@ static int parse_line(ctx_t *c, const token_t *tok, int ntok, mca_coll_loom_rule
             return fail(c, kt->col, "'%.*s' is not the knob of '%s' (expected %s=<%d..%d>)", kt->len, kt->s,
                         a->name, a->knob, a->knob_min, a->knob_max);
         }
-        if (!parse_number(eq + 1, kt->len - klen - 1, false, &v) || v < (size_t) a->knob_min ||
+        if (NUM_OK != parse_number(eq + 1, kt->len - klen - 1, false, &v) || v < (size_t) a->knob_min ||
             v > (size_t) a->knob_max) {
             return fail(c, kt->col + klen + 1, "%s must be a number in %d..%d", a->knob, a->knob_min,
                         a->knob_max);

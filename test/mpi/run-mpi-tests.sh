@@ -27,7 +27,11 @@
 #   3. the default path: no --mca flag at all, loom must serve by default;
 #   4. a negative control: with --mca coll ^loom the test must FAIL (it proves loom
 #      ran, so without loom it cannot pass);
-#   5. a smoke run of loom_bench, when it is built ($LOOM_BENCH_DIR or DIR/../bench).
+#   5. communicator create/free cycles, and valgrind on them;
+#   6. a smoke run of loom_bench, when it is built ($LOOM_BENCH_DIR or DIR/../bench);
+#   7. rules files (coll_loom_rules_file): a good file decides, a malformed or missing
+#      file is reported at MPI_Init and loom keeps its built-in rules, and
+#      coll_loom_dump_rules / coll_loom_verbose 20 show the rules (files in the log dir).
 # Ends with "N passed, M failed" and exits non-zero on any failure.
 
 set -u
@@ -104,7 +108,7 @@ else
 fi
 
 # ---- binaries -------------------------------------------------------------------
-progs="test_allreduce test_barrier test_lifecycle"
+progs="test_allreduce test_barrier test_lifecycle test_rules"
 for p in $progs; do
     if [ ! -x "$bindir/$p" ]; then
         if [ -f "$here/$p.c" ] && command -v mpicc >/dev/null; then
@@ -139,6 +143,11 @@ reap_leftovers() {
     done
 }
 
+# The log file of run NAME.
+log_of() {
+    echo "$logdir/$(echo "$1" | tr -c 'A-Za-z0-9_.=-' '_').log"
+}
+
 # run NAME NP EXPECT(0|nonzero) [mpirun flags...] -- PROGRAM [args...]
 run() {
     local name=$1 np=$2 expect=$3
@@ -148,7 +157,8 @@ run() {
     shift
     local prog=$1
     shift
-    local log="$logdir/$(echo "$name" | tr -c 'A-Za-z0-9_.=-' '_').log"
+    local log
+    log=$(log_of "$name")
     if [ -z "$prog" ]; then
         result FAIL "$name" 0
         return
@@ -175,6 +185,7 @@ run() {
 T_ALL=${bin_test_allreduce:-}
 T_BAR=${bin_test_barrier:-}
 T_LIFE=${bin_test_lifecycle:-}
+T_RULES=${bin_test_rules:-}
 
 # ---- 1. every process count --------------------------------------------------------
 for np in $NPS; do
@@ -228,6 +239,103 @@ done
 if [ -n "$bench" ]; then
     run "loom_bench smoke (allreduce) np=4" 4 0 -- "$bench" -r 1 -s 64 -t 1 -q
     run "loom_bench smoke (barrier) np=3" 3 0 -- "$bench" -c barrier -r 1 -t 1 -q
+fi
+
+# ---- 7. rules files ------------------------------------------------------------------------
+# At np 5 the built-in rules give a 4-byte int sum to dissemination and a 4 KiB one to
+# pairwise, so bruck at 4 bytes and the previous component at 4 KiB can only come from
+# the file, and dissemination at 4 bytes proves a rejected file was not used at all.
+
+# check_log NAME LOG STRING...: one PASS/FAIL line; LOG must contain every STRING (fixed
+# strings).  A missing LOG (the run itself failed to start) fails too.
+check_log() {
+    local name=$1 log=$2 s missing=""
+    shift 2
+    for s in "$@"; do
+        grep -qF -- "$s" "$log" 2>/dev/null || missing+=" [$s]"
+    done
+    if [ -z "$missing" ]; then
+        result PASS "$name" 0
+    else
+        echo "missing from the output:$missing" >>"$log"
+        result FAIL "$name" 0 "$log"
+    fi
+}
+
+# first_line LOG STRING: number of the first line of LOG holding STRING, or 0.
+first_line() {
+    local n
+    n=$(grep -nF -- "$2" "$1" 2>/dev/null | head -n 1 | cut -d: -f1)
+    echo "${n:-0}"
+}
+
+rules_good=$logdir/rules-good.txt
+rules_bad=$logdir/rules-bad.txt
+rules_missing=$logdir/rules-missing.txt
+cat >"$rules_good" <<'EOF_RULES'
+# loom test rules: up to 64 bytes bruck with 3 ports, larger allreduces to the previous component
+allreduce bytes=-64 -> bruck bruck_ports=3
+
+allreduce	bytes=65-	->	previous	# tabs, and a comment after the rule
+EOF_RULES
+cat >"$rules_bad" <<'EOF_RULES'
+# loom test rules: line 3 is malformed ('previous' takes no knob), so the whole file is refused
+allreduce bytes=-64 -> bruck bruck_ports=3
+allreduce bytes=65- -> previous bruck_ports=2
+EOF_RULES
+rm -f "$rules_missing"
+
+# (a) a good file decides
+run "rules file: 4 B -> bruck np=5" 5 0 \
+    --mca coll_loom_rules_file "$rules_good" -- "$T_RULES" bruck 4
+run "rules file: 4 KiB -> previous np=5" 5 0 \
+    --mca coll_loom_rules_file "$rules_good" -- "$T_RULES" previous 4096
+# (b) a malformed file: reported with path:line:column, built-in rules used
+name="rules file malformed (line 3): built-in rules np=5"
+run "$name" 5 0 --mca coll_loom_rules_file "$rules_bad" -- "$T_RULES" dissemination 4
+check_log "rules file malformed: error message at MPI_Init" "$(log_of "$name")" \
+    "coll/loom: $rules_bad:3:" "using the built-in rules"
+# (c) a file that does not exist: reported (no line number), built-in rules used
+name="rules file missing: built-in rules np=5"
+run "$name" 5 0 --mca coll_loom_rules_file "$rules_missing" -- "$T_RULES" dissemination 4
+check_log "rules file missing: error message at MPI_Init" "$(log_of "$name")" \
+    "coll/loom: $rules_missing: " "using the built-in rules"
+# (d) coll_loom_dump_rules: the file's rules, then the built-in ones (the barrier rule
+# and the final allreduce catch-all), printed by one process only
+name="rules file + coll_loom_dump_rules np=5"
+run "$name" 5 0 --mca coll_loom_rules_file "$rules_good" --mca coll_loom_dump_rules 1 \
+    -- "$T_RULES" bruck 4
+log=$(log_of "$name")
+check_log "coll_loom_dump_rules lists the file and built-in rules" "$log" \
+    "allreduce bytes=-64 -> bruck bruck_ports=3" "allreduce bytes=65- -> previous" \
+    "barrier -> dissemination" "allreduce -> previous"
+n_file=$(grep -cF -- "allreduce bytes=-64 -> bruck bruck_ports=3" "$log" 2>/dev/null)
+l_file=$(first_line "$log" "allreduce bytes=65- -> previous")
+l_builtin=$(first_line "$log" "barrier -> dissemination")
+if [ "${n_file:-0}" = 1 ] && [ "$l_file" -gt 0 ] && [ "$l_builtin" -gt "$l_file" ]; then
+    result PASS "coll_loom_dump_rules: once, file rules before built-in" 0
+else
+    echo "dump: file rule printed ${n_file:-0} times; last file rule on line $l_file, built-in barrier rule on line $l_builtin" >>"$log"
+    result FAIL "coll_loom_dump_rules: once, file rules before built-in" 0 "$log"
+fi
+# (e) coll_loom_verbose 20: each call names the rule that chose it
+name="rules file + verbose 20: 4 B np=3"
+run "$name" 3 0 --mca coll_loom_rules_file "$rules_good" --mca coll_loom_verbose 20 \
+    -- "$T_RULES" bruck 4
+check_log "verbose 20 names the rules file line (bruck)" "$(log_of "$name")" \
+    "-> bruck bruck_ports=3 (" "rules file line 2)"
+name="rules file + verbose 20: 4 KiB np=3"
+run "$name" 3 0 --mca coll_loom_rules_file "$rules_good" --mca coll_loom_verbose 20 \
+    -- "$T_RULES" previous 4096
+check_log "verbose 20 names the rules file line (previous)" "$(log_of "$name")" "rules file line 4)"
+name="rules file malformed + verbose 20 np=3"
+run "$name" 3 0 --mca coll_loom_rules_file "$rules_bad" --mca coll_loom_verbose 20 \
+    -- "$T_RULES" dissemination 4
+log=$(log_of "$name")
+if grep -qF "built-in rule #" "$log" && ! grep -qF "rules file line" "$log"; then
+    result PASS "verbose 20 names built-in rules when the file is refused" 0
+else
+    result FAIL "verbose 20 names built-in rules when the file is refused" 0 "$log"
 fi
 
 echo

@@ -67,8 +67,9 @@ static void register_algorithm_param(mca_coll_loom_coll_t coll)
     char name[64], desc[2048];
 
     snprintf(desc, sizeof(desc),
-             "Algorithm loom uses for MPI_%c%s: \"auto\" (loom's built-in rules; they may also "
-             "leave a call to the component selected before loom) or the name of one algorithm:",
+             "Algorithm loom uses for MPI_%c%s: \"auto\" (the rules of coll_loom_rules_file, "
+             "then loom's built-in rules; they may also leave a call to the component selected "
+             "before loom) or the name of one algorithm:",
              cname[0] - 'a' + 'A', cname + 1);
     for (int a = 0, n = 0; a < mca_coll_loom_component.nalgs; ++a) {
         if (mca_coll_loom_alg_serves(a, coll)) {

@@ -1,0 +1,176 @@
+/*
+ * loom: which algorithm served MPI_Allreduce under a rules file (coll_loom_rules_file).
+ *
+ *   mpirun ... --mca coll_loom_rules_file FILE test_rules EXPECT BYTES
+ *
+ * Runs a few MPI_Allreduce of BYTES/4 ints on MPI_COMM_WORLD (three MPI_SUM, one of
+ * them MPI_IN_PLACE, and one MPI_MAX), checks every result, and reads loom's MPI_T
+ * counters around each call: on every rank exactly one counter must move, by one,
+ * and it must be coll_loom_allreduce_<EXPECT>_calls, or, for EXPECT "previous",
+ * coll_loom_allreduce_fallback_calls (the call went to the component selected before
+ * loom).  The rules file itself comes from the command line (see run-mpi-tests.sh);
+ * the program only checks its effect.  Needs at least 2 ranks (a 1-rank
+ * communicator is never served by loom).
+ *
+ * Exit status: 0 when every rank passed, 1 on any failure, 2 on bad usage or when
+ * loom is not loaded.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+
+#include "loom_test_util.h"
+
+static int wrank, wsize, nfail;
+
+#define FAIL(...)                                                                                \
+    do {                                                                                         \
+        if (nfail++ < 10) {                                                                      \
+            fprintf(stderr, "FAIL test_rules rank %d: ", wrank);                                 \
+            fprintf(stderr, __VA_ARGS__);                                                        \
+            fputc('\n', stderr);                                                                 \
+        }                                                                                        \
+    } while (0)
+
+/* A rank's contribution: small positive ints that depend on rank and index. */
+static int input(int rank, int i)
+{
+    return (rank * 13 + i * 7) % 101 + 1;
+}
+
+/* One MPI_Allreduce, its counters and its result. */
+static void one_call(const char *label, MPI_Op op, int in_place, int count, int expect_which,
+                     const char *expect)
+{
+    int *in = malloc((size_t) count * sizeof(int));
+    int *out = malloc((size_t) count * sizeof(int));
+    lt_counts_t before, after;
+    lt_diff_t d;
+    int rc, bad = 0;
+
+    if (NULL == in || NULL == out) {
+        FAIL("%s: out of memory for %d ints", label, count);
+        free(in);
+        free(out);
+        return;
+    }
+    for (int i = 0; i < count; ++i) {
+        in[i] = input(wrank, i);
+        out[i] = in_place ? in[i] : -1;
+    }
+    if (0 != lt_read(LT_ALLREDUCE, &before)) {
+        FAIL("%s: cannot read the counters", label);
+    }
+    rc = MPI_Allreduce(in_place ? MPI_IN_PLACE : in, out, count, MPI_INT, op, MPI_COMM_WORLD);
+    if (0 != lt_read(LT_ALLREDUCE, &after)) {
+        FAIL("%s: cannot read the counters", label);
+    }
+    if (MPI_SUCCESS != rc) {
+        FAIL("%s: MPI_Allreduce returned %d", label, rc);
+    }
+    lt_diff(LT_ALLREDUCE, &before, &after, &d);
+    if (1 != d.changed || expect_which != d.which || 1 != d.delta) {
+        FAIL("%s: counters moved: %s; expected %s+1 and nothing else", label, d.desc,
+             LT_WHICH_FALLBACK == expect_which ? "fallback" : expect);
+    }
+
+    for (int i = 0; i < count && bad < 3; ++i) {
+        long want = 0;
+        for (int r = 0; r < wsize; ++r) {
+            long v = input(r, i);
+            if (MPI_MAX == op) {
+                want = (0 == r || v > want) ? v : want;
+            } else {
+                want += v;
+            }
+        }
+        if (out[i] != want) {
+            FAIL("%s: element %d is %d, expected %ld", label, i, out[i], want);
+            ++bad;
+        }
+    }
+    free(in);
+    free(out);
+}
+
+int main(int argc, char **argv)
+{
+    const char *expect;
+    char *end = NULL;
+    long bytes;
+    int count, which, npv, any;
+    char label[128], file[1024] = "";
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+
+    if (3 != argc || (bytes = strtol(argv[2], &end, 10)) < 4 || '\0' != *end || 0 != bytes % 4
+        || bytes > 64L * 1024 * 1024) {
+        if (0 == wrank) {
+            fprintf(stderr, "usage: %s EXPECT BYTES   (EXPECT: an allreduce algorithm or \"previous\"; "
+                            "BYTES: a multiple of 4, at least 4)\n",
+                    argv[0]);
+        }
+        MPI_Finalize();
+        return 2;
+    }
+    expect = argv[1];
+    count = (int) (bytes / 4);
+    if (wsize < 2) {
+        if (0 == wrank) {
+            fprintf(stderr, "test_rules: needs at least 2 ranks (loom never serves 1 rank)\n");
+        }
+        MPI_Finalize();
+        return 2;
+    }
+
+    npv = lt_init();
+    if (npv <= 0) {
+        if (0 == wrank) {
+            fprintf(stderr, "FAIL test_rules: no coll_loom_* performance variable: loom is not loaded\n");
+        }
+        MPI_Finalize();
+        return 2;
+    }
+    if (0 == strcmp(expect, "previous")) {
+        which = LT_WHICH_FALLBACK;
+        if (!lt_has_fallback(LT_ALLREDUCE)) {
+            FAIL("no counter coll_loom_allreduce_fallback_calls");
+        }
+    } else {
+        which = lt_alg_index(LT_ALLREDUCE, expect);
+        if (which < 0) {
+            if (0 == wrank) {
+                fprintf(stderr, "FAIL test_rules: no counter coll_loom_allreduce_%s_calls (unknown "
+                                "algorithm \"%s\")\n", expect, expect);
+            }
+            MPI_Finalize();
+            return 2;
+        }
+    }
+    if (0 == wrank && MPI_SUCCESS == lt_cvar_read_str("coll_loom_rules_file", file, sizeof(file))) {
+        printf("test_rules: coll_loom_rules_file=\"%s\"\n", file);
+    }
+
+    for (int k = 0; k < 3; ++k) {
+        snprintf(label, sizeof(label), "MPI_SUM #%d of %d ints%s", k + 1, count,
+                 1 == k ? " (MPI_IN_PLACE)" : "");
+        one_call(label, MPI_SUM, 1 == k, count, which, expect);
+    }
+    snprintf(label, sizeof(label), "MPI_MAX of %d ints", count);
+    one_call(label, MPI_MAX, 0, count, which, expect);
+
+    /* every rank must have passed (this last allreduce is not checked) */
+    MPI_Allreduce(&nfail, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (0 == wrank) {
+        printf("test_rules: %d ranks, 4 allreduces of %ld bytes, expected %s%s: %s\n", wsize, bytes,
+               expect, which == LT_WHICH_FALLBACK ? " (fallback counter)" : "",
+               0 == any ? "PASS" : "FAIL");
+    }
+    lt_fini();
+    MPI_Finalize();
+    return 0 == any ? 0 : 1;
+}
