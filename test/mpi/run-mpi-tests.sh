@@ -338,6 +338,29 @@ else
     result FAIL "verbose 20 names built-in rules when the file is refused" 0 "$log"
 fi
 
+# ---- 8. the tuner: its rules file makes loom pick what it measured fastest --------------------
+tuner="$here/../bench/loom-tune"
+if [ -n "$bench" ] && [ -x "$tuner" ] && command -v python3 >/dev/null 2>&1; then
+    tuned_rules="$logdir/tuner.rules"
+    t0=$SECONDS
+    if LOOM_BENCH="$bench" python3 "$tuner" -o "$tuned_rules" -n 4 -s 64 -r 3 -t 2 \
+            --mpirun "$MPIRUN --oversubscribe --bind-to none" >"$logdir/tuner.log" 2>&1; then
+        result PASS "loom-tune writes a rules file (np=4, up to 64 B)" $((SECONDS - t0))
+        # the integer-sum rule for 4 bytes: "allreduce P=4 op=commutative,exact bytes=0-... -> ALG [knob]"
+        want=$(awk '/^allreduce P=4 op=commutative,exact bytes=0-/ { for (i = 1; i <= NF; i++) if ($i == "->") { print $(i + 1); exit } }' "$tuned_rules")
+        if [ -n "$want" ]; then
+            run "loom-tune's file selects its measured winner ($want) np=4" 4 0 \
+                --mca coll_loom_rules_file "$tuned_rules" -- "$T_RULES" "$want" 4
+        else
+            result FAIL "loom-tune wrote no rule for a 4-byte integer sum" 0 "$tuned_rules"
+        fi
+    else
+        result FAIL "loom-tune writes a rules file (np=4, up to 64 B)" $((SECONDS - t0)) "$logdir/tuner.log"
+    fi
+else
+    result FAIL "loom-tune, loom_bench or python3 missing" 0
+fi
+
 echo
 if [ $fail -gt 0 ]; then
     echo "failed runs:"
