@@ -20,9 +20,13 @@
 const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
     {BARRIER, .max_bytes = SIZE_MAX, .alg = "dissemination"},
     /* two ranks: every algorithm is one exchange, pairwise has the fewest copies;
-     * above 2 KiB tuned's ring sends halves, which stay under the shared-memory
+     * from 2 to 8 KiB tuned's ring sends halves, which stay under the shared-memory
      * eager limit where a whole vector does not (1.8x faster at 4 KiB here) */
     {ALLREDUCE, .max_bytes = 2048, .min_P = 2, .max_P = 2, .alg = "pairwise"},
+    {ALLREDUCE, .max_bytes = 8191, .min_P = 2, .max_P = 2, .alg = NULL},
+    /* 8-64 KiB: both go rendezvous, and one whole exchange beats the ring's two steps
+     * (0.75-0.94x tuned at np 2 in docs/performance.md) */
+    {ALLREDUCE, .min_bytes = 8192, .max_bytes = 65536, .min_P = 2, .max_P = 2, .alg = "pairwise"},
     {ALLREDUCE, .max_bytes = SIZE_MAX, .min_P = 2, .max_P = 2, .alg = NULL},
     /* latency-bound: fewest rounds (ceil(log_{n+1} P)); dissemination refuses the
      * (n, P) without an adaption, and Bruck serves every P */

@@ -291,7 +291,11 @@ static void test_decide(void)
             for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); ++si) {
                 for (size_t ci = 0; ci < sizeof(calls) / sizeof(calls[0]); ++ci) {
                     for (int forced = -1; forced < mca_coll_loom_num_algs; ++forced) {
-                        mca_coll_loom_params_t p = {.P = P, .call = calls[ci]};
+                        /* shapes: one node, P nodes of one rank, and nodes of 4 ranks */
+                        const int shape = (int) ((si + ci) % 3);
+                        mca_coll_loom_params_t p = {.P = P, .call = calls[ci],
+                                                    .nodes = 0 == shape ? 1 : 1 == shape ? P : (P + 3) / 4,
+                                                    .rpn = 0 == shape ? P : 1 == shape ? 1 : (P < 4 ? P : 4)};
                         mca_coll_loom_choice_t ch;
                         if (forced >= 0 && !mca_coll_loom_alg_serves(forced, coll)) {
                             continue;

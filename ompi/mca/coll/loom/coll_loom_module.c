@@ -271,8 +271,9 @@ static mca_coll_loom_sched_entry_t *cache_get(mca_coll_loom_module_t *m,
     return e;
 }
 
-static void print_call(mca_coll_loom_coll_t coll, struct ompi_communicator_t *comm, size_t bytes,
-                       unsigned call, const mca_coll_loom_choice_t *choice, const char *note)
+static void print_call(const mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll,
+                       struct ompi_communicator_t *comm, size_t bytes, unsigned call,
+                       const mca_coll_loom_choice_t *choice, const char *note)
 {
     char knob[48] = "", why[96];
     /* call shape: Commutative, Exact, Idempotent, inVertible */
@@ -299,9 +300,10 @@ static void print_call(mca_coll_loom_coll_t coll, struct ompi_communicator_t *co
         snprintf(why, sizeof(why), "%s", NULL != choice->why ? choice->why : "?");
     }
     opal_output(mca_coll_loom_component.output,
-                "coll/loom: %s cid %u rank %d: bytes=%zu P=%d call=%s -> %s%s (%s%s%s%s)",
+                "coll/loom: %s cid %u rank %d: bytes=%zu P=%d nodes=%d rpn=%d call=%s -> %s%s (%s%s%s%s)",
                 mca_coll_loom_coll_name(coll), (unsigned) comm->c_contextid, ompi_comm_rank(comm),
-                bytes, ompi_comm_size(comm), flags, alg, knob, why,
+                bytes, ompi_comm_size(comm), m->have_topo ? m->topo.nnodes : 0,
+                m->have_topo ? m->topo.max_per_node : 0, flags, alg, knob, why,
                 NULL != choice->refused ? "; forced algorithm refused: " : "",
                 NULL != choice->refused ? choice->refused : "", NULL != note ? note : "");
 }
@@ -351,14 +353,14 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,
         *choice = m->last[coll].choice;
         if (NULL == e) {
             if (MCA_COLL_LOOM_VERBOSE(20)) {
-                print_call(coll, comm, bytes, call, choice, NULL);
+                print_call(m, coll, comm, bytes, call, choice, NULL);
             }
             return NULL;
         }
         if (e->used && e->alg == choice->alg && e->knob == choice->knob && e->call == call) {
             e->stamp = ++m->clock;
             if (MCA_COLL_LOOM_VERBOSE(20)) {
-                print_call(coll, comm, bytes, call, choice, NULL);
+                print_call(m, coll, comm, bytes, call, choice, NULL);
             }
             return &e->sched;
         }
@@ -382,7 +384,7 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,
         choice->alg = -1;
         remember(m, coll, bytes, call, forced, knobs, choice, NULL);
         if (MCA_COLL_LOOM_VERBOSE(20)) {
-            print_call(coll, comm, bytes, call, choice, NULL);
+            print_call(m, coll, comm, bytes, call, choice, NULL);
         }
         return NULL;
     }
@@ -399,7 +401,7 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,
                                 params.P, params.rank, params.knob, e->rc);
         }
         if (MCA_COLL_LOOM_VERBOSE(20)) {
-            print_call(coll, comm, bytes, call, choice,
+            print_call(m, coll, comm, bytes, call, choice,
                        "; schedule build failed, previous component");
         }
         choice->alg = -1;
@@ -408,7 +410,7 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,
 
     remember(m, coll, bytes, call, forced, knobs, choice, e);
     if (MCA_COLL_LOOM_VERBOSE(20)) {
-        print_call(coll, comm, bytes, call, choice, NULL);
+        print_call(m, coll, comm, bytes, call, choice, NULL);
     }
     return &e->sched;
 }
