@@ -16,6 +16,7 @@
 
 #include <mpi.h>
 #include <stddef.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +79,16 @@ static int lt_dup_with_pref(MPI_Comm base, const char *pref, MPI_Comm *out);
 /* The knob variable of an algorithm ("coll_loom_dissemination_ways" for
  * "dissemination", "coll_loom_bruck_ports" for "bruck"), or NULL. */
 static const char *lt_knob_cvar(const char *alg);
+
+/* Failure reporting shared by the test programs: counts every failure, prints the
+ * first lt_max_report of them, one write per line so ranks do not interleave. */
+static long lt_nfail;
+static int lt_max_report = 25;
+static void lt_fail(int wrank, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 
 /* One forced setting: coll_loom_<coll>_algorithm = alg, and, when n > 0, alg's knob
  * = n; the other knob parameters go back to their defaults (those > 0 only: a
@@ -517,6 +528,21 @@ LT_MAYBE_UNUSED static void lt_restore_settings(const char *alg_cvar, const char
     lt_cvar_write_str(alg_cvar, default_alg);
     if (default_ways > 0) lt_cvar_write_int("coll_loom_dissemination_ways", default_ways);
     if (default_ports > 0) lt_cvar_write_int("coll_loom_bruck_ports", default_ports);
+}
+
+
+LT_MAYBE_UNUSED static void lt_fail(int wrank, const char *fmt, ...)
+{
+    lt_nfail++;
+    if (lt_nfail <= lt_max_report) {
+        char msg[1024];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        fprintf(stderr, "FAIL [world rank %d] %s\n", wrank, msg);
+        fflush(stderr);
+    }
 }
 
 #endif /* LOOM_TEST_UTIL_H */

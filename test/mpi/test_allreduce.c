@@ -525,27 +525,10 @@ static void setup_types(void)
 /* failures                                                                  */
 
 static int wrank, wsize;
-static long nfail = 0, nchecks = 0, ncalls = 0;
-static int max_report = 25;
+static long nchecks = 0, ncalls = 0;
 static int verbose = 0;
 
-#if defined(__GNUC__)
-__attribute__((format(printf, 1, 2)))
-#endif
-static void FAIL(const char *fmt, ...)
-{
-    nfail++;
-    if (nfail <= max_report) {
-        char msg[1024];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(msg, sizeof(msg), fmt, ap);
-        va_end(ap);
-        /* one write per failure, so lines of different ranks do not interleave */
-        fprintf(stderr, "FAIL [world rank %d] %s\n", wrank, msg);
-        fflush(stderr);
-    }
-}
+#define FAIL(...) lt_fail(wrank, __VA_ARGS__)
 
 /* ------------------------------------------------------------------------- */
 /* communicators and algorithm settings                                      */
@@ -1045,7 +1028,7 @@ int main(int argc, char **argv)
         if (0 == strcmp(argv[i], "--env-alg") && i + 1 < argc) env_alg = argv[++i];
         else if (0 == strcmp(argv[i], "--default-check")) default_check = 1;
         else if (0 == strcmp(argv[i], "-v")) verbose = 1;
-        else if (0 == strcmp(argv[i], "--max-report") && i + 1 < argc) max_report = atoi(argv[++i]);
+        else if (0 == strcmp(argv[i], "--max-report") && i + 1 < argc) lt_max_report = atoi(argv[++i]);
         else {
             if (wrank == 0) fprintf(stderr, "usage: %s [--env-alg NAME | --default-check] [-v] [--max-report N]\n", argv[0]);
             MPI_Finalize();
@@ -1148,7 +1131,7 @@ int main(int argc, char **argv)
     }
 
     /* Every rank's verdict, over a communicator loom does not serve. */
-    long tot[4] = {nfail, nchecks, ncalls, userop_bad_calls}, sum[4];
+    long tot[4] = {lt_nfail, nchecks, ncalls, userop_bad_calls}, sum[4];
     MPI_Allreduce(tot, sum, 4, MPI_LONG, MPI_SUM, cs[0].oracle);
     if (wrank == 0) {
         printf("test_allreduce np=%d mode=%s: %ld allreduce calls, %ld checks, %ld failures (%.1f s)\n", wsize,

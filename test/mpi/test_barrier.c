@@ -58,26 +58,10 @@
 #include "loom_test_util.h"
 
 static int wrank, wsize;
-static long nfail = 0, nchecks = 0, nbarriers = 0;
-static int max_report = 25, verbose = 0, iters = 8, use_rma = 1;
+static long nchecks = 0, nbarriers = 0;
+static int verbose = 0, iters = 8, use_rma = 1;
 
-#if defined(__GNUC__)
-__attribute__((format(printf, 1, 2)))
-#endif
-static void FAIL(const char *fmt, ...)
-{
-    nfail++;
-    if (nfail <= max_report) {
-        char msg[1024];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(msg, sizeof(msg), fmt, ap);
-        va_end(ap);
-        /* one write per failure, so lines of different ranks do not interleave */
-        fprintf(stderr, "FAIL [world rank %d] %s\n", wrank, msg);
-        fflush(stderr);
-    }
-}
+#define FAIL(...) lt_fail(wrank, __VA_ARGS__)
 
 typedef struct {
     const char *name;
@@ -298,7 +282,7 @@ int main(int argc, char **argv)
         else if (0 == strcmp(argv[i], "--iters") && i + 1 < argc) iters = atoi(argv[++i]);
         else if (0 == strcmp(argv[i], "--no-rma")) use_rma = 0;
         else if (0 == strcmp(argv[i], "-v")) verbose = 1;
-        else if (0 == strcmp(argv[i], "--max-report") && i + 1 < argc) max_report = atoi(argv[++i]);
+        else if (0 == strcmp(argv[i], "--max-report") && i + 1 < argc) lt_max_report = atoi(argv[++i]);
         else {
             if (wrank == 0)
                 fprintf(stderr, "usage: %s [--env-alg NAME | --default-check] [--iters K] [--no-rma] [-v]\n", argv[0]);
@@ -403,7 +387,7 @@ int main(int argc, char **argv)
         restore_defaults();
     }
 
-    long tot[3] = {nfail, nchecks, nbarriers}, sum[3];
+    long tot[3] = {lt_nfail, nchecks, nbarriers}, sum[3];
     MPI_Allreduce(tot, sum, 3, MPI_LONG, MPI_SUM, cs[0].oracle);
     if (wrank == 0) {
         printf("test_barrier np=%d mode=%s: %ld barriers, %ld checks, %ld failures (clock witness %s, RMA witness %s) "

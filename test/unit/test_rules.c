@@ -33,19 +33,7 @@
 #include "opal/loom/loom_registry.h"
 #include "opal/loom/loom_rules.h"
 
-static int failures, checks;
-
-#define CHECK(cond, ...)                                                                         \
-    do {                                                                                         \
-        ++checks;                                                                                \
-        if (!(cond)) {                                                                           \
-            if (failures++ < 100) {                                                              \
-                fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                             \
-                fprintf(stderr, __VA_ARGS__);                                                    \
-                fputc('\n', stderr);                                                             \
-            }                                                                                    \
-        }                                                                                        \
-    } while (0)
+#include "unit_check.h"
 
 #define C MCA_COLL_LOOM_CALL_COMMUTATIVE
 #define E MCA_COLL_LOOM_CALL_EXACT

@@ -18,18 +18,7 @@
 #include "opal/loom/loom_topo.h"
 #include "opal/loom/loom_verify.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                                         \
-    do {                                                                                         \
-        if (!(cond)) {                                                                           \
-            if (failures++ < 50) {                                                               \
-                fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                             \
-                fprintf(stderr, __VA_ARGS__);                                                    \
-                fputc('\n', stderr);                                                             \
-            }                                                                                    \
-        }                                                                                        \
-    } while (0)
+#include "unit_check.h"
 
 #define C  MCA_COLL_LOOM_CALL_COMMUTATIVE
 #define E  MCA_COLL_LOOM_CALL_EXACT
