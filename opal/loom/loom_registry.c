@@ -43,6 +43,15 @@ const mca_coll_loom_alg_t mca_coll_loom_algs[] = {
         .reference = "seed 000, section III.C",
         .build = mca_coll_loom_build_bruck,
     },
+    {
+        .name = "ring",
+        .colls = COLL_BIT(MCA_COLL_LOOM_COLL_ALLREDUCE),
+        .needs = MCA_COLL_LOOM_NEEDS_COMMUTATIVE,
+        .description = "ring reduce-scatter + allgather (2(P-1)/P of the vector per rank); "
+                       "bit-identical, commutative ops",
+        .reference = "seed 002, section IV.A",
+        .build = mca_coll_loom_build_ring,
+    },
 };
 
 const int mca_coll_loom_num_algs = (int) (sizeof(mca_coll_loom_algs) / sizeof(mca_coll_loom_algs[0]));

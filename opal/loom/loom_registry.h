@@ -85,6 +85,7 @@ int mca_coll_loom_build_pairwise(mca_coll_loom_sched_t *s, const mca_coll_loom_p
 int mca_coll_loom_build_dissemination(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);
 bool mca_coll_loom_dissemination_can_serve(const mca_coll_loom_params_t *p);
 int mca_coll_loom_build_bruck(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);
+int mca_coll_loom_build_ring(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);
 
 /* The adaption of seed 000, Theorem 1, for (n, P): the last round takes s-1 full
  * partial results, a prefix of `send_prefix` contributions from sender s, and the

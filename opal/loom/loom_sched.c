@@ -22,18 +22,21 @@ void mca_coll_loom_sched_reset(mca_coll_loom_sched_t *s)
 {
     s->nops = 0;
     s->nslots = 0;
+    s->nblocks = 0;
     s->max_inflight = 0;
     s->rounds = 0;
     s->input_after_result = false;
     s->error = MCA_COLL_LOOM_OK;
 }
 
-static void sched_append(mca_coll_loom_sched_t *s, int kind, int src, int dst, int peer)
+static void sched_append_blk(mca_coll_loom_sched_t *s, int kind, int src, int dst, int peer, int blk,
+                             int nblk)
 {
     if (MCA_COLL_LOOM_OK != s->error) {
         return;
     }
-    if (src < 0 || src >= MCA_COLL_LOOM_MAX_SLOTS || dst < 0 || dst >= MCA_COLL_LOOM_MAX_SLOTS) {
+    if (src < 0 || src >= MCA_COLL_LOOM_MAX_SLOTS || dst < 0 || dst >= MCA_COLL_LOOM_MAX_SLOTS ||
+        nblk < 0 || (nblk > 0 && (blk < 0 || blk + nblk > s->nblocks))) {
         s->error = MCA_COLL_LOOM_ERR_BADPARAM;
         return;
     }
@@ -47,8 +50,45 @@ static void sched_append(mca_coll_loom_sched_t *s, int kind, int src, int dst, i
         s->ops = ops;
         s->cap = cap;
     }
-    s->ops[s->nops++] = (mca_coll_loom_op_t) {
-        .kind = (uint8_t) kind, .src = (uint8_t) src, .dst = (uint8_t) dst, .peer = peer};
+    s->ops[s->nops++] = (mca_coll_loom_op_t) {.kind = (uint8_t) kind, .src = (uint8_t) src,
+                                               .dst = (uint8_t) dst, .peer = peer, .blk = blk,
+                                               .nblk = nblk};
+}
+
+static void sched_append(mca_coll_loom_sched_t *s, int kind, int src, int dst, int peer)
+{
+    sched_append_blk(s, kind, src, dst, peer, 0, 0);
+}
+
+void mca_coll_loom_sched_set_blocks(mca_coll_loom_sched_t *s, int nblocks)
+{
+    if (nblocks < 1) {
+        s->error = MCA_COLL_LOOM_ERR_BADPARAM;
+        return;
+    }
+    s->nblocks = nblocks;
+}
+
+void mca_coll_loom_sched_send_blk(mca_coll_loom_sched_t *s, int peer, int slot, int blk, int nblk)
+{
+    sched_append_blk(s, MCA_COLL_LOOM_OP_SEND, slot, slot, peer, blk, nblk > 0 ? nblk : -1);
+}
+
+void mca_coll_loom_sched_recv_blk(mca_coll_loom_sched_t *s, int peer, int slot, int blk, int nblk)
+{
+    sched_append_blk(s, MCA_COLL_LOOM_OP_RECV, slot, slot, peer, blk, nblk > 0 ? nblk : -1);
+}
+
+void mca_coll_loom_sched_copy_blk(mca_coll_loom_sched_t *s, int src, int dst, int blk, int nblk)
+{
+    if (src != dst) {
+        sched_append_blk(s, MCA_COLL_LOOM_OP_COPY, src, dst, -1, blk, nblk > 0 ? nblk : -1);
+    }
+}
+
+void mca_coll_loom_sched_reduce_blk(mca_coll_loom_sched_t *s, int src, int dst, int blk, int nblk)
+{
+    sched_append_blk(s, MCA_COLL_LOOM_OP_REDUCE, src, dst, -1, blk, nblk > 0 ? nblk : -1);
 }
 
 void mca_coll_loom_sched_send(mca_coll_loom_sched_t *s, int peer, int slot)

@@ -18,6 +18,12 @@
  * Messages between a pair of ranks match in the order they are posted (MPI
  * non-overtaking with a single tag).  A slot with a transfer in flight is not touched
  * by a local operation before the WAIT that completes it.
+ *
+ * Blocks: a schedule may split every slot into `nblocks` blocks (the call's count
+ * divided as evenly as possible, the first count % nblocks blocks one element
+ * longer).  An op with nblk > 0 then covers blocks blk .. blk+nblk-1 of its slots
+ * only; nblk == 0 means the whole slot.  An op whose range holds no element (count
+ * smaller than nblocks) is skipped on both sides of a transfer alike.
  */
 #ifndef MCA_COLL_LOOM_SCHED_H
 #define MCA_COLL_LOOM_SCHED_H
@@ -46,6 +52,8 @@ typedef struct {
     uint8_t src;   /* slot read (SEND, COPY, REDUCE*, UNREDUCE) */
     uint8_t dst;   /* slot written (RECV, COPY, REDUCE*, UNREDUCE) */
     int32_t peer;  /* SEND / RECV only */
+    int32_t blk;   /* first block (when nblk > 0) */
+    int32_t nblk;  /* blocks covered; 0: the whole slot */
 } mca_coll_loom_op_t;
 
 typedef struct {
@@ -53,6 +61,7 @@ typedef struct {
     int nops;
     int cap;
     int nslots;           /* highest slot used + 1 (at least 2) */
+    int nblocks;          /* blocks per slot for ops with nblk > 0 (0: none used) */
     int max_inflight;     /* most transfers started between two WAITs */
     int rounds;           /* number of WAITs: communication rounds of this rank */
     bool input_after_result; /* INPUT is read after RESULT is first written, so an
@@ -77,6 +86,22 @@ void mca_coll_loom_sched_copy(mca_coll_loom_sched_t *s, int src, int dst);
 void mca_coll_loom_sched_reduce(mca_coll_loom_sched_t *s, int src, int dst);
 void mca_coll_loom_sched_reduce_r(mca_coll_loom_sched_t *s, int src, int dst);
 void mca_coll_loom_sched_unreduce(mca_coll_loom_sched_t *s, int src, int dst);
+
+/* Block-range variants (blocks blk .. blk+nblk-1 of the slots, nblk >= 1); the
+ * schedule's block count is set first with mca_coll_loom_sched_set_blocks(). */
+void mca_coll_loom_sched_set_blocks(mca_coll_loom_sched_t *s, int nblocks);
+void mca_coll_loom_sched_send_blk(mca_coll_loom_sched_t *s, int peer, int slot, int blk, int nblk);
+void mca_coll_loom_sched_recv_blk(mca_coll_loom_sched_t *s, int peer, int slot, int blk, int nblk);
+void mca_coll_loom_sched_copy_blk(mca_coll_loom_sched_t *s, int src, int dst, int blk, int nblk);
+void mca_coll_loom_sched_reduce_blk(mca_coll_loom_sched_t *s, int src, int dst, int blk, int nblk);
+
+/* First element of block b when `count` elements are split into `nblocks` blocks
+ * (b may equal nblocks: the end). */
+static inline size_t mca_coll_loom_block_start(size_t count, int nblocks, int b)
+{
+    size_t q = count / (size_t) nblocks, r = count % (size_t) nblocks;
+    return (size_t) b * q + ((size_t) b < r ? (size_t) b : r);
+}
 
 /* Orders each run of transfers receives-first (the executor sends the last one of
  * a step blocking), computes nslots, max_inflight, rounds and input_after_result;

@@ -24,8 +24,10 @@ typedef struct {
 
 typedef struct msg {
     int src, dst;
-    content_t data;       /* captured at post time (sends) */
-    int slot;             /* receive slot (receives) */
+    content_t *data;      /* [n] captured at post time (sends) */
+    int slot;             /* the slot sent or received */
+    int b0, n;            /* its block range */
+    int op_blk, op_nblk;  /* as written in the schedule: both sides must agree */
     bool is_send;
     bool matched;
     struct msg *peer;     /* the matching op */
@@ -35,7 +37,8 @@ typedef struct msg {
 
 typedef struct {
     mca_coll_loom_sched_t sched;
-    content_t slots[MCA_COLL_LOOM_MAX_SLOTS];
+    content_t *slots[MCA_COLL_LOOM_MAX_SLOTS]; /* [nb] blocks of each slot in use */
+    int nb;               /* blocks per slot (1 for unblocked schedules) */
     msg_t **pending;      /* transfers started since the last WAIT */
     int npending;
     int pc;
@@ -156,7 +159,7 @@ static content_t *slot_of(rank_t *r, int slot)
     if (r->alias && MCA_COLL_LOOM_SLOT_INPUT == slot) {
         slot = MCA_COLL_LOOM_SLOT_RESULT;
     }
-    return &r->slots[slot];
+    return r->slots[slot];
 }
 
 static int phys(const rank_t *r, int slot)
@@ -164,14 +167,21 @@ static int phys(const rank_t *r, int slot)
     return (r->alias && MCA_COLL_LOOM_SLOT_INPUT == slot) ? MCA_COLL_LOOM_SLOT_RESULT : slot;
 }
 
-/* A local op may not touch a slot with a transfer in flight (reads of a slot being
+/* The blocks an op covers. */
+static void op_range(const rank_t *r, const mca_coll_loom_op_t *op, int *b0, int *n)
+{
+    *b0 = op->nblk > 0 ? op->blk : 0;
+    *n = op->nblk > 0 ? op->nblk : r->nb;
+}
+
+/* A local op may not touch blocks with a transfer in flight (reads of blocks being
  * sent are fine). */
-static bool busy(const rank_t *r, int slot, bool write)
+static bool busy(const rank_t *r, int slot, int b0, int n, bool write)
 {
     for (int i = 0; i < r->npending; ++i) {
         const msg_t *m = r->pending[i];
-        int s = phys(r, m->slot);
-        if (s == phys(r, slot) && (write || !m->is_send)) {
+        if (phys(r, m->slot) == phys(r, slot) && b0 < m->b0 + m->n && m->b0 < b0 + n &&
+            (write || !m->is_send)) {
             return true;
         }
     }
@@ -216,6 +226,11 @@ static void match_channel(sim_t *sim, int src, int dst)
 {
     while (has_from(sim->sendq[dst], src) && has_from(sim->recvq[dst], src)) {
         msg_t *s = take_first(&sim->sendq[dst], src), *r = take_first(&sim->recvq[dst], src);
+        if (s->op_blk != r->op_blk || s->op_nblk != r->op_nblk) {
+            /* blocks of different index can differ by one element: a truncation */
+            fail(sim, "rank %d sends blocks %d+%d to rank %d, which receives blocks %d+%d", src, s->op_blk,
+                 s->op_nblk, dst, r->op_blk, r->op_nblk);
+        }
         s->matched = r->matched = true;
         s->peer = r;
         r->peer = s;
@@ -231,25 +246,33 @@ static void step_op(sim_t *sim, int me, const mca_coll_loom_op_t *op)
     case MCA_COLL_LOOM_OP_SEND:
     case MCA_COLL_LOOM_OP_RECV: {
         bool send = MCA_COLL_LOOM_OP_SEND == op->kind;
+        int slot = send ? op->src : op->dst, b0, n;
+        content_t *c = slot_of(r, slot);
         msg_t *m;
+        op_range(r, op, &b0, &n);
         if (op->peer < 0 || op->peer >= P || op->peer == me) {
             fail(sim, "rank %d: op %d: bad peer %d", me, r->pc, op->peer);
             return;
         }
-        if (send && !slot_of(r, op->src)->defined) {
-            fail(sim, "rank %d: op %d sends undefined slot %d", me, r->pc, op->src);
+        for (int b = b0; send && b < b0 + n; ++b) {
+            if (!c[b].defined) {
+                fail(sim, "rank %d: op %d sends undefined slot %d block %d", me, r->pc, slot, b);
+                return;
+            }
+        }
+        if (!send && busy(r, slot, b0, n, false)) {
+            fail(sim, "rank %d: op %d receives into slot %d while it is in flight", me, r->pc, slot);
             return;
         }
-        if (!send && busy(r, op->dst, false)) {
-            fail(sim, "rank %d: op %d receives into slot %d while it is in flight", me, r->pc, op->dst);
-            return;
-        }
-        if (!send && busy(r, op->dst, true)) {
-            fail(sim, "rank %d: op %d receives into slot %d while it is being sent", me, r->pc, op->dst);
+        if (!send && busy(r, slot, b0, n, true)) {
+            fail(sim, "rank %d: op %d receives into slot %d while it is being sent", me, r->pc, slot);
             return;
         }
         m = calloc(1, sizeof(*m));
-        if (NULL == m || (send && !content_alloc(sim, &m->data))) {
+        if (NULL != m && send) {
+            m->data = calloc((size_t) n, sizeof(content_t));
+        }
+        if (NULL == m || (send && NULL == m->data)) {
             free(m);
             fail(sim, "out of memory");
             return;
@@ -259,13 +282,25 @@ static void step_op(sim_t *sim, int me, const mca_coll_loom_op_t *op)
         m->is_send = send;
         m->src = send ? me : op->peer;
         m->dst = send ? op->peer : me;
-        m->slot = send ? op->src : op->dst;
+        m->slot = slot;
+        m->b0 = b0;
+        m->n = n;
+        m->op_blk = op->nblk > 0 ? op->blk : -1;
+        m->op_nblk = op->nblk;
         if (send) {
-            content_copy(sim, &m->data, slot_of(r, op->src));
+            for (int b = 0; b < n; ++b) {
+                if (!content_alloc(sim, &m->data[b])) {
+                    fail(sim, "out of memory");
+                    return;
+                }
+                content_copy(sim, &m->data[b], &c[b0 + b]);
+            }
             enqueue(&sim->sendq[m->dst], m);
             sim->stats->messages++;
         } else {
-            slot_of(r, op->dst)->defined = false; /* arrives at the matching WAIT */
+            for (int b = b0; b < b0 + n; ++b) {
+                c[b].defined = false; /* arrives at the matching WAIT */
+            }
             enqueue(&sim->recvq[m->dst], m);
         }
         r->pending[r->npending++] = m;
@@ -276,34 +311,39 @@ static void step_op(sim_t *sim, int me, const mca_coll_loom_op_t *op)
     case MCA_COLL_LOOM_OP_REDUCE:
     case MCA_COLL_LOOM_OP_REDUCE_R:
     case MCA_COLL_LOOM_OP_UNREDUCE: {
-        content_t *src = slot_of(r, op->src), *dst = slot_of(r, op->dst);
+        content_t *srcs = slot_of(r, op->src), *dsts = slot_of(r, op->dst);
         bool reads_dst = MCA_COLL_LOOM_OP_COPY != op->kind;
-        if (busy(r, op->src, MCA_COLL_LOOM_OP_REDUCE_R == op->kind) || busy(r, op->dst, true)) {
+        int b0, n;
+        op_range(r, op, &b0, &n);
+        if (busy(r, op->src, b0, n, MCA_COLL_LOOM_OP_REDUCE_R == op->kind) || busy(r, op->dst, b0, n, true)) {
             fail(sim, "rank %d: op %d touches a slot with a transfer in flight", me, r->pc);
             return;
         }
-        if (!src->defined || (reads_dst && !dst->defined)) {
-            fail(sim, "rank %d: op %d reads an undefined slot", me, r->pc);
-            return;
-        }
-        if (MCA_COLL_LOOM_OP_COPY == op->kind) {
-            if (src != dst) {
-                content_copy(sim, dst, src);
-            }
-            break;
-        }
-        if (src == dst) {
+        if (MCA_COLL_LOOM_OP_COPY != op->kind && srcs == dsts) {
             fail(sim, "rank %d: op %d combines a slot with itself", me, r->pc);
             return;
         }
-        sim->stats->reductions++;
-        if (MCA_COLL_LOOM_OP_REDUCE == op->kind) {
-            content_combine(sim, dst, src, dst, 1);
-        } else if (MCA_COLL_LOOM_OP_REDUCE_R == op->kind) {
-            content_combine(sim, dst, dst, src, 1);
-            src->defined = false; /* the executor may have used it as the accumulator */
-        } else {
-            content_combine(sim, dst, dst, src, -1);
+        for (int b = b0; b < b0 + n; ++b) {
+            content_t *src = &srcs[b], *dst = &dsts[b];
+            if (!src->defined || (reads_dst && !dst->defined)) {
+                fail(sim, "rank %d: op %d reads an undefined slot (block %d)", me, r->pc, b);
+                return;
+            }
+            if (MCA_COLL_LOOM_OP_COPY == op->kind) {
+                if (src != dst) {
+                    content_copy(sim, dst, src);
+                }
+                continue;
+            }
+            sim->stats->reductions++;
+            if (MCA_COLL_LOOM_OP_REDUCE == op->kind) {
+                content_combine(sim, dst, src, dst, 1);
+            } else if (MCA_COLL_LOOM_OP_REDUCE_R == op->kind) {
+                content_combine(sim, dst, dst, src, 1);
+                src->defined = false; /* the executor may have used it as the accumulator */
+            } else {
+                content_combine(sim, dst, dst, src, -1);
+            }
         }
         break;
     }
@@ -330,8 +370,11 @@ static bool advance(sim_t *sim, int me)
             for (int i = 0; i < r->npending; ++i) {
                 msg_t *m = r->pending[i];
                 if (!m->is_send) {
-                    content_copy(sim, slot_of(r, m->slot), &m->peer->data);
-                    content_free(sim, &m->peer->data);
+                    content_t *c = slot_of(r, m->slot);
+                    for (int b = 0; b < m->n; ++b) {
+                        content_copy(sim, &c[m->b0 + b], &m->peer->data[b]);
+                        content_free(sim, &m->peer->data[b]);
+                    }
                 }
             }
             r->npending = 0;
@@ -421,8 +464,16 @@ int mca_coll_loom_verify_builder(mca_coll_loom_build_fn_t build, bool check_orde
         }
         r->alias = in_place && !r->sched.input_after_result;
         r->pending = calloc((size_t) r->sched.max_inflight + 1, sizeof(msg_t *));
-        for (int sl = 0; sl < r->sched.nslots; ++sl) {
-            if (!content_alloc(&sim, &r->slots[sl])) {
+        r->nb = r->sched.nblocks > 0 ? r->sched.nblocks : 1;
+        for (int sl = 0; sl < r->sched.nslots && !sim.failed; ++sl) {
+            r->slots[sl] = calloc((size_t) r->nb, sizeof(content_t));
+            for (int b = 0; NULL != r->slots[sl] && b < r->nb; ++b) {
+                if (!content_alloc(&sim, &r->slots[sl][b])) {
+                    fail(&sim, "out of memory");
+                    break;
+                }
+            }
+            if (NULL == r->slots[sl]) {
                 fail(&sim, "out of memory");
             }
         }
@@ -430,14 +481,16 @@ int mca_coll_loom_verify_builder(mca_coll_loom_build_fn_t build, bool check_orde
             fail(&sim, "out of memory");
             break;
         }
-        /* x_me: one contribution of rank me, in INPUT (and in RESULT when in place) */
-        content_t *x = slot_of(r, MCA_COLL_LOOM_SLOT_INPUT);
-        x->count[me] = 1;
-        if (sim.seqcap > 0) {
-            x->seq[0] = me;
-            x->seqlen = 1;
+        /* x_me: rank me's contribution in every block of INPUT (and RESULT in place) */
+        for (int b = 0; b < r->nb; ++b) {
+            content_t *x = &slot_of(r, MCA_COLL_LOOM_SLOT_INPUT)[b];
+            x->count[me] = 1;
+            if (sim.seqcap > 0) {
+                x->seq[0] = me;
+                x->seqlen = 1;
+            }
+            x->defined = true;
         }
-        x->defined = true;
     }
 
     /* Round-robin until everyone is done or nobody can move. */
@@ -450,7 +503,6 @@ int mca_coll_loom_verify_builder(mca_coll_loom_build_fn_t build, bool check_orde
 
     for (int me = 0; me < P && !sim.failed; ++me) {
         rank_t *r = &sim.ranks[me];
-        content_t *res = slot_of(r, MCA_COLL_LOOM_SLOT_RESULT);
         if (r->pc < r->sched.nops) {
             fail(&sim, "deadlock: rank %d stuck at op %d of %d", me, r->pc, r->sched.nops);
             break;
@@ -458,23 +510,27 @@ int mca_coll_loom_verify_builder(mca_coll_loom_build_fn_t build, bool check_orde
         if (r->rounds > stats->rounds) {
             stats->rounds = r->rounds;
         }
-        if (!res->defined) {
-            fail(&sim, "rank %d: result undefined at the end", me);
-            break;
-        }
-        for (int i = 0; i < P; ++i) {
-            if (res->count[i] < 1 || (!idem && res->count[i] != 1)) {
-                fail(&sim, "rank %d: contribution of rank %d counted %d times", me, i, res->count[i]);
+        for (int b = 0; b < r->nb && !sim.failed; ++b) {
+            content_t *res = &slot_of(r, MCA_COLL_LOOM_SLOT_RESULT)[b];
+            if (!res->defined) {
+                fail(&sim, "rank %d: result block %d undefined at the end", me, b);
                 break;
             }
-        }
-        if (!sim.failed && check_order && !idem) {
-            bool in_order = res->ordered && res->seqlen == P;
-            for (int i = 0; in_order && i < P; ++i) {
-                in_order = res->seq[i] == i;
+            for (int i = 0; i < P; ++i) {
+                if (res->count[i] < 1 || (!idem && res->count[i] != 1)) {
+                    fail(&sim, "rank %d: block %d: contribution of rank %d counted %d times", me, b, i,
+                         res->count[i]);
+                    break;
+                }
             }
-            if (!in_order) {
-                fail(&sim, "rank %d: contributions not combined in rank order", me);
+            if (!sim.failed && check_order && !idem) {
+                bool in_order = res->ordered && res->seqlen == P;
+                for (int i = 0; in_order && i < P; ++i) {
+                    in_order = res->seq[i] == i;
+                }
+                if (!in_order) {
+                    fail(&sim, "rank %d: block %d: contributions not combined in rank order", me, b);
+                }
             }
         }
     }
@@ -490,7 +546,10 @@ int mca_coll_loom_verify_builder(mca_coll_loom_build_fn_t build, bool check_orde
     for (int me = 0; me < P; ++me) {
         rank_t *r = &sim.ranks[me];
         for (int sl = 0; sl < MCA_COLL_LOOM_MAX_SLOTS; ++sl) {
-            content_free(&sim, &r->slots[sl]);
+            for (int b = 0; NULL != r->slots[sl] && b < r->nb; ++b) {
+                content_free(&sim, &r->slots[sl][b]);
+            }
+            free(r->slots[sl]);
         }
         free(r->pending);
         mca_coll_loom_sched_fini(&r->sched);
@@ -498,7 +557,10 @@ int mca_coll_loom_verify_builder(mca_coll_loom_build_fn_t build, bool check_orde
     while (sim.all) {
         msg_t *m = sim.all;
         sim.all = m->all;
-        content_free(&sim, &m->data);
+        for (int b = 0; NULL != m->data && b < m->n; ++b) {
+            content_free(&sim, &m->data[b]);
+        }
+        free(m->data);
         free(m);
     }
     content_free(&sim, &sim.tmp);

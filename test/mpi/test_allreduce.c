@@ -145,6 +145,8 @@ static int alg_may_serve(const char *alg, int n, int P, tkind_t t, okind_t o)
 {
     if (0 == strcmp(alg, "pairwise")) return 1;
     if (0 == strcmp(alg, "bruck")) return op_commutative(o) && op_exact(t, o);
+    /* each block is combined once, then copied: bit-identical, only the order rotates */
+    if (0 == strcmp(alg, "ring")) return op_commutative(o);
     if (0 == strcmp(alg, "dissemination"))
         return op_commutative(o) && op_exact(t, o) && (op_idempotent(o) || dissemination_adaptable(n, P));
     return -1;

@@ -323,7 +323,7 @@ static const bad_t bad[] = {
     {"nothing after ->", OK2 "allreduce P=4 ->\n", 3, 15, 17, "algorithm|nothing|missing|->"},
     {"nothing after -> but a comment", "barrier -> # pairwise\n", 1, 9, 11, "algorithm|nothing|missing|->"},
     /* the algorithm */
-    {"unknown algorithm", "allreduce -> ring\n", 1, 14, 0, "ring|algorithm"},
+    {"unknown algorithm", "allreduce -> spiral\n", 1, 14, 0, "spiral|algorithm"},
     {"algorithm of another collective", OK2 "barrier P=2- -> bruck\n", 3, 17, 0, "bruck|algorithm"},
     /* knobs */
     {"knob on previous", "allreduce bytes=1M- -> previous bruck_ports=2\n", 1, 33, 0,
@@ -768,7 +768,7 @@ static void test_load(void)
 
     /* a bad file: the error of the text, line and column */
     f = fopen(path, "w");
-    fputs(OK2 "allreduce -> ring\n", f);
+    fputs(OK2 "allreduce -> spiral\n", f);
     fclose(f);
     memset(&err, 0, sizeof(err));
     rc = mca_coll_loom_rules_load(path, &rs, &err);

@@ -116,6 +116,9 @@ static int expected_rounds(const char *name, int P, int n, unsigned call)
         }
         return lg + (p2 == P ? 0 : 2);
     }
+    if (0 == strcmp(name, "ring")) {
+        return 2 * (P - 1); /* reduce-scatter and allgather, P-1 steps each */
+    }
     k = smallest_k(n, P);
     (void) call;
     return k; /* dissemination and bruck: ceil(log_{n+1} P) rounds for every P */
@@ -128,6 +131,9 @@ static void test_algorithms(int pmax)
     for (int alg = 0; alg < mca_coll_loom_num_algs; ++alg) {
         const mca_coll_loom_alg_t *a = &mca_coll_loom_algs[alg];
         int nmax = NULL == a->knob ? 1 : 8;
+        /* the ring splits every slot into P blocks: P^3 counters per check, so it is
+         * verified up to 128 ranks (every step is the same for any P) */
+        int palg = 0 == strcmp(a->name, "ring") && pmax > 128 ? 128 : pmax;
         long cases = 0;
 
         for (int coll = 0; coll < MCA_COLL_LOOM_NUM_COLLS; ++coll) {
@@ -135,7 +141,7 @@ static void test_algorithms(int pmax)
             if (!mca_coll_loom_alg_serves(alg, coll)) {
                 continue;
             }
-            for (int P = 1; P <= pmax; ++P) {
+            for (int P = 1; P <= palg; ++P) {
                 for (int n = 1; n <= nmax; ++n) {
                     for (int kd = 0; kd < nkinds; ++kd) {
                         unsigned call = MCA_COLL_LOOM_COLL_BARRIER == coll ? (C | E | I) : kinds[kd].call;
@@ -168,7 +174,7 @@ static void test_algorithms(int pmax)
                 }
             }
         }
-        printf("%-14s %ld schedules verified (P = 1..%d, n = 1..%d)\n", a->name, cases, pmax, nmax);
+        printf("%-14s %ld schedules verified (P = 1..%d, n = 1..%d)\n", a->name, cases, palg, nmax);
     }
 }
 

@@ -216,6 +216,7 @@ int mca_coll_loom_exec(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s
     /* intrinsic commutative ops give the same bits for a o b and b o a */
     const bool swap_ok = (call & MCA_COLL_LOOM_CALL_COMMUTATIVE) && NULL != op &&
                          ompi_op_is_intrinsic(op) && ompi_op_is_commute(op);
+    ptrdiff_t extent = 0;
     int nscratch, nreq = 0, rc = OMPI_SUCCESS;
 
     if (OPAL_UNLIKELY(s->nslots < 2 || s->nslots > MCA_COLL_LOOM_MAX_SLOTS || s->max_inflight < 0 ||
@@ -272,12 +273,31 @@ int mca_coll_loom_exec(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s
         }
     }
 
+    if (s->nblocks > 0) {
+        ptrdiff_t lb;
+        ompi_datatype_get_extent(dtype, &lb, &extent);
+    }
+
     for (int i = 0; i < s->nops; ++i) {
         const mca_coll_loom_op_t *o = &s->ops[i];
+        /* the op's elements: the whole slot, or its block range (loom_sched.h) */
+        size_t n = count;
+        char *src, *dst;
 
         if (OPAL_UNLIKELY(o->src >= s->nslots || o->dst >= s->nslots)) {
             rc = OMPI_ERR_BAD_PARAM;
             goto done;
+        }
+        src = slot[o->src];
+        dst = slot[o->dst];
+        if (o->nblk > 0) {
+            size_t first = mca_coll_loom_block_start(count, s->nblocks, o->blk);
+            n = mca_coll_loom_block_start(count, s->nblocks, o->blk + o->nblk) - first;
+            if (0 == n) {
+                continue; /* an empty block: the peer skips its side of a transfer alike */
+            }
+            src += (ptrdiff_t) first * extent;
+            dst += (ptrdiff_t) first * extent;
         }
         switch (o->kind) {
         case MCA_COLL_LOOM_OP_SEND:
@@ -291,7 +311,7 @@ int mca_coll_loom_exec(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s
                 /* the step's last transfer, its receives already posted (the core
                  * orders them first): a blocking send costs no request and lets a
                  * small message go out inline, and the WAIT would wait for it anyway */
-                rc = MCA_PML_CALL(send(slot[o->src], count, dtype, o->peer, tag,
+                rc = MCA_PML_CALL(send(src, n, dtype, o->peer, tag,
                                        MCA_PML_BASE_SEND_STANDARD, comm));
                 if (OMPI_SUCCESS != rc) {
                     goto done;
@@ -299,10 +319,10 @@ int mca_coll_loom_exec(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s
                 break;
             }
             if (MCA_COLL_LOOM_OP_SEND == o->kind) {
-                rc = MCA_PML_CALL(isend(slot[o->src], count, dtype, o->peer, tag,
+                rc = MCA_PML_CALL(isend(src, n, dtype, o->peer, tag,
                                         MCA_PML_BASE_SEND_STANDARD, comm, &reqs[nreq]));
             } else {
-                rc = MCA_PML_CALL(irecv(slot[o->dst], count, dtype, o->peer, tag, comm,
+                rc = MCA_PML_CALL(irecv(dst, n, dtype, o->peer, tag, comm,
                                         &reqs[nreq]));
             }
             if (OMPI_SUCCESS != rc) {
@@ -323,8 +343,8 @@ int mca_coll_loom_exec(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s
             break;
 
         case MCA_COLL_LOOM_OP_COPY:
-            if (count > 0 && slot[o->src] != slot[o->dst]) {
-                rc = ompi_datatype_copy_content_same_ddt(dtype, count, slot[o->dst], slot[o->src]);
+            if (n > 0 && src != dst) {
+                rc = ompi_datatype_copy_content_same_ddt(dtype, n, dst, src);
                 if (OMPI_SUCCESS != rc) {
                     goto done;
                 }
@@ -333,8 +353,8 @@ int mca_coll_loom_exec(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s
 
         case MCA_COLL_LOOM_OP_REDUCE:
             /* dst := src o dst */
-            if (count > 0) {
-                ompi_op_reduce(op, slot[o->src], slot[o->dst], count, dtype);
+            if (n > 0) {
+                ompi_op_reduce(op, src, dst, n, dtype);
             }
             break;
 
@@ -343,13 +363,12 @@ int mca_coll_loom_exec(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s
              * op whose operand order matters the result is formed in src and copied to
              * dst.  Contract with the schedule builders (loom_sched.c counts REDUCE_R as
              * writing src): src is a scratch slot whose value is not needed afterwards. */
-            if (count > 0) {
+            if (n > 0) {
                 if (swap_ok) {
-                    ompi_op_reduce(op, slot[o->src], slot[o->dst], count, dtype);
+                    ompi_op_reduce(op, src, dst, n, dtype);
                 } else {
-                    ompi_op_reduce(op, slot[o->dst], slot[o->src], count, dtype);
-                    rc = ompi_datatype_copy_content_same_ddt(dtype, count, slot[o->dst],
-                                                             slot[o->src]);
+                    ompi_op_reduce(op, dst, src, n, dtype);
+                    rc = ompi_datatype_copy_content_same_ddt(dtype, n, dst, src);
                     if (OMPI_SUCCESS != rc) {
                         goto done;
                     }
@@ -359,8 +378,8 @@ int mca_coll_loom_exec(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s
 
         case MCA_COLL_LOOM_OP_UNREDUCE:
             /* dst := dst o src^-1, only for (op, dtype) pairs declared invertible */
-            if (count > 0) {
-                rc = unreduce(op, dtype, slot[o->src], slot[o->dst], count);
+            if (n > 0) {
+                rc = unreduce(op, dtype, src, dst, n);
                 if (OMPI_SUCCESS != rc) {
                     goto done;
                 }
