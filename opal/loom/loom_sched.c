@@ -244,18 +244,23 @@ void mca_coll_loom_sched_print(const mca_coll_loom_sched_t *s, void (*out)(const
 
     for (int i = 0; i < s->nops; ++i) {
         const mca_coll_loom_op_t *op = &s->ops[i];
+        char blocks[32] = "";
+        if (op->nblk > 0) {
+            snprintf(blocks, sizeof(blocks), " blocks %d..%d", op->blk, op->blk + op->nblk - 1);
+        }
         switch (op->kind) {
         case MCA_COLL_LOOM_OP_SEND:
-            snprintf(line, sizeof(line), "%3d send slot%d -> rank %d", i, op->src, op->peer);
+            snprintf(line, sizeof(line), "%3d send slot%d%s -> rank %d", i, op->src, blocks, op->peer);
             break;
         case MCA_COLL_LOOM_OP_RECV:
-            snprintf(line, sizeof(line), "%3d recv slot%d <- rank %d", i, op->dst, op->peer);
+            snprintf(line, sizeof(line), "%3d recv slot%d%s <- rank %d", i, op->dst, blocks, op->peer);
             break;
         case MCA_COLL_LOOM_OP_WAIT:
             snprintf(line, sizeof(line), "%3d wait", i);
             break;
         default:
-            snprintf(line, sizeof(line), "%3d %s slot%d -> slot%d", i, names[op->kind], op->src, op->dst);
+            snprintf(line, sizeof(line), "%3d %s slot%d -> slot%d%s", i, names[op->kind], op->src, op->dst,
+                     blocks);
             break;
         }
         out(line, ctx);
