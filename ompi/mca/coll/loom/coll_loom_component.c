@@ -214,7 +214,9 @@ static int loom_register(void)
                                            "forced algorithms and fallbacks to the previous "
                                            "component; 10 = the topology descriptor of each "
                                            "communicator; 20 = one line per call (collective, "
-                                           "bytes, P, chosen algorithm and knob, and why)",
+                                           "bytes, communicator shape, chosen algorithm and "
+                                           "knob, and the rule or restriction that chose it); "
+                                           "30 = also every schedule when it is built",
                                            MCA_BASE_VAR_TYPE_INT, NULL, 0,
                                            MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_9,
                                            MCA_BASE_VAR_SCOPE_LOCAL, &cm->verbose);

@@ -240,6 +240,12 @@ int mca_coll_loom_module_enable(mca_coll_base_module_t *module, struct ompi_comm
 /* ------------------------------------------------------------------------------------ */
 /* per-call planning and the schedule cache                                              */
 
+static void print_sched_line(const char *line, void *ctx)
+{
+    (void) ctx;
+    opal_output(mca_coll_loom_component.output, "coll/loom:   %s", line);
+}
+
 static mca_coll_loom_sched_entry_t *cache_get(mca_coll_loom_module_t *m,
                                               const mca_coll_loom_params_t *params, int alg)
 {
@@ -268,6 +274,13 @@ static mca_coll_loom_sched_entry_t *cache_get(mca_coll_loom_module_t *m,
     e->call = params->call;
     e->stamp = ++m->clock;
     e->rc = mca_coll_loom_alg_build(alg, &e->sched, params);
+    if (MCA_COLL_LOOM_OK == e->rc && MCA_COLL_LOOM_VERBOSE(30)) {
+        opal_output(mca_coll_loom_component.output,
+                    "coll/loom: rank %d: schedule of '%s' (knob %d, P=%d): %d ops, %d rounds, %d slots",
+                    params->rank, mca_coll_loom_algs[alg].name, params->knob, params->P, e->sched.nops,
+                    e->sched.rounds, e->sched.nslots);
+        mca_coll_loom_sched_print(&e->sched, print_sched_line, NULL);
+    }
     return e;
 }
 
