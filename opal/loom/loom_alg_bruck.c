@@ -20,12 +20,6 @@
 #define S0           MCA_COLL_LOOM_SLOT_SCRATCH0
 #define RECV_SLOT(j) (MCA_COLL_LOOM_SLOT_SCRATCH0 + (j))
 
-static int mod(long a, int P)
-{
-    long r = a % P;
-    return (int) (r < 0 ? r + P : r);
-}
-
 int mca_coll_loom_build_bruck(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p)
 {
     const int P = p->P, rank = p->rank, n = p->knob;
@@ -46,12 +40,16 @@ int mca_coll_loom_build_bruck(mca_coll_loom_sched_t *s, const mca_coll_loom_para
         int nrecv = 0;
 
         for (int j = 1; j <= a; ++j) {
-            mca_coll_loom_sched_send(s, mod(rank - j * (c + 1), P), MCA_COLL_LOOM_SLOT_RESULT);
-            mca_coll_loom_sched_recv(s, mod(rank + j * (c + 1), P), RECV_SLOT(++nrecv));
+            mca_coll_loom_sched_send(s, mca_coll_loom_rank_mod(rank - j * (c + 1), P),
+                                     MCA_COLL_LOOM_SLOT_RESULT);
+            mca_coll_loom_sched_recv(s, mca_coll_loom_rank_mod(rank + j * (c + 1), P),
+                                     RECV_SLOT(++nrecv));
         }
         for (int i = 0; c > 0 && i < n - a; ++i) {
-            mca_coll_loom_sched_send(s, mod(rank - a * (c + 1) - c - i * c, P), S0);
-            mca_coll_loom_sched_recv(s, mod(rank + a * (c + 1) + c + i * c, P), RECV_SLOT(++nrecv));
+            mca_coll_loom_sched_send(s, mca_coll_loom_rank_mod(rank - a * (c + 1) - c - i * c, P),
+                                     S0);
+            mca_coll_loom_sched_recv(s, mca_coll_loom_rank_mod(rank + a * (c + 1) + c + i * c, P),
+                                     RECV_SLOT(++nrecv));
         }
         mca_coll_loom_sched_wait(s);
 

@@ -142,12 +142,6 @@ bool mca_coll_loom_dissemination_can_serve(const mca_coll_loom_params_t *p)
     return mca_coll_loom_dissemination_adapt(p->knob, p->P, &a);
 }
 
-static int mod(long a, int P)
-{
-    long r = a % P;
-    return (int) (r < 0 ? r + P : r);
-}
-
 int mca_coll_loom_build_dissemination(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p)
 {
     const int P = p->P, rank = p->rank, n = p->knob;
@@ -175,8 +169,10 @@ int mca_coll_loom_build_dissemination(mca_coll_loom_sched_t *s, const mca_coll_l
      * round needs (L for the sender's part, D for the receiver's take-out). */
     for (int l = 1, dist = 1; l < k; ++l, dist *= n + 1) {
         for (int i = 1; i <= n; ++i) {
-            mca_coll_loom_sched_send(s, mod(rank + (long) i * dist, P), MCA_COLL_LOOM_SLOT_RESULT);
-            mca_coll_loom_sched_recv(s, mod(rank - (long) i * dist, P), RECV_SLOT(i));
+            mca_coll_loom_sched_send(s, mca_coll_loom_rank_mod(rank + (long) i * dist, P),
+                                     MCA_COLL_LOOM_SLOT_RESULT);
+            mca_coll_loom_sched_recv(s, mca_coll_loom_rank_mod(rank - (long) i * dist, P),
+                                     RECV_SLOT(i));
         }
         mca_coll_loom_sched_wait(s);
         for (int j = 1; j <= n; ++j) {
@@ -203,8 +199,10 @@ int mca_coll_loom_build_dissemination(mca_coll_loom_sched_t *s, const mca_coll_l
     /* Round k. */
     if (plain) {
         for (int i = 1; i <= n && (long) i * m < P; ++i) {
-            mca_coll_loom_sched_send(s, mod(rank + (long) i * m, P), MCA_COLL_LOOM_SLOT_RESULT);
-            mca_coll_loom_sched_recv(s, mod(rank - (long) i * m, P), RECV_SLOT(i));
+            mca_coll_loom_sched_send(s, mca_coll_loom_rank_mod(rank + (long) i * m, P),
+                                     MCA_COLL_LOOM_SLOT_RESULT);
+            mca_coll_loom_sched_recv(s, mca_coll_loom_rank_mod(rank - (long) i * m, P),
+                                     RECV_SLOT(i));
         }
         mca_coll_loom_sched_wait(s);
         for (int j = 1; j <= n && (long) j * m < P; ++j) {
@@ -218,8 +216,8 @@ int mca_coll_loom_build_dissemination(mca_coll_loom_sched_t *s, const mca_coll_l
         if (j == a.s && a.send_prefix != m) {
             part = 1 == a.send_prefix ? MCA_COLL_LOOM_SLOT_INPUT : snap_l;
         }
-        mca_coll_loom_sched_send(s, mod(rank + (long) j * m, P), part);
-        mca_coll_loom_sched_recv(s, mod(rank - (long) j * m, P), RECV_SLOT(j));
+        mca_coll_loom_sched_send(s, mca_coll_loom_rank_mod(rank + (long) j * m, P), part);
+        mca_coll_loom_sched_recv(s, mca_coll_loom_rank_mod(rank - (long) j * m, P), RECV_SLOT(j));
     }
     mca_coll_loom_sched_wait(s);
 

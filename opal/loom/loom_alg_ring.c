@@ -19,16 +19,10 @@
 
 #define TMP MCA_COLL_LOOM_SLOT_SCRATCH0
 
-static int mod(long a, int P)
-{
-    long r = a % P;
-    return (int) (r < 0 ? r + P : r);
-}
-
 int mca_coll_loom_build_ring(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p)
 {
     const int P = p->P, r = p->rank;
-    const int right = mod(r + 1, P), left = mod(r - 1, P);
+    const int right = mca_coll_loom_rank_mod(r + 1, P), left = mca_coll_loom_rank_mod(r - 1, P);
 
     if (P < 1 || r < 0 || r >= P) {
         return MCA_COLL_LOOM_ERR_BADPARAM;
@@ -40,7 +34,7 @@ int mca_coll_loom_build_ring(mca_coll_loom_sched_t *s, const mca_coll_loom_param
     mca_coll_loom_sched_set_blocks(s, P);
 
     for (int i = 0; i < P - 1; ++i) {
-        const int out = mod(r - i, P), in = mod(r - i - 1, P);
+        const int out = mca_coll_loom_rank_mod(r - i, P), in = mca_coll_loom_rank_mod(r - i - 1, P);
         mca_coll_loom_sched_send_blk(s, right, MCA_COLL_LOOM_SLOT_RESULT, out, 1);
         mca_coll_loom_sched_recv_blk(s, left, TMP, in, 1);
         mca_coll_loom_sched_wait(s);
@@ -48,8 +42,10 @@ int mca_coll_loom_build_ring(mca_coll_loom_sched_t *s, const mca_coll_loom_param
         mca_coll_loom_sched_reduce_blk(s, TMP, MCA_COLL_LOOM_SLOT_RESULT, in, 1);
     }
     for (int i = 0; i < P - 1; ++i) {
-        mca_coll_loom_sched_send_blk(s, right, MCA_COLL_LOOM_SLOT_RESULT, mod(r + 1 - i, P), 1);
-        mca_coll_loom_sched_recv_blk(s, left, MCA_COLL_LOOM_SLOT_RESULT, mod(r - i, P), 1);
+        mca_coll_loom_sched_send_blk(s, right, MCA_COLL_LOOM_SLOT_RESULT,
+                                     mca_coll_loom_rank_mod(r + 1 - i, P), 1);
+        mca_coll_loom_sched_recv_blk(s, left, MCA_COLL_LOOM_SLOT_RESULT,
+                                     mca_coll_loom_rank_mod(r - i, P), 1);
         mca_coll_loom_sched_wait(s);
     }
     return MCA_COLL_LOOM_OK;

@@ -80,6 +80,13 @@ const char *mca_coll_loom_alg_refusal(int alg, const mca_coll_loom_params_t *p);
 /* Builds rank p->rank's schedule into s (reset first) and finishes it. */
 int mca_coll_loom_alg_build(int alg, mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);
 
+/* a mod P in 0..P-1 for any sign of a: peers on the ring of ranks. */
+static inline int mca_coll_loom_rank_mod(long a, int P)
+{
+    long r = a % P;
+    return (int) (r < 0 ? r + P : r);
+}
+
 /* Builders (one file each).  Declared here so the registry is their only user. */
 int mca_coll_loom_build_pairwise(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);
 int mca_coll_loom_build_dissemination(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);

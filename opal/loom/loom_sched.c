@@ -79,13 +79,6 @@ void mca_coll_loom_sched_recv_blk(mca_coll_loom_sched_t *s, int peer, int slot, 
     sched_append_blk(s, MCA_COLL_LOOM_OP_RECV, slot, slot, peer, blk, nblk > 0 ? nblk : -1);
 }
 
-void mca_coll_loom_sched_copy_blk(mca_coll_loom_sched_t *s, int src, int dst, int blk, int nblk)
-{
-    if (src != dst) {
-        sched_append_blk(s, MCA_COLL_LOOM_OP_COPY, src, dst, -1, blk, nblk > 0 ? nblk : -1);
-    }
-}
-
 void mca_coll_loom_sched_reduce_blk(mca_coll_loom_sched_t *s, int src, int dst, int blk, int nblk)
 {
     sched_append_blk(s, MCA_COLL_LOOM_OP_REDUCE, src, dst, -1, blk, nblk > 0 ? nblk : -1);

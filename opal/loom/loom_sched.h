@@ -92,7 +92,6 @@ void mca_coll_loom_sched_unreduce(mca_coll_loom_sched_t *s, int src, int dst);
 void mca_coll_loom_sched_set_blocks(mca_coll_loom_sched_t *s, int nblocks);
 void mca_coll_loom_sched_send_blk(mca_coll_loom_sched_t *s, int peer, int slot, int blk, int nblk);
 void mca_coll_loom_sched_recv_blk(mca_coll_loom_sched_t *s, int peer, int slot, int blk, int nblk);
-void mca_coll_loom_sched_copy_blk(mca_coll_loom_sched_t *s, int src, int dst, int blk, int nblk);
 void mca_coll_loom_sched_reduce_blk(mca_coll_loom_sched_t *s, int src, int dst, int blk, int nblk);
 
 /* First element of block b when `count` elements are split into `nblocks` blocks
