@@ -58,7 +58,9 @@ const int mca_coll_loom_num_algs = (int) (sizeof(mca_coll_loom_algs) / sizeof(mc
 
 const char *mca_coll_loom_coll_name(mca_coll_loom_coll_t coll)
 {
-    static const char *names[MCA_COLL_LOOM_NUM_COLLS] = {"allreduce", "barrier"};
+    static const char *names[MCA_COLL_LOOM_NUM_COLLS] = {"allreduce", "barrier", "bcast", "reduce",
+                                                         "allgather", "reduce_scatter",
+                                                         "reduce_scatter_block"};
     return (unsigned) coll < MCA_COLL_LOOM_NUM_COLLS ? names[coll] : "?";
 }
 

@@ -14,6 +14,11 @@
 typedef enum {
     MCA_COLL_LOOM_COLL_ALLREDUCE = 0,
     MCA_COLL_LOOM_COLL_BARRIER,
+    MCA_COLL_LOOM_COLL_BCAST,
+    MCA_COLL_LOOM_COLL_REDUCE,
+    MCA_COLL_LOOM_COLL_ALLGATHER,
+    MCA_COLL_LOOM_COLL_REDUCE_SCATTER,
+    MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK,
     MCA_COLL_LOOM_NUM_COLLS
 } mca_coll_loom_coll_t;
 
@@ -32,7 +37,20 @@ typedef enum {
 #define MCA_COLL_LOOM_NEEDS_EXACT       0x02u /* combines in a rank-dependent grouping, so
                                                  inexact (floating) ops would differ by rank */
 
-/* Everything a schedule builder needs.  Knob semantics are per algorithm. */
+/* Everything a schedule builder needs.  Knob semantics are per algorithm.
+ *
+ * What the slots hold, per collective (the component maps the call's buffers):
+ *   allreduce       INPUT: the contribution; RESULT: the combined vector.
+ *   barrier         no data (zero-length slots).
+ *   bcast           RESULT: the buffer; the root's holds the data (INPUT unused).
+ *   reduce          INPUT: the contribution; RESULT: the combined vector at the root,
+ *                   a scratch buffer of the same shape elsewhere.
+ *   allgather       RESULT: the receive buffer, P parts; part `rank` already holds
+ *                   the contribution (INPUT unused).
+ *   reduce_scatter  INPUT: the contribution (P parts, the part sizes are the
+ *   (_block)        recvcounts); RESULT: a full-shape buffer whose part `rank` must
+ *                   hold the combined part at the end (the component copies it out).
+ */
 typedef struct {
     int P;          /* communicator size */
     int nodes;      /* nodes the communicator spans (0: unknown, treated as 1) */
@@ -41,6 +59,9 @@ typedef struct {
     int root;       /* rooted collectives (unused by the allreduce family) */
     int knob;       /* ways n / ports n; 0 when the algorithm has no knob */
     unsigned call;  /* MCA_COLL_LOOM_CALL_* */
+    int coll;       /* mca_coll_loom_coll_t being built (builders serving several) */
+    int segs;       /* pipelining depth chosen for this call: segments per part (ring),
+                       chunks (twotree); 0 or 1: none */
 } mca_coll_loom_params_t;
 
 typedef int (*mca_coll_loom_build_fn_t)(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);

@@ -10,6 +10,7 @@
 void mca_coll_loom_sched_init(mca_coll_loom_sched_t *s)
 {
     memset(s, 0, sizeof(*s));
+    s->nseg = 1;
 }
 
 void mca_coll_loom_sched_fini(mca_coll_loom_sched_t *s)
@@ -23,6 +24,7 @@ void mca_coll_loom_sched_reset(mca_coll_loom_sched_t *s)
     s->nops = 0;
     s->nslots = 0;
     s->nblocks = 0;
+    s->nseg = 1;
     s->max_inflight = 0;
     s->rounds = 0;
     s->input_after_result = false;
@@ -67,6 +69,17 @@ void mca_coll_loom_sched_set_blocks(mca_coll_loom_sched_t *s, int nblocks)
         return;
     }
     s->nblocks = nblocks;
+    s->nseg = 1;
+}
+
+void mca_coll_loom_sched_set_segmented_blocks(mca_coll_loom_sched_t *s, int nparts, int nseg)
+{
+    if (nparts < 1 || nseg < 1 || nparts > INT32_MAX / nseg) {
+        s->error = MCA_COLL_LOOM_ERR_BADPARAM;
+        return;
+    }
+    s->nblocks = nparts * nseg;
+    s->nseg = nseg;
 }
 
 void mca_coll_loom_sched_send_blk(mca_coll_loom_sched_t *s, int peer, int slot, int blk, int nblk)
@@ -82,6 +95,18 @@ void mca_coll_loom_sched_recv_blk(mca_coll_loom_sched_t *s, int peer, int slot, 
 void mca_coll_loom_sched_reduce_blk(mca_coll_loom_sched_t *s, int src, int dst, int blk, int nblk)
 {
     sched_append_blk(s, MCA_COLL_LOOM_OP_REDUCE, src, dst, -1, blk, nblk > 0 ? nblk : -1);
+}
+
+void mca_coll_loom_sched_reduce_r_blk(mca_coll_loom_sched_t *s, int src, int dst, int blk, int nblk)
+{
+    sched_append_blk(s, MCA_COLL_LOOM_OP_REDUCE_R, src, dst, -1, blk, nblk > 0 ? nblk : -1);
+}
+
+void mca_coll_loom_sched_copy_blk(mca_coll_loom_sched_t *s, int src, int dst, int blk, int nblk)
+{
+    if (src != dst) {
+        sched_append_blk(s, MCA_COLL_LOOM_OP_COPY, src, dst, -1, blk, nblk > 0 ? nblk : -1);
+    }
 }
 
 void mca_coll_loom_sched_send(mca_coll_loom_sched_t *s, int peer, int slot)

@@ -19,11 +19,15 @@
  * non-overtaking with a single tag).  A slot with a transfer in flight is not touched
  * by a local operation before the WAIT that completes it.
  *
- * Blocks: a schedule may split every slot into `nblocks` blocks (the call's count
- * divided as evenly as possible, the first count % nblocks blocks one element
- * longer).  An op with nblk > 0 then covers blocks blk .. blk+nblk-1 of its slots
- * only; nblk == 0 means the whole slot.  An op whose range holds no element (count
- * smaller than nblocks) is skipped on both sides of a transfer alike.
+ * Blocks: a schedule may split every slot into `nblocks` blocks.  Blocks come in
+ * `nblocks / nseg` parts of `nseg` segments each (block b is segment b % nseg of
+ * part b / nseg).  The parts split the call's count as evenly as possible (the
+ * first count % nparts parts one element longer), unless the call gives explicit
+ * part sizes (reduce_scatter's recvcounts); each part is split the same way into
+ * its segments.  An op with nblk > 0 then covers blocks blk .. blk+nblk-1 of its
+ * slots only, a contiguous element range; nblk == 0 means the whole slot.  An op
+ * whose range holds no element (count smaller than nblocks) is skipped on both
+ * sides of a transfer alike.
  */
 #ifndef MCA_COLL_LOOM_SCHED_H
 #define MCA_COLL_LOOM_SCHED_H
@@ -62,6 +66,7 @@ typedef struct {
     int cap;
     int nslots;           /* highest slot used + 1 (at least 2) */
     int nblocks;          /* blocks per slot for ops with nblk > 0 (0: none used) */
+    int nseg;             /* segments per part (nblocks is a multiple of it; 1 when unsegmented) */
     int max_inflight;     /* most transfers started between two WAITs */
     int rounds;           /* number of WAITs: communication rounds of this rank */
     bool input_after_result; /* INPUT is read after RESULT is first written, so an
@@ -90,9 +95,13 @@ void mca_coll_loom_sched_unreduce(mca_coll_loom_sched_t *s, int src, int dst);
 /* Block-range variants (blocks blk .. blk+nblk-1 of the slots, nblk >= 1); the
  * schedule's block count is set first with mca_coll_loom_sched_set_blocks(). */
 void mca_coll_loom_sched_set_blocks(mca_coll_loom_sched_t *s, int nblocks);
+/* nparts parts of nseg segments each: nblocks = nparts * nseg, block = part * nseg + seg. */
+void mca_coll_loom_sched_set_segmented_blocks(mca_coll_loom_sched_t *s, int nparts, int nseg);
 void mca_coll_loom_sched_send_blk(mca_coll_loom_sched_t *s, int peer, int slot, int blk, int nblk);
 void mca_coll_loom_sched_recv_blk(mca_coll_loom_sched_t *s, int peer, int slot, int blk, int nblk);
 void mca_coll_loom_sched_reduce_blk(mca_coll_loom_sched_t *s, int src, int dst, int blk, int nblk);
+void mca_coll_loom_sched_reduce_r_blk(mca_coll_loom_sched_t *s, int src, int dst, int blk, int nblk);
+void mca_coll_loom_sched_copy_blk(mca_coll_loom_sched_t *s, int src, int dst, int blk, int nblk);
 
 /* First element of block b when `count` elements are split into `nblocks` blocks
  * (b may equal nblocks: the end). */
@@ -100,6 +109,35 @@ static inline size_t mca_coll_loom_block_start(size_t count, int nblocks, int b)
 {
     size_t q = count / (size_t) nblocks, r = count % (size_t) nblocks;
     return (size_t) b * q + ((size_t) b < r ? (size_t) b : r);
+}
+
+/* Where the blocks of one call lie: `count` elements in `nparts` parts of `nseg`
+ * segments; part_displ is NULL (even parts) or nparts+1 prefix sums of the parts'
+ * element counts (the last one equal to count). */
+typedef struct {
+    size_t count;
+    int nparts;
+    int nseg;
+    const size_t *part_displ;
+} mca_coll_loom_layout_t;
+
+/* First element of block b (b may equal nparts * nseg: the end). */
+static inline size_t mca_coll_loom_layout_start(const mca_coll_loom_layout_t *l, int b)
+{
+    int part = b / l->nseg, seg = b % l->nseg;
+    size_t first, len;
+
+    if (part >= l->nparts) {
+        return l->count;
+    }
+    if (NULL != l->part_displ) {
+        first = l->part_displ[part];
+        len = l->part_displ[part + 1] - first;
+    } else {
+        first = mca_coll_loom_block_start(l->count, l->nparts, part);
+        len = mca_coll_loom_block_start(l->count, l->nparts, part + 1) - first;
+    }
+    return first + mca_coll_loom_block_start(len, l->nseg, seg);
 }
 
 /* Orders each run of transfers receives-first (the executor sends the last one of
