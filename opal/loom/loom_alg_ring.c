@@ -1,52 +1,80 @@
 /*
- * loom algorithm `ring`: the ring allreduce of seed 002, section IV.A: a
- * reduce-scatter then an allgather around the ring, P-1 steps each, every rank
- * talking only to its two neighbours, so each rank sends and receives
- * 2(P-1)/P of the vector: the bandwidth term of the allreduce lower bound.
+ * loom algorithm `ring`: the segmented pipelined ring of seed 002, section IV.A,
+ * for allreduce (reduce-scatter then allgather), allgather and reduce_scatter.
  *
- * The vector is cut into P blocks.  Reduce-scatter, step i (0..P-2): rank r sends
- * block (r-i) mod P to r+1 and adds the block (r-i-1) mod P it receives from r-1
- * into its own; after P-1 steps rank r holds block (r+1) mod P complete.
- * Allgather, step i: rank r passes block (r+1-i) mod P on to r+1 and receives block
- * (r-i) mod P from r-1 straight into its result.
+ * The vector is cut into P parts, part b being the one rank b ends up owning, and
+ * every part into p->segs segments.  Each step of a phase moves one part per rank,
+ * segment by segment, and every rank talks only to its two neighbours: a rank
+ * sends and receives (P-1)/P of the vector per phase, the bandwidth term of the
+ * lower bound.  The segments are the pipeline: the right neighbour can forward or
+ * reduce segment k of a step while segment k+1 is still on its way, and the data a
+ * reduction reads is still in cache.  There is no synchronisation between the
+ * phases beyond the neighbour exchanges themselves.
  *
- * Each block is combined once, along the ring starting after its owner, and then
- * copied to everybody: results are bit-identical on every rank, but the order of
- * combination is rotated per block, so the op must be commutative.  Not yet
- * segmented or pipelined (the phases follow each other step by step; issue 3).
+ * Reduce-scatter, step i (0..P-2): rank r sends its partial of part r-1-i (its own
+ * contribution at step 0) to r+1 and receives part r-2-i from r-1 into RESULT, then
+ * adds its own contribution to it.  The chain of part b starts at rank b+1 and ends
+ * at rank b with every contribution once.  Received partials land in RESULT, which
+ * is still unused there, so no scratch buffer is needed (an in-place call makes the
+ * executor keep a copy of the input instead).
+ *
+ * Allgather, step i: rank r passes part r-i on to r+1 and receives part r-1-i.
+ *
+ * Each part is combined once, in an order rotated per part, and then copied to
+ * everybody: bit-identical on every rank, commutative ops only.
  */
 #include "opal/loom/loom_registry.h"
 
-#define TMP MCA_COLL_LOOM_SLOT_SCRATCH0
+#define RES MCA_COLL_LOOM_SLOT_RESULT
+#define IN  MCA_COLL_LOOM_SLOT_INPUT
+
+/* One step: part `out` of slot `src` goes right while part `in` arrives from the left,
+ * segment by segment; with `add`, my contribution is combined into each arrival. */
+static void ring_step(mca_coll_loom_sched_t *s, int S, int right, int left, int src, int out, int in,
+                      bool add)
+{
+    for (int k = 0; k < S; ++k) {
+        mca_coll_loom_sched_send_blk(s, right, src, out * S + k, 1);
+        mca_coll_loom_sched_recv_blk(s, left, RES, in * S + k, 1);
+        mca_coll_loom_sched_wait(s);
+        if (add) {
+            /* commutative: the order inside the chain does not change the bits every
+             * rank receives, and REDUCE never writes the input */
+            mca_coll_loom_sched_reduce_blk(s, IN, RES, in * S + k, 1);
+        }
+    }
+}
 
 int mca_coll_loom_build_ring(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p)
 {
-    const int P = p->P, r = p->rank;
+    const int P = p->P, r = p->rank, S = p->segs > 1 ? p->segs : 1;
     const int right = mca_coll_loom_rank_mod(r + 1, P), left = mca_coll_loom_rank_mod(r - 1, P);
+    const bool reduce = MCA_COLL_LOOM_COLL_ALLGATHER != p->coll;
+    const bool gather = MCA_COLL_LOOM_COLL_REDUCE_SCATTER != p->coll &&
+                        MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK != p->coll;
 
     if (P < 1 || r < 0 || r >= P) {
         return MCA_COLL_LOOM_ERR_BADPARAM;
     }
-    mca_coll_loom_sched_copy(s, MCA_COLL_LOOM_SLOT_INPUT, MCA_COLL_LOOM_SLOT_RESULT);
     if (1 == P) {
+        if (reduce) {
+            mca_coll_loom_sched_copy(s, IN, RES);
+        }
         return MCA_COLL_LOOM_OK;
     }
-    mca_coll_loom_sched_set_blocks(s, P);
+    mca_coll_loom_sched_set_segmented_blocks(s, P, S);
 
-    for (int i = 0; i < P - 1; ++i) {
-        const int out = mca_coll_loom_rank_mod(r - i, P), in = mca_coll_loom_rank_mod(r - i - 1, P);
-        mca_coll_loom_sched_send_blk(s, right, MCA_COLL_LOOM_SLOT_RESULT, out, 1);
-        mca_coll_loom_sched_recv_blk(s, left, TMP, in, 1);
-        mca_coll_loom_sched_wait(s);
-        /* the incoming partial holds the ranks before me along this block's chain */
-        mca_coll_loom_sched_reduce_blk(s, TMP, MCA_COLL_LOOM_SLOT_RESULT, in, 1);
+    if (reduce) {
+        for (int i = 0; i < P - 1; ++i) {
+            ring_step(s, S, right, left, 0 == i ? IN : RES, mca_coll_loom_rank_mod(r - 1 - i, P),
+                      mca_coll_loom_rank_mod(r - 2 - i, P), true);
+        }
     }
-    for (int i = 0; i < P - 1; ++i) {
-        mca_coll_loom_sched_send_blk(s, right, MCA_COLL_LOOM_SLOT_RESULT,
-                                     mca_coll_loom_rank_mod(r + 1 - i, P), 1);
-        mca_coll_loom_sched_recv_blk(s, left, MCA_COLL_LOOM_SLOT_RESULT,
-                                     mca_coll_loom_rank_mod(r - i, P), 1);
-        mca_coll_loom_sched_wait(s);
+    if (gather) {
+        for (int i = 0; i < P - 1; ++i) {
+            ring_step(s, S, right, left, RES, mca_coll_loom_rank_mod(r - i, P),
+                      mca_coll_loom_rank_mod(r - 1 - i, P), false);
+        }
     }
     return MCA_COLL_LOOM_OK;
 }

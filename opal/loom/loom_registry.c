@@ -1,6 +1,7 @@
 /*
  * loom: the algorithm registry, the one place where each algorithm is declared.
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "opal/loom/loom_registry.h"
@@ -45,12 +46,45 @@ const mca_coll_loom_alg_t mca_coll_loom_algs[] = {
     },
     {
         .name = "ring",
-        .colls = COLL_BIT(MCA_COLL_LOOM_COLL_ALLREDUCE),
+        .colls = COLL_BIT(MCA_COLL_LOOM_COLL_ALLREDUCE) | COLL_BIT(MCA_COLL_LOOM_COLL_ALLGATHER) |
+                 COLL_BIT(MCA_COLL_LOOM_COLL_REDUCE_SCATTER) |
+                 COLL_BIT(MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK),
         .needs = MCA_COLL_LOOM_NEEDS_COMMUTATIVE,
-        .description = "ring reduce-scatter + allgather (2(P-1)/P of the vector per rank); "
-                       "bit-identical, commutative ops",
+        .knob = "ring_segment_size",
+        .knob_default = 0,
+        .knob_min = 0,
+        .knob_max = INT32_MAX,
+        .description = "segmented pipelined ring: reduce-scatter + allgather, (P-1)/P of the "
+                       "vector per rank and phase; bit-identical, commutative ops. Knob: bytes "
+                       "per segment, 0 = chosen by the cost model",
         .reference = "seed 002, section IV.A",
         .build = mca_coll_loom_build_ring,
+        .pipelined = true,
+    },
+    {
+        .name = "twotree",
+        .colls = COLL_BIT(MCA_COLL_LOOM_COLL_BCAST) | COLL_BIT(MCA_COLL_LOOM_COLL_REDUCE) |
+                 COLL_BIT(MCA_COLL_LOOM_COLL_ALLREDUCE),
+        .needs = MCA_COLL_LOOM_NEEDS_COMMUTATIVE,
+        .knob = "twotree_chunk_size",
+        .knob_default = 0,
+        .knob_min = 0,
+        .knob_max = INT32_MAX,
+        .description = "pipelined two-tree (TwoTreeC): even chunks down one complete binary "
+                       "tree, odd down its mirror; allreduce = reduce + reordered bcast; "
+                       "commutative ops. Knob: bytes per chunk, 0 = chosen by the cost model",
+        .reference = "seed 001, Algorithms 1-3",
+        .build = mca_coll_loom_build_twotree,
+        .pipelined = true,
+    },
+    {
+        .name = "binomial",
+        .colls = COLL_BIT(MCA_COLL_LOOM_COLL_BCAST) | COLL_BIT(MCA_COLL_LOOM_COLL_REDUCE),
+        .needs = 0,
+        .description = "binomial tree, unsegmented (baseline); reduce keeps rank order for "
+                       "non-commutative ops (tree rooted at rank 0, one extra hop)",
+        .reference = "seed 001, section 1 (baseline)",
+        .build = mca_coll_loom_build_binomial,
     },
 };
 

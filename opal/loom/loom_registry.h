@@ -79,6 +79,8 @@ typedef struct {
     const char *reference;     /* paper and section */
     mca_coll_loom_build_fn_t build;
     mca_coll_loom_can_serve_fn_t can_serve;
+    bool pipelined;            /* the knob is a segment / chunk size in bytes, turned into
+                                  params.segs per call (0: the cost model chooses) */
 } mca_coll_loom_alg_t;
 
 extern const mca_coll_loom_alg_t mca_coll_loom_algs[];
@@ -114,6 +116,8 @@ int mca_coll_loom_build_dissemination(mca_coll_loom_sched_t *s, const mca_coll_l
 bool mca_coll_loom_dissemination_can_serve(const mca_coll_loom_params_t *p);
 int mca_coll_loom_build_bruck(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);
 int mca_coll_loom_build_ring(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);
+int mca_coll_loom_build_twotree(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);
+int mca_coll_loom_build_binomial(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);
 
 /* The adaption of seed 000, Theorem 1, for (n, P): the last round takes s-1 full
  * partial results, a prefix of `send_prefix` contributions from sender s, and the

@@ -156,6 +156,8 @@ LT_MAYBE_UNUSED static const char *lt_knob_cvar(const char *alg)
 {
     if (0 == strcmp(alg, "dissemination")) return "coll_loom_dissemination_ways";
     if (0 == strcmp(alg, "bruck")) return "coll_loom_bruck_ports";
+    if (0 == strcmp(alg, "ring")) return "coll_loom_ring_segment_size";
+    if (0 == strcmp(alg, "twotree")) return "coll_loom_twotree_chunk_size";
     return NULL;
 }
 
@@ -519,6 +521,14 @@ LT_MAYBE_UNUSED static int lt_apply_setting(const char *alg_cvar, const char *al
             *failed_value = v;
         }
     }
+    /* segment / chunk sizes in bytes: 0 (automatic) unless this setting names one */
+    static const char *sizes[2] = {"coll_loom_ring_segment_size", "coll_loom_twotree_chunk_size"};
+    for (int k = 0; MPI_SUCCESS == rc && k < 2; ++k) {
+        int v = (kv && 0 == strcmp(kv, sizes[k])) ? n : 0;
+        rc = lt_cvar_write_int(sizes[k], v);
+        *failed = sizes[k];
+        *failed_value = v;
+    }
     return rc;
 }
 
@@ -528,6 +538,8 @@ LT_MAYBE_UNUSED static void lt_restore_settings(const char *alg_cvar, const char
     lt_cvar_write_str(alg_cvar, default_alg);
     if (default_ways > 0) lt_cvar_write_int("coll_loom_dissemination_ways", default_ways);
     if (default_ports > 0) lt_cvar_write_int("coll_loom_bruck_ports", default_ports);
+    lt_cvar_write_int("coll_loom_ring_segment_size", 0);
+    lt_cvar_write_int("coll_loom_twotree_chunk_size", 0);
 }
 
 

@@ -147,6 +147,8 @@ static int alg_may_serve(const char *alg, int n, int P, tkind_t t, okind_t o)
     if (0 == strcmp(alg, "bruck")) return op_commutative(o) && op_exact(t, o);
     /* each block is combined once, then copied: bit-identical, only the order rotates */
     if (0 == strcmp(alg, "ring")) return op_commutative(o);
+    /* reduce to rank 0 then broadcast: each chunk combined once, in one tree */
+    if (0 == strcmp(alg, "twotree")) return op_commutative(o);
     if (0 == strcmp(alg, "dissemination"))
         return op_commutative(o) && op_exact(t, o) && (op_idempotent(o) || dissemination_adaptable(n, P));
     return -1;
@@ -942,6 +944,14 @@ static int build_settings(setting_t *ss, int max)
         } else if (0 == strcmp(name, "bruck")) {
             static const int ns[] = {1, 2, 3, 5};
             for (int j = 0; j < 4 && n < max; j++) {
+                ss[n] = (setting_t){"", ns[j]};
+                snprintf(ss[n++].alg, LT_NAME_LEN, "%s", name);
+            }
+        } else if (0 == strcmp(name, "ring") || 0 == strcmp(name, "twotree")) {
+            /* segment / chunk bytes: automatic, and sizes that cut the vectors into
+             * many uneven pieces (not multiples of any element size) */
+            static const int ns[] = {0, 24, 1000};
+            for (int j = 0; j < 3 && n < max; j++) {
                 ss[n] = (setting_t){"", ns[j]};
                 snprintf(ss[n++].alg, LT_NAME_LEN, "%s", name);
             }

@@ -95,9 +95,12 @@ OMPI_MODULE_DECLSPEC extern mca_coll_loom_component_t mca_coll_loom_component;
 typedef struct {
     bool used;
     int rc;             /* result of the build: a failed build is remembered too */
+    int coll;
     int alg;
     int knob;
     unsigned call;
+    int root;
+    int segs;
     uint64_t stamp;     /* last use, for replacement */
     mca_coll_loom_sched_t sched;
 } mca_coll_loom_sched_entry_t;
@@ -110,6 +113,16 @@ typedef struct mca_coll_loom_module_t {
     mca_coll_base_module_t *previous_allreduce_module;
     mca_coll_base_module_barrier_fn_t previous_barrier;
     mca_coll_base_module_t *previous_barrier_module;
+    mca_coll_base_module_bcast_fn_t previous_bcast;
+    mca_coll_base_module_t *previous_bcast_module;
+    mca_coll_base_module_reduce_fn_t previous_reduce;
+    mca_coll_base_module_t *previous_reduce_module;
+    mca_coll_base_module_allgather_fn_t previous_allgather;
+    mca_coll_base_module_t *previous_allgather_module;
+    mca_coll_base_module_reduce_scatter_fn_t previous_reduce_scatter;
+    mca_coll_base_module_t *previous_reduce_scatter_module;
+    mca_coll_base_module_reduce_scatter_block_fn_t previous_reduce_scatter_block;
+    mca_coll_base_module_t *previous_reduce_scatter_block_module;
 
     bool have_topo;
     mca_coll_loom_topo_t topo;
@@ -123,6 +136,7 @@ typedef struct mca_coll_loom_module_t {
         bool valid;
         size_t bytes;
         unsigned call;
+        int root;
         int forced;
         int knobs[MCA_COLL_LOOM_MAX_ALGS];
         mca_coll_loom_choice_t choice;
@@ -163,15 +177,23 @@ void mca_coll_loom_sync_verbosity(void);
 const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,
                                                 mca_coll_loom_coll_t coll,
                                                 struct ompi_communicator_t *comm, size_t bytes,
-                                                unsigned call, mca_coll_loom_choice_t *choice);
+                                                unsigned call, int root,
+                                                mca_coll_loom_choice_t *choice);
+
+/* Segments / chunks a pipelined algorithm uses for `bytes` (knob: bytes per
+ * segment, 0 = automatic). */
+int mca_coll_loom_pipeline_segs(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes, int knob);
 
 /* topology descriptor of a communicator (coll_loom_topo.c) */
 int mca_coll_loom_comm_topo(struct ompi_communicator_t *comm, mca_coll_loom_topo_t *topo);
 
 /* the executor (coll_loom_exec.c) */
+/* sbuf: INPUT (MPI_IN_PLACE: rbuf), rbuf: RESULT; either may be NULL when the schedule
+ * never touches that slot.  part_displ: NULL, or P+1 prefix sums of uneven parts
+ * (reduce_scatter's recvcounts), see mca_coll_loom_layout_t. */
 int mca_coll_loom_exec(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s, const void *sbuf,
                        void *rbuf, size_t count, ompi_datatype_t *dtype, ompi_op_t *op,
-                       ompi_communicator_t *comm, int tag, unsigned call);
+                       ompi_communicator_t *comm, int tag, unsigned call, const size_t *part_displ);
 
 /* True when (op, dtype) has an exact inverse the executor's UNREDUCE implements:
  * wrapping integer sum or bitwise xor on a predefined fixed-width integer type. */
@@ -189,6 +211,28 @@ int mca_coll_loom_allreduce(const void *sbuf, void *rbuf, int count, struct ompi
                             struct ompi_op_t *op, struct ompi_communicator_t *comm,
                             mca_coll_base_module_t *module);
 int mca_coll_loom_barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_loom_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
+                        struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_loom_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                         struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
+                         mca_coll_base_module_t *module);
+int mca_coll_loom_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                            int rcount, struct ompi_datatype_t *rdtype,
+                            struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_loom_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
+                                 struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                 struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_loom_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
+                                       struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                       struct ompi_communicator_t *comm,
+                                       mca_coll_base_module_t *module);
+
+/* call flags of a collective without an op (bcast, allgather): no restriction applies */
+#define MCA_COLL_LOOM_CALL_NO_OP (MCA_COLL_LOOM_CALL_COMMUTATIVE | MCA_COLL_LOOM_CALL_EXACT)
+
+/* call flags of (op, dtype), cached in the module for predefined pairs */
+unsigned mca_coll_loom_module_call_flags(mca_coll_loom_module_t *m, ompi_op_t *op,
+                                         ompi_datatype_t *dtype);
 
 /* True when coll_loom_verbose asks for messages of this level (cheap test before
  * formatting anything on the per-call path). */

@@ -65,6 +65,26 @@ unsigned mca_coll_loom_call_flags(ompi_op_t *op, ompi_datatype_t *dtype)
     return call;
 }
 
+unsigned mca_coll_loom_module_call_flags(mca_coll_loom_module_t *m, ompi_op_t *op,
+                                         ompi_datatype_t *dtype)
+{
+    unsigned call;
+
+    /* Predefined ops and datatypes live at fixed addresses for the whole run, so the
+     * last such pair's properties can be remembered.  A user op or derived datatype
+     * could be freed and another created at the same address: never cached. */
+    if (OPAL_LIKELY(op == m->flags_op && dtype == m->flags_dtype)) {
+        return m->flags_call;
+    }
+    call = mca_coll_loom_call_flags(op, dtype);
+    if (ompi_op_is_intrinsic(op) && ompi_datatype_is_predefined(dtype)) {
+        m->flags_op = op;
+        m->flags_dtype = dtype;
+        m->flags_call = call;
+    }
+    return call;
+}
+
 int mca_coll_loom_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                             struct ompi_op_t *op, struct ompi_communicator_t *comm,
                             mca_coll_base_module_t *module)
@@ -79,21 +99,9 @@ int mca_coll_loom_allreduce(const void *sbuf, void *rbuf, int count, struct ompi
         return OMPI_SUCCESS;
     }
 
-    /* Predefined ops and datatypes live at fixed addresses for the whole run, so the
-     * last such pair's properties can be remembered.  A user op or derived datatype
-     * could be freed and another created at the same address: never cached. */
-    if (OPAL_LIKELY(op == m->flags_op && dtype == m->flags_dtype)) {
-        call = m->flags_call;
-    } else {
-        call = mca_coll_loom_call_flags(op, dtype);
-        if (ompi_op_is_intrinsic(op) && ompi_datatype_is_predefined(dtype)) {
-            m->flags_op = op;
-            m->flags_dtype = dtype;
-            m->flags_call = call;
-        }
-    }
+    call = mca_coll_loom_module_call_flags(m, op, dtype);
     ompi_datatype_type_size(dtype, &tsize);
-    s = mca_coll_loom_plan(m, MCA_COLL_LOOM_COLL_ALLREDUCE, comm, (size_t) count * tsize, call,
+    s = mca_coll_loom_plan(m, MCA_COLL_LOOM_COLL_ALLREDUCE, comm, (size_t) count * tsize, call, 0,
                            &choice);
     if (NULL == s) {
         mca_coll_loom_count(&mca_coll_loom_component.fallback_calls[MCA_COLL_LOOM_COLL_ALLREDUCE]);
@@ -104,5 +112,5 @@ int mca_coll_loom_allreduce(const void *sbuf, void *rbuf, int count, struct ompi
     mca_coll_loom_count(
         &mca_coll_loom_component.alg_calls[MCA_COLL_LOOM_COLL_ALLREDUCE][choice.alg]);
     return mca_coll_loom_exec(m, s, sbuf, rbuf, (size_t) count, dtype, op, comm,
-                              MCA_COLL_BASE_TAG_ALLREDUCE, call);
+                              MCA_COLL_BASE_TAG_ALLREDUCE, call, NULL);
 }

@@ -22,7 +22,7 @@ int mca_coll_loom_barrier(struct ompi_communicator_t *comm, mca_coll_base_module
     const mca_coll_loom_sched_t *s;
     mca_coll_loom_choice_t choice;
 
-    s = mca_coll_loom_plan(m, MCA_COLL_LOOM_COLL_BARRIER, comm, 0, call, &choice);
+    s = mca_coll_loom_plan(m, MCA_COLL_LOOM_COLL_BARRIER, comm, 0, call, 0, &choice);
     if (NULL == s) {
         mca_coll_loom_count(&mca_coll_loom_component.fallback_calls[MCA_COLL_LOOM_COLL_BARRIER]);
         return m->previous_barrier(comm, m->previous_barrier_module);
@@ -31,5 +31,5 @@ int mca_coll_loom_barrier(struct ompi_communicator_t *comm, mca_coll_base_module
     mca_coll_loom_count(&mca_coll_loom_component.alg_calls[MCA_COLL_LOOM_COLL_BARRIER][choice.alg]);
     /* count 0: no buffers are touched and no op is applied */
     return mca_coll_loom_exec(m, s, NULL, NULL, 0, &ompi_mpi_byte.dt, NULL, comm,
-                              MCA_COLL_BASE_TAG_BARRIER, call);
+                              MCA_COLL_BASE_TAG_BARRIER, call, NULL);
 }

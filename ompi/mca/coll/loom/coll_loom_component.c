@@ -370,5 +370,10 @@ mca_coll_base_module_t *mca_coll_loom_comm_query(struct ompi_communicator_t *com
     m->super.coll_module_enable = mca_coll_loom_module_enable;
     m->super.coll_allreduce = mca_coll_loom_allreduce;
     m->super.coll_barrier = mca_coll_loom_barrier;
+    m->super.coll_bcast = mca_coll_loom_bcast;
+    m->super.coll_reduce = mca_coll_loom_reduce;
+    m->super.coll_allgather = mca_coll_loom_allgather;
+    m->super.coll_reduce_scatter = mca_coll_loom_reduce_scatter;
+    m->super.coll_reduce_scatter_block = mca_coll_loom_reduce_scatter_block;
     return &m->super;
 }

@@ -204,7 +204,7 @@ static char *get_scratch(mca_coll_loom_module_t *m, size_t bytes, bool *owned)
 
 int mca_coll_loom_exec(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s, const void *sbuf,
                        void *rbuf, size_t count, ompi_datatype_t *dtype, ompi_op_t *op,
-                       ompi_communicator_t *comm, int tag, unsigned call)
+                       ompi_communicator_t *comm, int tag, unsigned call, const size_t *part_displ)
 {
     char *slot[MCA_COLL_LOOM_MAX_SLOTS];
     ompi_request_t *stack_reqs[LOOM_STACK_REQS], **reqs = stack_reqs;
@@ -218,14 +218,22 @@ int mca_coll_loom_exec(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s
                          ompi_op_is_intrinsic(op) && ompi_op_is_commute(op);
     ptrdiff_t extent = 0;
     int nscratch, nreq = 0, rc = OMPI_SUCCESS;
+    const mca_coll_loom_layout_t layout = {
+        .count = count,
+        .nseg = s->nseg > 0 ? s->nseg : 1,
+        .nparts = s->nblocks / (s->nseg > 0 ? s->nseg : 1),
+        .part_displ = part_displ,
+    };
 
     if (OPAL_UNLIKELY(s->nslots < 2 || s->nslots > MCA_COLL_LOOM_MAX_SLOTS || s->max_inflight < 0 ||
-                      MCA_COLL_LOOM_OK != s->error)) {
+                      MCA_COLL_LOOM_OK != s->error ||
+                      (NULL != part_displ && (s->nblocks < 1 || s->nblocks % layout.nseg != 0 ||
+                                              layout.nparts != P)))) {
         return OMPI_ERR_BAD_PARAM;
     }
 
     slot[MCA_COLL_LOOM_SLOT_RESULT] = (char *) rbuf;
-    slot[MCA_COLL_LOOM_SLOT_INPUT] = in_place ? (char *) rbuf : (char *) sbuf;
+    slot[MCA_COLL_LOOM_SLOT_INPUT] = in_place ? (char *) rbuf : (char *) (uintptr_t) sbuf;
     for (int i = MCA_COLL_LOOM_SLOT_SCRATCH0; i < s->nslots; ++i) {
         slot[i] = NULL;
     }
@@ -291,13 +299,26 @@ int mca_coll_loom_exec(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s
         src = slot[o->src];
         dst = slot[o->dst];
         if (o->nblk > 0) {
-            size_t first = mca_coll_loom_block_start(count, s->nblocks, o->blk);
-            n = mca_coll_loom_block_start(count, s->nblocks, o->blk + o->nblk) - first;
+            size_t first = mca_coll_loom_layout_start(&layout, o->blk);
+            n = mca_coll_loom_layout_start(&layout, o->blk + o->nblk) - first;
             if (0 == n) {
                 continue; /* an empty block: the peer skips its side of a transfer alike */
             }
-            src += (ptrdiff_t) first * extent;
-            dst += (ptrdiff_t) first * extent;
+            if (NULL != src) {
+                src += (ptrdiff_t) first * extent;
+            }
+            if (NULL != dst) {
+                dst += (ptrdiff_t) first * extent;
+            }
+        }
+        /* a slot the caller did not provide (bcast's INPUT, a non-root's RESULT in
+         * reduce) is never touched by a correct schedule: refuse rather than crash */
+        if (OPAL_UNLIKELY(count > 0 && ((NULL == src && MCA_COLL_LOOM_OP_RECV != o->kind &&
+                                         MCA_COLL_LOOM_OP_WAIT != o->kind) ||
+                                        (NULL == dst && MCA_COLL_LOOM_OP_SEND != o->kind &&
+                                         MCA_COLL_LOOM_OP_WAIT != o->kind)))) {
+            rc = OMPI_ERR_BAD_PARAM;
+            goto done;
         }
         switch (o->kind) {
         case MCA_COLL_LOOM_OP_SEND:

@@ -23,6 +23,16 @@ static void loom_module_construct(mca_coll_loom_module_t *m)
     m->previous_allreduce_module = NULL;
     m->previous_barrier = NULL;
     m->previous_barrier_module = NULL;
+    m->previous_bcast = NULL;
+    m->previous_bcast_module = NULL;
+    m->previous_reduce = NULL;
+    m->previous_reduce_module = NULL;
+    m->previous_allgather = NULL;
+    m->previous_allgather_module = NULL;
+    m->previous_reduce_scatter = NULL;
+    m->previous_reduce_scatter_module = NULL;
+    m->previous_reduce_scatter_block = NULL;
+    m->previous_reduce_scatter_block_module = NULL;
     m->have_topo = false;
     memset(&m->topo, 0, sizeof(m->topo));
     m->clock = 0;
@@ -54,14 +64,19 @@ static void loom_module_destruct(mca_coll_loom_module_t *m)
         mca_coll_loom_topo_fini(&m->topo);
         m->have_topo = false;
     }
-    if (NULL != m->previous_allreduce_module) {
-        OBJ_RELEASE(m->previous_allreduce_module);
-        m->previous_allreduce_module = NULL;
+#define LOOM_RELEASE_PREVIOUS(name)                 \
+    if (NULL != m->previous_##name##_module) {      \
+        OBJ_RELEASE(m->previous_##name##_module);   \
+        m->previous_##name##_module = NULL;         \
     }
-    if (NULL != m->previous_barrier_module) {
-        OBJ_RELEASE(m->previous_barrier_module);
-        m->previous_barrier_module = NULL;
-    }
+    LOOM_RELEASE_PREVIOUS(allreduce)
+    LOOM_RELEASE_PREVIOUS(barrier)
+    LOOM_RELEASE_PREVIOUS(bcast)
+    LOOM_RELEASE_PREVIOUS(reduce)
+    LOOM_RELEASE_PREVIOUS(allgather)
+    LOOM_RELEASE_PREVIOUS(reduce_scatter)
+    LOOM_RELEASE_PREVIOUS(reduce_scatter_block)
+#undef LOOM_RELEASE_PREVIOUS
 }
 
 OBJ_CLASS_INSTANCE(mca_coll_loom_module_t, mca_coll_base_module_t, loom_module_construct,
@@ -202,14 +217,19 @@ int mca_coll_loom_module_enable(mca_coll_base_module_t *module, struct ompi_comm
     mca_coll_loom_sync_verbosity();
 
     /* Every call loom does not serve goes to the component that was selected before
-     * it.  Without one for either collective loom must not take that collective. */
-    if (NULL == comm->c_coll->coll_allreduce || NULL == comm->c_coll->coll_allreduce_module ||
-        NULL == comm->c_coll->coll_barrier || NULL == comm->c_coll->coll_barrier_module) {
+     * it.  Without one for each collective loom provides, loom must not take part. */
+#define LOOM_HAS_PREVIOUS(name) \
+    (NULL != comm->c_coll->coll_##name && NULL != comm->c_coll->coll_##name##_module)
+    if (!(LOOM_HAS_PREVIOUS(allreduce) && LOOM_HAS_PREVIOUS(barrier) && LOOM_HAS_PREVIOUS(bcast) &&
+          LOOM_HAS_PREVIOUS(reduce) && LOOM_HAS_PREVIOUS(allgather) &&
+          LOOM_HAS_PREVIOUS(reduce_scatter) && LOOM_HAS_PREVIOUS(reduce_scatter_block))) {
         opal_output_verbose(1, cm->output,
-                            "coll/loom: no previous allreduce/barrier on communicator %s (cid %u); "
+                            "coll/loom: communicator %s (cid %u) lacks a previous component for "
+                            "one of allreduce, barrier, bcast, reduce, allgather, reduce_scatter(_block); "
                             "loom disabled there", comm->c_name, (unsigned) comm->c_contextid);
         return OMPI_ERROR;
     }
+#undef LOOM_HAS_PREVIOUS
 
     rc = mca_coll_loom_comm_topo(comm, &m->topo);
     if (OMPI_SUCCESS != rc) {
@@ -221,12 +241,18 @@ int mca_coll_loom_module_enable(mca_coll_base_module_t *module, struct ompi_comm
     }
     m->have_topo = true;
 
-    m->previous_allreduce = comm->c_coll->coll_allreduce;
-    m->previous_allreduce_module = comm->c_coll->coll_allreduce_module;
-    OBJ_RETAIN(m->previous_allreduce_module);
-    m->previous_barrier = comm->c_coll->coll_barrier;
-    m->previous_barrier_module = comm->c_coll->coll_barrier_module;
-    OBJ_RETAIN(m->previous_barrier_module);
+#define LOOM_SAVE_PREVIOUS(name)                                            \
+    m->previous_##name = comm->c_coll->coll_##name;                         \
+    m->previous_##name##_module = comm->c_coll->coll_##name##_module;       \
+    OBJ_RETAIN(m->previous_##name##_module);
+    LOOM_SAVE_PREVIOUS(allreduce)
+    LOOM_SAVE_PREVIOUS(barrier)
+    LOOM_SAVE_PREVIOUS(bcast)
+    LOOM_SAVE_PREVIOUS(reduce)
+    LOOM_SAVE_PREVIOUS(allgather)
+    LOOM_SAVE_PREVIOUS(reduce_scatter)
+    LOOM_SAVE_PREVIOUS(reduce_scatter_block)
+#undef LOOM_SAVE_PREVIOUS
 
     if (MCA_COLL_LOOM_VERBOSE(10)) {
         char desc[512];
@@ -253,7 +279,8 @@ static mca_coll_loom_sched_entry_t *cache_get(mca_coll_loom_module_t *m,
 
     for (int i = 0; i < MCA_COLL_LOOM_SCHED_CACHE; ++i) {
         e = &m->cache[i];
-        if (e->used && e->alg == alg && e->knob == params->knob && e->call == params->call) {
+        if (e->used && e->alg == alg && e->knob == params->knob && e->call == params->call &&
+            e->coll == params->coll && e->root == params->root && e->segs == params->segs) {
             e->stamp = ++m->clock;
             return e;
         }
@@ -272,12 +299,17 @@ static mca_coll_loom_sched_entry_t *cache_get(mca_coll_loom_module_t *m,
     e->alg = alg;
     e->knob = params->knob;
     e->call = params->call;
+    e->coll = params->coll;
+    e->root = params->root;
+    e->segs = params->segs;
     e->stamp = ++m->clock;
     e->rc = mca_coll_loom_alg_build(alg, &e->sched, params);
     if (MCA_COLL_LOOM_OK == e->rc && MCA_COLL_LOOM_VERBOSE(30)) {
         opal_output(mca_coll_loom_component.output,
-                    "coll/loom: rank %d: schedule of '%s' (knob %d, P=%d): %d ops, %d rounds, %d slots",
-                    params->rank, mca_coll_loom_algs[alg].name, params->knob, params->P, e->sched.nops,
+                    "coll/loom: rank %d: %s schedule of '%s' (knob %d, segs %d, root %d, P=%d): "
+                    "%d ops, %d rounds, %d slots",
+                    params->rank, mca_coll_loom_coll_name(params->coll), mca_coll_loom_algs[alg].name,
+                    params->knob, params->segs, params->root, params->P, e->sched.nops,
                     e->sched.rounds, e->sched.nslots);
         mca_coll_loom_sched_print(&e->sched, print_sched_line, NULL);
     }
@@ -322,12 +354,13 @@ static void print_call(const mca_coll_loom_module_t *m, mca_coll_loom_coll_t col
 }
 
 static void remember(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, size_t bytes,
-                     unsigned call, int forced, const int *knobs,
+                     unsigned call, int root, int forced, const int *knobs,
                      const mca_coll_loom_choice_t *choice, mca_coll_loom_sched_entry_t *e)
 {
     m->last[coll].valid = true;
     m->last[coll].bytes = bytes;
     m->last[coll].call = call;
+    m->last[coll].root = root;
     m->last[coll].forced = forced;
     memcpy(m->last[coll].knobs, knobs, (size_t) mca_coll_loom_component.nalgs * sizeof(int));
     m->last[coll].choice = *choice;
@@ -337,7 +370,8 @@ static void remember(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, size_
 const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,
                                                 mca_coll_loom_coll_t coll,
                                                 struct ompi_communicator_t *comm, size_t bytes,
-                                                unsigned call, mca_coll_loom_choice_t *choice)
+                                                unsigned call, int root,
+                                                mca_coll_loom_choice_t *choice)
 {
     mca_coll_loom_component_t *cm = &mca_coll_loom_component;
     int knobs[mca_coll_loom_num_algs > 0 ? mca_coll_loom_num_algs : 1];
@@ -346,9 +380,10 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,
         .nodes = m->have_topo ? m->topo.nnodes : 0,
         .rpn = m->have_topo ? m->topo.max_per_node : 0,
         .rank = ompi_comm_rank(comm),
-        .root = 0,
+        .root = root,
         .knob = 0,
         .call = call,
+        .coll = coll,
     };
     mca_coll_loom_sched_entry_t *e;
     int forced;
@@ -360,7 +395,7 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,
     /* same shape and settings as the previous call of this collective: same answer
      * (the cached schedule entry is checked, another shape may have replaced it) */
     if (m->last[coll].valid && m->last[coll].bytes == bytes && m->last[coll].call == call &&
-        m->last[coll].forced == forced &&
+        m->last[coll].root == root && m->last[coll].forced == forced &&
         0 == memcmp(m->last[coll].knobs, knobs, (size_t) cm->nalgs * sizeof(int))) {
         e = m->last[coll].entry;
         *choice = m->last[coll].choice;
@@ -370,7 +405,8 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,
             }
             return NULL;
         }
-        if (e->used && e->alg == choice->alg && e->knob == choice->knob && e->call == call) {
+        if (e->used && e->alg == choice->alg && e->knob == choice->knob && e->call == call &&
+            e->coll == (int) coll && e->root == root) {
             e->stamp = ++m->clock;
             if (MCA_COLL_LOOM_VERBOSE(20)) {
                 print_call(m, coll, comm, bytes, call, choice, NULL);
@@ -395,7 +431,7 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,
     /* an index the component does not know (larger than its tables) is not run */
     if (choice->alg < 0 || choice->alg >= cm->nalgs) {
         choice->alg = -1;
-        remember(m, coll, bytes, call, forced, knobs, choice, NULL);
+        remember(m, coll, bytes, call, root, forced, knobs, choice, NULL);
         if (MCA_COLL_LOOM_VERBOSE(20)) {
             print_call(m, coll, comm, bytes, call, choice, NULL);
         }
@@ -403,6 +439,9 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,
     }
 
     params.knob = choice->knob;
+    if (mca_coll_loom_algs[choice->alg].pipelined) {
+        params.segs = mca_coll_loom_pipeline_segs(choice->alg, coll, params.P, bytes, choice->knob);
+    }
     e = cache_get(m, &params, choice->alg);
     if (MCA_COLL_LOOM_OK != e->rc) {
         if (!m->warned_build[coll]) {
@@ -421,9 +460,47 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,
         return NULL;
     }
 
-    remember(m, coll, bytes, call, forced, knobs, choice, e);
+    remember(m, coll, bytes, call, root, forced, knobs, choice, e);
     if (MCA_COLL_LOOM_VERBOSE(20)) {
         print_call(m, coll, comm, bytes, call, choice, NULL);
     }
     return &e->sched;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* pipelining depth                                                                      */
+
+/* Segment (ring) or chunk (twotree) size when the knob is 0.  Provisional values from
+ * this machine's shared-memory runs (docs/performance.md) until the cost model
+ * chooses: segments short enough for the data a reduction reads to still be in
+ * cache, and at least a few chunks in flight per tree. */
+static size_t auto_segment_bytes(const char *alg, size_t bytes)
+{
+    if (0 == strcmp(alg, "ring")) {
+        return 256 * 1024;
+    }
+    size_t chunk = bytes / 32;
+    return chunk < 64 * 1024 ? 64 * 1024 : (chunk > 1024 * 1024 ? 1024 * 1024 : chunk);
+}
+
+int mca_coll_loom_pipeline_segs(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes, int knob)
+{
+    const char *name = mca_coll_loom_algs[alg].name;
+    const bool ring = (0 == strcmp(name, "ring"));
+    /* ring pipelines each of its P parts, twotree the whole message */
+    size_t unit = ring ? bytes / (size_t) (P > 0 ? P : 1) : bytes;
+    size_t seg = knob > 0 ? (size_t) knob : auto_segment_bytes(name, bytes);
+    /* bound the schedule's length: ring 2(P-1)*segs steps, twotree segs rounds */
+    size_t cap = ring ? (size_t) (65536 / (P > 0 ? P : 1)) : 16384;
+    size_t segs;
+
+    (void) coll;
+    if (cap < 1) {
+        cap = 1;
+    }
+    segs = seg > 0 ? (unit + seg - 1) / seg : 1;
+    if (segs < 1) {
+        segs = 1;
+    }
+    return (int) (segs > cap ? cap : segs);
 }

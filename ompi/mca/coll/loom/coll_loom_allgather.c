@@ -1,0 +1,52 @@
+/*
+ * coll/loom: MPI_Allgather entry point.  The schedule runs on the receive buffer
+ * alone (RESULT, P parts of rcount elements of rdtype); the rank's own part is put
+ * in place first unless the call is MPI_IN_PLACE, where it is already there.
+ */
+#include "ompi_config.h"
+
+#include "mpi.h"
+#include "ompi/communicator/communicator.h"
+#include "ompi/constants.h"
+#include "ompi/datatype/ompi_datatype.h"
+#include "ompi/mca/coll/base/coll_tags.h"
+
+#include "coll_loom.h"
+
+int mca_coll_loom_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                            int rcount, struct ompi_datatype_t *rdtype,
+                            struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+{
+    mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
+    const int P = ompi_comm_size(comm), rank = ompi_comm_rank(comm);
+    const mca_coll_loom_sched_t *s;
+    mca_coll_loom_choice_t choice;
+    size_t tsize = 0;
+    ptrdiff_t lb, extent;
+    int rc;
+
+    if (0 == rcount) {
+        return OMPI_SUCCESS;
+    }
+    ompi_datatype_type_size(rdtype, &tsize);
+    s = mca_coll_loom_plan(m, MCA_COLL_LOOM_COLL_ALLGATHER, comm, (size_t) P * rcount * tsize,
+                           MCA_COLL_LOOM_CALL_NO_OP, 0, &choice);
+    if (NULL == s) {
+        mca_coll_loom_count(&mca_coll_loom_component.fallback_calls[MCA_COLL_LOOM_COLL_ALLGATHER]);
+        return m->previous_allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
+                                     m->previous_allgather_module);
+    }
+    mca_coll_loom_count(
+        &mca_coll_loom_component.alg_calls[MCA_COLL_LOOM_COLL_ALLGATHER][choice.alg]);
+
+    if (MPI_IN_PLACE != sbuf) {
+        ompi_datatype_get_extent(rdtype, &lb, &extent);
+        rc = ompi_datatype_sndrcv(sbuf, scount, sdtype,
+                                  (char *) rbuf + (ptrdiff_t) rank * rcount * extent, rcount, rdtype);
+        if (OMPI_SUCCESS != rc) {
+            return rc;
+        }
+    }
+    return mca_coll_loom_exec(m, s, NULL, rbuf, (size_t) P * (size_t) rcount, rdtype, NULL, comm,
+                              MCA_COLL_BASE_TAG_ALLGATHER, MCA_COLL_LOOM_CALL_NO_OP, NULL);
+}

@@ -1,0 +1,36 @@
+/*
+ * coll/loom: MPI_Bcast entry point.  The buffer is the schedule's RESULT slot; the
+ * root's holds the data.
+ */
+#include "ompi_config.h"
+
+#include "mpi.h"
+#include "ompi/communicator/communicator.h"
+#include "ompi/constants.h"
+#include "ompi/datatype/ompi_datatype.h"
+#include "ompi/mca/coll/base/coll_tags.h"
+
+#include "coll_loom.h"
+
+int mca_coll_loom_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
+                        struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+{
+    mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
+    const mca_coll_loom_sched_t *s;
+    mca_coll_loom_choice_t choice;
+    size_t tsize = 0;
+
+    if (0 == count) {
+        return OMPI_SUCCESS;
+    }
+    ompi_datatype_type_size(dtype, &tsize);
+    s = mca_coll_loom_plan(m, MCA_COLL_LOOM_COLL_BCAST, comm, (size_t) count * tsize,
+                           MCA_COLL_LOOM_CALL_NO_OP, root, &choice);
+    if (NULL == s) {
+        mca_coll_loom_count(&mca_coll_loom_component.fallback_calls[MCA_COLL_LOOM_COLL_BCAST]);
+        return m->previous_bcast(buf, count, dtype, root, comm, m->previous_bcast_module);
+    }
+    mca_coll_loom_count(&mca_coll_loom_component.alg_calls[MCA_COLL_LOOM_COLL_BCAST][choice.alg]);
+    return mca_coll_loom_exec(m, s, NULL, buf, (size_t) count, dtype, NULL, comm,
+                              MCA_COLL_BASE_TAG_BCAST, MCA_COLL_LOOM_CALL_NO_OP, NULL);
+}

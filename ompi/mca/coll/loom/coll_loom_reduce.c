@@ -1,0 +1,45 @@
+/*
+ * coll/loom: MPI_Reduce entry point.  INPUT is the contribution (the root's receive
+ * buffer for MPI_IN_PLACE), RESULT the root's receive buffer.  The receive buffer is
+ * not significant elsewhere, so non-roots pass none: loom's reduce schedules keep
+ * their partial results in scratch slots there.
+ */
+#include "ompi_config.h"
+
+#include "mpi.h"
+#include "ompi/communicator/communicator.h"
+#include "ompi/constants.h"
+#include "ompi/datatype/ompi_datatype.h"
+#include "ompi/mca/coll/base/coll_tags.h"
+#include "ompi/op/op.h"
+
+#include "coll_loom.h"
+
+int mca_coll_loom_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                         struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
+                         mca_coll_base_module_t *module)
+{
+    mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
+    const bool is_root = (ompi_comm_rank(comm) == root);
+    const mca_coll_loom_sched_t *s;
+    mca_coll_loom_choice_t choice;
+    size_t tsize = 0;
+    unsigned call;
+
+    if (0 == count) {
+        return OMPI_SUCCESS;
+    }
+    call = mca_coll_loom_module_call_flags(m, op, dtype);
+    ompi_datatype_type_size(dtype, &tsize);
+    s = mca_coll_loom_plan(m, MCA_COLL_LOOM_COLL_REDUCE, comm, (size_t) count * tsize, call, root,
+                           &choice);
+    if (NULL == s) {
+        mca_coll_loom_count(&mca_coll_loom_component.fallback_calls[MCA_COLL_LOOM_COLL_REDUCE]);
+        return m->previous_reduce(sbuf, rbuf, count, dtype, op, root, comm,
+                                  m->previous_reduce_module);
+    }
+    mca_coll_loom_count(&mca_coll_loom_component.alg_calls[MCA_COLL_LOOM_COLL_REDUCE][choice.alg]);
+    return mca_coll_loom_exec(m, s, is_root || MPI_IN_PLACE != sbuf ? sbuf : NULL,
+                              is_root ? rbuf : NULL, (size_t) count, dtype, op, comm,
+                              MCA_COLL_BASE_TAG_REDUCE, call, NULL);
+}

@@ -1,0 +1,129 @@
+/*
+ * coll/loom: MPI_Reduce_scatter and MPI_Reduce_scatter_block entry points.  INPUT is
+ * the whole contribution (the receive buffer for MPI_IN_PLACE), the schedule leaves
+ * rank r's part combined in part r of a full-size RESULT buffer, and that part is
+ * copied out to the receive buffer.  The parts are the recvcounts, so the executor
+ * gets their prefix sums as the block layout.
+ */
+#include "ompi_config.h"
+
+#include <stdlib.h>
+
+#include "mpi.h"
+#include "opal/datatype/opal_datatype.h"
+#include "ompi/communicator/communicator.h"
+#include "ompi/constants.h"
+#include "ompi/datatype/ompi_datatype.h"
+#include "ompi/mca/coll/base/coll_tags.h"
+#include "ompi/op/op.h"
+
+#include "coll_loom.h"
+
+/* Runs the schedule for `total` elements laid out by displ (P+1 prefix sums) and
+ * copies part `rank` to rbuf. */
+static int run(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s, const void *sbuf,
+               void *rbuf, const size_t *displ, ompi_datatype_t *dtype, ompi_op_t *op,
+               ompi_communicator_t *comm, int tag, unsigned call)
+{
+    const int P = ompi_comm_size(comm), rank = ompi_comm_rank(comm);
+    const size_t total = displ[P];
+    const void *input = MPI_IN_PLACE == sbuf ? rbuf : sbuf;
+    ptrdiff_t gap = 0, lb, extent;
+    size_t span = (size_t) opal_datatype_span(&dtype->super, total, &gap);
+    char *tmp = malloc(span > 0 ? span : 1);
+    int rc;
+
+    if (NULL == tmp) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    ompi_datatype_get_extent(dtype, &lb, &extent);
+    rc = mca_coll_loom_exec(m, s, input, tmp - gap, total, dtype, op, comm, tag, call, displ);
+    if (OMPI_SUCCESS == rc && displ[rank + 1] > displ[rank]) {
+        rc = ompi_datatype_copy_content_same_ddt(dtype, displ[rank + 1] - displ[rank], (char *) rbuf,
+                                                 tmp - gap + (ptrdiff_t) displ[rank] * extent);
+    }
+    free(tmp);
+    return rc;
+}
+
+int mca_coll_loom_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
+                                 struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                 struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+{
+    mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
+    const int P = ompi_comm_size(comm);
+    const mca_coll_loom_sched_t *s;
+    mca_coll_loom_choice_t choice;
+    size_t tsize = 0, *displ;
+    unsigned call;
+    int rc;
+
+    displ = malloc((size_t) (P + 1) * sizeof(*displ));
+    if (NULL == displ) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    displ[0] = 0;
+    for (int i = 0; i < P; ++i) {
+        displ[i + 1] = displ[i] + (size_t) rcounts[i];
+    }
+    if (0 == displ[P]) {
+        free(displ);
+        return OMPI_SUCCESS;
+    }
+    call = mca_coll_loom_module_call_flags(m, op, dtype);
+    ompi_datatype_type_size(dtype, &tsize);
+    s = mca_coll_loom_plan(m, MCA_COLL_LOOM_COLL_REDUCE_SCATTER, comm, displ[P] * tsize, call, 0,
+                           &choice);
+    if (NULL == s) {
+        free(displ);
+        mca_coll_loom_count(
+            &mca_coll_loom_component.fallback_calls[MCA_COLL_LOOM_COLL_REDUCE_SCATTER]);
+        return m->previous_reduce_scatter(sbuf, rbuf, rcounts, dtype, op, comm,
+                                          m->previous_reduce_scatter_module);
+    }
+    mca_coll_loom_count(
+        &mca_coll_loom_component.alg_calls[MCA_COLL_LOOM_COLL_REDUCE_SCATTER][choice.alg]);
+    rc = run(m, s, sbuf, rbuf, displ, dtype, op, comm, MCA_COLL_BASE_TAG_REDUCE_SCATTER, call);
+    free(displ);
+    return rc;
+}
+
+int mca_coll_loom_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
+                                       struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                       struct ompi_communicator_t *comm,
+                                       mca_coll_base_module_t *module)
+{
+    mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
+    const int P = ompi_comm_size(comm);
+    const mca_coll_loom_sched_t *s;
+    mca_coll_loom_choice_t choice;
+    size_t tsize = 0, *displ;
+    unsigned call;
+    int rc;
+
+    if (0 == rcount) {
+        return OMPI_SUCCESS;
+    }
+    call = mca_coll_loom_module_call_flags(m, op, dtype);
+    ompi_datatype_type_size(dtype, &tsize);
+    s = mca_coll_loom_plan(m, MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK, comm,
+                           (size_t) P * (size_t) rcount * tsize, call, 0, &choice);
+    if (NULL == s) {
+        mca_coll_loom_count(
+            &mca_coll_loom_component.fallback_calls[MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK]);
+        return m->previous_reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm,
+                                                m->previous_reduce_scatter_block_module);
+    }
+    mca_coll_loom_count(
+        &mca_coll_loom_component.alg_calls[MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK][choice.alg]);
+    displ = malloc((size_t) (P + 1) * sizeof(*displ));
+    if (NULL == displ) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    for (int i = 0; i <= P; ++i) {
+        displ[i] = (size_t) i * (size_t) rcount;
+    }
+    rc = run(m, s, sbuf, rbuf, displ, dtype, op, comm, MCA_COLL_BASE_TAG_REDUCE_SCATTER_BLOCK, call);
+    free(displ);
+    return rc;
+}

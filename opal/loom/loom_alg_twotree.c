@@ -1,0 +1,194 @@
+/*
+ * loom algorithm `twotree`: the pipelined two-tree (TwoTreeC) bcast, reduce and
+ * allreduce of seed 001.
+ *
+ * Topology (seed 001, section 3, Algorithm 1).  Ranks are relabelled relative to the
+ * root (v = rank - root mod P), the root is v = 0 and v = 1..n (n = P-1) form two
+ * complete binary trees hung under it:
+ *   T1: heap order, node v has children 2v and 2v+1 (when <= n), root v = 1;
+ *   T2: the mirror image, heap index h = n+1-v, root v = n.
+ * The inner nodes of T1 are 1..n/2 and those of T2 n+1-n/2..n, so every rank is an
+ * inner node of at most one tree (for odd n, the middle rank is a leaf of both):
+ * each rank forwards each chunk it receives at most twice, and the two trees
+ * together use the links of every rank in both directions.
+ *
+ * Bcast (Algorithm 2): the message is cut into p->segs chunks; even chunks go down
+ * T1, odd chunks down T2.  Rank v's round c posts the receive of chunk c from its
+ * parent and the sends of chunk c-1 to its children: a pipeline of depth log2(P)
+ * with no synchronisation beyond the neighbours' own transfers.  Reduce runs the
+ * same trees from the leaves up.
+ *
+ * Allreduce (section 4.3.1): TwoTreeC reduce to rank 0, then a broadcast on the
+ * *reordered* TwoTreeC, both trees rotated by n/2 so that the ranks that finish the
+ * reduce first (the leaves of T1) sit near the top of the broadcast.  The root
+ * broadcasts once its reduce is complete: starting while its children still send
+ * reduce chunks would need those children to post broadcast receives during their
+ * reduce rounds (with rendezvous transfers they would otherwise deadlock).
+ *
+ * Every chunk is combined once, in one tree, so results are bit-identical on every
+ * rank; the trees combine out of rank order, so the op must be commutative.
+ */
+#include "opal/loom/loom_registry.h"
+
+#define RES  MCA_COLL_LOOM_SLOT_RESULT
+#define IN   MCA_COLL_LOOM_SLOT_INPUT
+#define ACC  MCA_COLL_LOOM_SLOT_SCRATCH0       /* partial of an inner node */
+#define TMP  (MCA_COLL_LOOM_SLOT_SCRATCH0 + 1) /* second child's partial */
+
+typedef struct {
+    int parent;    /* vrank, -1 for v = 0 */
+    int child[2];  /* vranks, -1 when absent */
+} tt_node_t;
+
+/* heap index <-> vrank of tree t (0: T1, 1: T2), rotated by `rot` (reordered). */
+static int tt_label(int n, int t, int rot, int h)
+{
+    int v = 0 == t ? h : n + 1 - h;
+    return (v - 1 + rot) % n + 1;
+}
+
+static int tt_heap(int n, int t, int rot, int v)
+{
+    int u = ((v - 1 - rot) % n + n) % n + 1;
+    return 0 == t ? u : n + 1 - u;
+}
+
+/* Rank v's place in tree t of a TwoTreeC over n+1 ranks. */
+static tt_node_t tt_node(int n, int t, int rot, int v)
+{
+    tt_node_t x = {.parent = -1, .child = {-1, -1}};
+
+    if (0 == v) {
+        x.child[0] = tt_label(n, t, rot, 1);
+        return x;
+    }
+    int h = tt_heap(n, t, rot, v);
+    x.parent = h > 1 ? tt_label(n, t, rot, h / 2) : 0;
+    for (int c = 0; c < 2; ++c) {
+        if (2 * h + c <= n) {
+            x.child[c] = tt_label(n, t, rot, 2 * h + c);
+        }
+    }
+    return x;
+}
+
+static int to_rank(int v, int root, int P)
+{
+    return mca_coll_loom_rank_mod((long) v + root, P);
+}
+
+/* Broadcast: round c receives chunk c from the parent in tree c % 2 and forwards
+ * chunk c-1 to the children in tree (c-1) % 2; the root sends chunk c in round c.
+ * One chunk per round keeps the trees independent: a WAIT never holds a chunk of
+ * one tree hostage to the other, where a rank's child can be its parent (taking a
+ * pair of chunks per round deadlocks at P = 3). */
+static void tt_bcast(mca_coll_loom_sched_t *s, int v, int root, int P, int K, const tt_node_t node[2])
+{
+    for (int c = 0; c <= K; ++c) {
+        if (c < K && 0 != v) {
+            mca_coll_loom_sched_recv_blk(s, to_rank(node[c % 2].parent, root, P), RES, c, 1);
+        }
+        /* what to forward: the root its chunk c, the others chunk c-1 */
+        int f = 0 == v ? c : c - 1;
+        for (int k = 0; k < 2 && f >= 0 && f < K; ++k) {
+            if (node[f % 2].child[k] >= 0) {
+                mca_coll_loom_sched_send_blk(s, to_rank(node[f % 2].child[k], root, P), RES, f, 1);
+            }
+        }
+        mca_coll_loom_sched_wait(s);
+    }
+}
+
+/* Where chunk c of a non-root vrank's partial lives once its children's are in. */
+static int tt_partial_slot(const tt_node_t *nt)
+{
+    return nt->child[0] >= 0 ? ACC : IN;
+}
+
+/* Reduce: round c receives chunk c from the children in tree c % 2 and combines it
+ * after the WAIT; chunk c goes up in round c where this rank is a leaf of that tree
+ * (its own input, ready at once) and in round c+1 where it is an inner node. */
+static void tt_reduce(mca_coll_loom_sched_t *s, int v, int root, int P, int K, const tt_node_t node[2])
+{
+    if (0 == v) {
+        mca_coll_loom_sched_copy(s, IN, RES);
+    }
+    for (int c = 0; c <= K; ++c) {
+        const tt_node_t *nt = &node[c % 2];
+        if (c < K) {
+            for (int k = 0; k < 2; ++k) {
+                if (nt->child[k] >= 0) {
+                    /* the root's single child per tree: RESULT holds its own input */
+                    mca_coll_loom_sched_recv_blk(s, to_rank(nt->child[k], root, P),
+                                                 0 == k ? ACC : TMP, c, 1);
+                }
+            }
+        }
+        for (int d = c - 1; d <= c && 0 != v; ++d) {
+            const tt_node_t *nd;
+            if (d < 0 || d >= K) {
+                continue;
+            }
+            nd = &node[d % 2];
+            if ((d == c) == (nd->child[0] < 0)) { /* leaf: this round; inner: the next */
+                mca_coll_loom_sched_send_blk(s, to_rank(nd->parent, root, P), tt_partial_slot(nd), d,
+                                             1);
+            }
+        }
+        mca_coll_loom_sched_wait(s);
+        if (c < K && nt->child[0] >= 0) {
+            if (0 == v) {
+                mca_coll_loom_sched_reduce_blk(s, ACC, RES, c, 1);
+            } else {
+                /* commutative: any order gives the bits every rank will receive */
+                mca_coll_loom_sched_reduce_blk(s, IN, ACC, c, 1);
+                if (nt->child[1] >= 0) {
+                    mca_coll_loom_sched_reduce_blk(s, TMP, ACC, c, 1);
+                }
+            }
+        }
+    }
+}
+
+int mca_coll_loom_build_twotree(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p)
+{
+    const int P = p->P, K = p->segs > 1 ? p->segs : 1;
+    const bool all = MCA_COLL_LOOM_COLL_ALLREDUCE == p->coll;
+    const int root = all ? 0 : p->root;
+    int n, v;
+    tt_node_t node[2], bnode[2];
+
+    if (P < 1 || p->rank < 0 || p->rank >= P || root < 0 || root >= P) {
+        return MCA_COLL_LOOM_ERR_BADPARAM;
+    }
+    if (MCA_COLL_LOOM_COLL_BCAST != p->coll && MCA_COLL_LOOM_COLL_REDUCE != p->coll && !all) {
+        return MCA_COLL_LOOM_ERR_NOTSUP;
+    }
+    v = mca_coll_loom_rank_mod((long) p->rank - root, P);
+    if (1 == P) {
+        if (MCA_COLL_LOOM_COLL_BCAST != p->coll) {
+            mca_coll_loom_sched_copy(s, IN, RES);
+        }
+        return MCA_COLL_LOOM_OK;
+    }
+    n = P - 1;
+    mca_coll_loom_sched_set_blocks(s, K);
+    for (int t = 0; t < 2; ++t) {
+        node[t] = tt_node(n, t, 0, v);
+        bnode[t] = tt_node(n, t, n / 2, v);
+    }
+
+    switch (p->coll) {
+    case MCA_COLL_LOOM_COLL_BCAST:
+        tt_bcast(s, v, root, P, K, node);
+        break;
+    case MCA_COLL_LOOM_COLL_REDUCE:
+        tt_reduce(s, v, root, P, K, node);
+        break;
+    default: /* allreduce */
+        tt_reduce(s, v, root, P, K, node);
+        tt_bcast(s, v, root, P, K, bnode);
+        break;
+    }
+    return MCA_COLL_LOOM_OK;
+}
