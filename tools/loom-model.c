@@ -304,6 +304,13 @@ int main(int argc, char **argv)
                 printf("%9s %8s  %-14s %6s %14s %8s  %-9s %7s %11s %9s\n", "P", "bytes", "algorithm",
                        "segs", "time [us]", "ratio", "method", "rounds", "ops", "sim [s]");
             }
+            int served = 0;
+            for (int alg = 0; alg < mca_coll_loom_num_algs; ++alg) {
+                served += mca_coll_loom_alg_serves(alg, c.coll);
+            }
+            if (0 == served && !c.csv) {
+                printf("(no algorithm of this build serves %s)\n", mca_coll_loom_coll_name(c.coll));
+            }
             for (int alg = 0; alg < mca_coll_loom_num_algs; ++alg) {
                 if (!mca_coll_loom_alg_serves(alg, c.coll) ||
                     (NULL != c.alg && 0 != strcmp(c.alg, mca_coll_loom_algs[alg].name))) {
