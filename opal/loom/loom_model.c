@@ -925,6 +925,19 @@ static double try_segs(choose_t *c, int s)
     return res.time;
 }
 
+/* Op by op (not memcmp: the op struct has padding). */
+static bool same_ops(const mca_coll_loom_sched_t *a, const mca_coll_loom_sched_t *b)
+{
+    for (int i = 0; i < a->nops; ++i) {
+        const mca_coll_loom_op_t *x = &a->ops[i], *y = &b->ops[i];
+        if (x->kind != y->kind || x->src != y->src || x->dst != y->dst || x->peer != y->peer ||
+            x->blk != y->blk || x->nblk != y->nblk) {
+            return false;
+        }
+    }
+    return true;
+}
+
 static int rank0_ops(const choose_t *c, int segs, mca_coll_loom_sched_t *s)
 {
     mca_coll_loom_params_t p = c->shape;
@@ -977,7 +990,7 @@ static int choose_any(int alg, mca_coll_loom_build_fn_t build, mca_coll_loom_col
     n2 = rank0_ops(&c, 2, &s2);
     uses = n1 >= 0 && n2 >= 0 &&
            (n1 != n2 || s1.nblocks != s2.nblocks || s1.nseg != s2.nseg ||
-            0 != memcmp(s1.ops, s2.ops, (size_t) n1 * sizeof(*s1.ops)));
+            !same_ops(&s1, &s2));
     nparts = (n2 >= 0 && s2.nblocks > 0) ? s2.nblocks / (s2.nseg > 0 ? s2.nseg : 1) : 1;
     c.ops_per_seg = n2 > n1 ? n2 - n1 : 0;
     c.ops_base = n1 - c.ops_per_seg > 1 ? n1 - c.ops_per_seg : 1;
