@@ -1,0 +1,1092 @@
+/*
+ * loom: LogGP simulation of the schedules of all ranks (see loom_model.h for the
+ * model and docs/model.md for its use and limits).
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opal/loom/loom_model.h"
+
+/* A schedule op in timing form, 8 bytes: kind and peer in one word, then the bytes
+ * of a transfer or the CPU time of a run of local ops (float: 24 bits of mantissa
+ * are plenty for a time estimate, and P = 2^20 ranks times a few hundred ops must
+ * fit in memory). */
+typedef struct {
+    uint32_t kp;
+    float v;
+} cop_t;
+
+#define K_SEND  0u
+#define K_RECV  1u
+#define K_WAIT  2u
+#define K_LOCAL 3u
+#define KIND(c) ((c).kp >> 30)
+#define PEER(c) ((int) ((c).kp & 0x3fffffffu))
+#define MAX_P   0x3fffffff
+
+#define DEFAULT_SYM_MIN_P    256
+#define DEFAULT_MAX_LIVE_OPS (1L << 27)
+#define CHOOSE_BUDGET_OPS    (1L << 22)
+#define CHOOSE_MAX_SEGS      4096
+
+/* A message on its way: times at the receiver. */
+typedef struct {
+    double t0;   /* first byte could enter the receiver's link */
+    double t1;   /* last byte left the sender, plus L */
+    float bytes;
+    int src;
+    int next;    /* queue link (index into the pool), -1 at the end */
+    int taken;   /* scratch mark while matching a round */
+} msg_t;
+
+typedef struct {
+    double cpu;       /* the rank's CPU clock */
+    double out_next;  /* earliest start of its next message on the outgoing link */
+    double in_free;   /* its incoming link is busy until then */
+    double send_done; /* the current round's sends have left the link by then */
+} clock_t_;
+
+typedef struct {
+    cop_t *ops;
+    int nops;
+    int pc;
+    int rounds;
+    uint8_t state;   /* ST_* */
+    uint8_t queued;
+    clock_t_ c;
+} rank_t;
+
+enum { ST_UNBUILT = 0, ST_RUN, ST_BLOCKED, ST_DONE };
+
+typedef struct {
+    double t0, t1, bytes;
+} arrival_t;
+
+typedef struct {
+    const mca_coll_loom_model_params_t *m;
+    int alg, P;
+    mca_coll_loom_build_fn_t build; /* instead of alg when not NULL (tests) */
+    mca_coll_loom_params_t shape;
+    size_t count, esz;
+    const size_t *displ;
+    mca_coll_loom_sched_t sched;  /* reused by every build */
+    arrival_t *arr;               /* scratch for one round's arrivals */
+    int arrcap;
+    long ops, messages;
+    int rounds;
+} ctx_t;
+
+/* ---------------------------------------------------------------------------
+ * Parameters
+ * ------------------------------------------------------------------------- */
+
+void mca_coll_loom_model_params_set(mca_coll_loom_model_params_t *m, double L_us, double o_us,
+                                    double g_us, double G_ns, double gamma_ns, double copy_ns)
+{
+    m->L = L_us * 1e-6;
+    m->o = o_us * 1e-6;
+    m->g = g_us * 1e-6;
+    m->G = G_ns * 1e-9;
+    m->gamma = gamma_ns * 1e-9;
+    m->copy = copy_ns * 1e-9;
+}
+
+void mca_coll_loom_model_params_default(mca_coll_loom_model_params_t *m)
+{
+    mca_coll_loom_model_params_set(m, MCA_COLL_LOOM_MODEL_DEFAULT_LATENCY_US,
+                                   MCA_COLL_LOOM_MODEL_DEFAULT_OVERHEAD_US,
+                                   MCA_COLL_LOOM_MODEL_DEFAULT_GAP_US,
+                                   MCA_COLL_LOOM_MODEL_DEFAULT_GAP_PER_BYTE_NS,
+                                   MCA_COLL_LOOM_MODEL_DEFAULT_REDUCE_PER_BYTE_NS,
+                                   MCA_COLL_LOOM_MODEL_DEFAULT_COPY_PER_BYTE_NS);
+}
+
+void mca_coll_loom_model_opts_default(mca_coll_loom_model_opts_t *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->sym_min_P = DEFAULT_SYM_MIN_P;
+    o->max_live_ops = DEFAULT_MAX_LIVE_OPS;
+}
+
+const char *mca_coll_loom_model_method_name(int method)
+{
+    switch (method) {
+    case MCA_COLL_LOOM_MODEL_FULL:
+        return "full";
+    case MCA_COLL_LOOM_MODEL_SYMMETRIC:
+        return "symmetric";
+    case MCA_COLL_LOOM_MODEL_ANALYTIC:
+        return "analytic";
+    default:
+        return "none";
+    }
+}
+
+double mca_coll_loom_model_lower_bound(mca_coll_loom_coll_t coll, int P, size_t bytes,
+                                       const mca_coll_loom_model_params_t *m)
+{
+    double n = (double) bytes * m->G;
+    if (P <= 1) {
+        return 0.0;
+    }
+    switch (coll) {
+    case MCA_COLL_LOOM_COLL_BCAST:
+    case MCA_COLL_LOOM_COLL_REDUCE:
+        return n;
+    case MCA_COLL_LOOM_COLL_ALLREDUCE:
+        return 2.0 * (P - 1) / P * n;
+    case MCA_COLL_LOOM_COLL_ALLGATHER:
+    case MCA_COLL_LOOM_COLL_REDUCE_SCATTER:
+    case MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK:
+        return (double) (P - 1) / P * n;
+    default:
+        return 0.0;
+    }
+}
+
+/* ---------------------------------------------------------------------------
+ * Schedules in timing form
+ * ------------------------------------------------------------------------- */
+
+/* Builds one rank's schedule: a registry algorithm, or a bare builder (tests). */
+static int build_rank(int alg, mca_coll_loom_build_fn_t build, mca_coll_loom_sched_t *s,
+                      const mca_coll_loom_params_t *p)
+{
+    int rc;
+    if (NULL == build) {
+        return mca_coll_loom_alg_build(alg, s, p);
+    }
+    mca_coll_loom_sched_reset(s);
+    rc = build(s, p);
+    return MCA_COLL_LOOM_OK == rc ? mca_coll_loom_sched_finish(s) : rc;
+}
+
+/* Elements an op covers, as the executor splits them. */
+static size_t op_elems(const ctx_t *x, const mca_coll_loom_sched_t *s, const mca_coll_loom_op_t *op)
+{
+    mca_coll_loom_layout_t l;
+    if (op->nblk <= 0 || s->nblocks <= 0) {
+        return x->count;
+    }
+    l.count = x->count;
+    l.nseg = s->nseg > 0 ? s->nseg : 1;
+    l.nparts = s->nblocks / l.nseg;
+    l.part_displ = x->displ;
+    return mca_coll_loom_layout_start(&l, op->blk + op->nblk) - mca_coll_loom_layout_start(&l, op->blk);
+}
+
+/* Rank `rank`'s schedule built and turned into timing ops (local runs merged, empty
+ * block ops dropped).  Returns NULL with *rc set on failure. */
+static cop_t *compile(ctx_t *x, int rank, int *nops, int *rc)
+{
+    mca_coll_loom_sched_t *s = &x->sched;
+    mca_coll_loom_params_t p = x->shape;
+    cop_t *c;
+    int n = 0;
+
+    p.rank = rank;
+    *rc = build_rank(x->alg, x->build, s, &p);
+    if (MCA_COLL_LOOM_OK != *rc) {
+        return NULL;
+    }
+    c = malloc((size_t) (s->nops > 0 ? s->nops : 1) * sizeof(*c));
+    if (NULL == c) {
+        *rc = MCA_COLL_LOOM_ERR_NOMEM;
+        return NULL;
+    }
+    for (int i = 0; i < s->nops; ++i) {
+        const mca_coll_loom_op_t *op = &s->ops[i];
+        size_t el = op->kind == MCA_COLL_LOOM_OP_WAIT ? 0 : op_elems(x, s, op);
+        double bytes = (double) el * (double) x->esz;
+        if (op->nblk > 0 && 0 == el) {
+            continue; /* the executor skips an empty block on both sides */
+        }
+        switch (op->kind) {
+        case MCA_COLL_LOOM_OP_SEND:
+        case MCA_COLL_LOOM_OP_RECV:
+            if (op->peer < 0 || op->peer >= x->P) {
+                free(c);
+                *rc = MCA_COLL_LOOM_ERR_BADPARAM;
+                return NULL;
+            }
+            c[n].kp = ((op->kind == MCA_COLL_LOOM_OP_SEND ? K_SEND : K_RECV) << 30) | (uint32_t) op->peer;
+            c[n++].v = (float) bytes;
+            break;
+        case MCA_COLL_LOOM_OP_WAIT:
+            c[n].kp = K_WAIT << 30;
+            c[n++].v = 0.0f;
+            break;
+        default: {
+            double t = bytes * (op->kind == MCA_COLL_LOOM_OP_COPY ? x->m->copy : x->m->gamma);
+            if (n > 0 && K_LOCAL == KIND(c[n - 1])) {
+                c[n - 1].v += (float) t;
+            } else {
+                c[n].kp = K_LOCAL << 30;
+                c[n++].v = (float) t;
+            }
+            break;
+        }
+        }
+    }
+    *nops = n;
+    return c;
+}
+
+/* ---------------------------------------------------------------------------
+ * The LogGP rules (shared by both ways of running)
+ * ------------------------------------------------------------------------- */
+
+/* Posts a send: CPU o, then the bytes on the outgoing link.  Gives the message's
+ * times at the receiver. */
+static void post_send(const mca_coll_loom_model_params_t *m, clock_t_ *c, double bytes, double *t0,
+                      double *t1)
+{
+    double start, wire = m->G * bytes;
+    c->cpu += m->o;
+    start = c->cpu > c->out_next ? c->cpu : c->out_next;
+    c->out_next = start + (m->g > wire ? m->g : wire);
+    if (start + wire > c->send_done) {
+        c->send_done = start + wire;
+    }
+    *t0 = start + m->L;
+    *t1 = start + wire + m->L;
+}
+
+static int cmp_arrival(const void *a, const void *b)
+{
+    double d = ((const arrival_t *) a)->t0 - ((const arrival_t *) b)->t0;
+    return d < 0 ? -1 : d > 0;
+}
+
+/* Completes a round (WAIT): the incoming link takes the messages in order of first
+ * arrival, the CPU handles each (o) once it is in, and waits for its own sends. */
+static void complete_round(const mca_coll_loom_model_params_t *m, clock_t_ *c, arrival_t *a, int n)
+{
+    if (n > 1) {
+        qsort(a, (size_t) n, sizeof(*a), cmp_arrival);
+    }
+    for (int i = 0; i < n; ++i) {
+        double in = (a[i].t0 > c->in_free ? a[i].t0 : c->in_free) + m->G * a[i].bytes;
+        if (in < a[i].t1) {
+            in = a[i].t1;
+        }
+        c->in_free = in;
+        c->cpu = (c->cpu > in ? c->cpu : in) + m->o;
+    }
+    if (c->send_done > c->cpu) {
+        c->cpu = c->send_done;
+    }
+    c->send_done = 0.0;
+}
+
+static int arrivals_reserve(ctx_t *x, int n)
+{
+    if (n > x->arrcap) {
+        int cap = n > 2 * x->arrcap ? n : 2 * x->arrcap;
+        arrival_t *a = realloc(x->arr, (size_t) cap * sizeof(*a));
+        if (NULL == a) {
+            return MCA_COLL_LOOM_ERR_NOMEM;
+        }
+        x->arr = a;
+        x->arrcap = cap;
+    }
+    return MCA_COLL_LOOM_OK;
+}
+
+/* ---------------------------------------------------------------------------
+ * FULL: every rank, driven by a work list
+ * ------------------------------------------------------------------------- */
+
+typedef struct {
+    ctx_t *x;
+    rank_t *ranks;
+    int *qhead, *qtail;   /* [P] unmatched messages per destination, in send order */
+    msg_t *pool;
+    int npool, poolcap, freelist;
+    int *work;            /* stack of ranks to run */
+    long nwork, workcap;
+    long live, peak, max_live;
+    const char *note;
+} full_t;
+
+static int push_work(full_t *f, int r)
+{
+    if (f->ranks[r].queued) {
+        return MCA_COLL_LOOM_OK;
+    }
+    if (f->nwork == f->workcap) {
+        long cap = f->workcap ? 2 * f->workcap : 1024;
+        int *w = realloc(f->work, (size_t) cap * sizeof(*w));
+        if (NULL == w) {
+            return MCA_COLL_LOOM_ERR_NOMEM;
+        }
+        f->work = w;
+        f->workcap = cap;
+    }
+    f->work[f->nwork++] = r;
+    f->ranks[r].queued = 1;
+    return MCA_COLL_LOOM_OK;
+}
+
+static int msg_new(full_t *f)
+{
+    if (f->freelist >= 0) {
+        int i = f->freelist;
+        f->freelist = f->pool[i].next;
+        return i;
+    }
+    if (f->npool == f->poolcap) {
+        int cap = f->poolcap ? 2 * f->poolcap : 4096;
+        msg_t *p = realloc(f->pool, (size_t) cap * sizeof(*p));
+        if (NULL == p) {
+            return -1;
+        }
+        f->pool = p;
+        f->poolcap = cap;
+    }
+    return f->npool++;
+}
+
+static int full_send(full_t *f, int me, int dst, double bytes)
+{
+    int i = msg_new(f);
+    msg_t *msg;
+    if (i < 0) {
+        return MCA_COLL_LOOM_ERR_NOMEM;
+    }
+    msg = &f->pool[i];
+    post_send(f->x->m, &f->ranks[me].c, bytes, &msg->t0, &msg->t1);
+    msg->bytes = (float) bytes;
+    msg->src = me;
+    msg->next = -1;
+    msg->taken = 0;
+    if (f->qtail[dst] >= 0) {
+        f->pool[f->qtail[dst]].next = i;
+    } else {
+        f->qhead[dst] = i;
+    }
+    f->qtail[dst] = i;
+    f->x->messages++;
+    if (ST_BLOCKED == f->ranks[dst].state) {
+        return push_work(f, dst);
+    }
+    return MCA_COLL_LOOM_OK;
+}
+
+/* Tries to complete the WAIT at r->pc: every receive of the round, from its first op
+ * `first`, needs the oldest unmatched message of its channel.  Returns 1 when done,
+ * 0 when a message is missing, <0 on error. */
+static int full_wait(full_t *f, int me, int first)
+{
+    rank_t *r = &f->ranks[me];
+    int n = 0, ok = 1, rc;
+
+    for (int i = first; i < r->pc && ok; ++i) {
+        int j;
+        if (K_RECV != KIND(r->ops[i])) {
+            continue;
+        }
+        for (j = f->qhead[me]; j >= 0; j = f->pool[j].next) {
+            if (f->pool[j].src == PEER(r->ops[i]) && !f->pool[j].taken) {
+                f->pool[j].taken = 1;
+                n++;
+                break;
+            }
+        }
+        ok = j >= 0;
+    }
+    if (!ok) {
+        for (int j = f->qhead[me]; j >= 0 && n > 0; j = f->pool[j].next) {
+            n -= f->pool[j].taken;
+            f->pool[j].taken = 0;
+        }
+        return 0;
+    }
+    if (MCA_COLL_LOOM_OK != (rc = arrivals_reserve(f->x, n))) {
+        return rc;
+    }
+    /* unlink the taken messages, in queue order; ranks may run far ahead of their
+     * neighbours in simulation order, so stop at the last one taken */
+    const int ntaken = n;
+    n = 0;
+    for (int *link = &f->qhead[me], prev = -1; *link >= 0 && n < ntaken;) {
+        int j = *link;
+        if (f->pool[j].taken) {
+            f->x->arr[n++] = (arrival_t) {f->pool[j].t0, f->pool[j].t1, f->pool[j].bytes};
+            *link = f->pool[j].next;
+            f->pool[j].next = f->freelist;
+            f->freelist = j;
+            if (f->qtail[me] == j) {
+                f->qtail[me] = prev;
+            }
+        } else {
+            prev = j;
+            link = &f->pool[j].next;
+        }
+    }
+    complete_round(f->x->m, &r->c, f->x->arr, n);
+    return 1;
+}
+
+/* Runs rank `me` until it blocks or is done. */
+static int full_run(full_t *f, int me, int *first_of_round)
+{
+    rank_t *r = &f->ranks[me];
+    int rc;
+
+    if (ST_UNBUILT == r->state) {
+        r->ops = compile(f->x, me, &r->nops, &rc);
+        if (NULL == r->ops) {
+            return rc;
+        }
+        f->live += r->nops;
+        if (f->live > f->peak) {
+            f->peak = f->live;
+        }
+        if (f->live > f->max_live) {
+            f->note = "over the op budget of a full simulation (try a smaller P)";
+            return MCA_COLL_LOOM_ERR_NOTSUP;
+        }
+        r->state = ST_RUN;
+        first_of_round[me] = 0;
+    }
+    r->state = ST_RUN;
+    while (r->pc < r->nops) {
+        const cop_t op = r->ops[r->pc];
+        switch (KIND(op)) {
+        case K_SEND:
+            if (MCA_COLL_LOOM_OK != (rc = full_send(f, me, PEER(op), op.v))) {
+                return rc;
+            }
+            break;
+        case K_RECV:
+            break;
+        case K_LOCAL:
+            r->c.cpu += op.v;
+            break;
+        default:
+            rc = full_wait(f, me, first_of_round[me]);
+            if (rc < 0) {
+                return rc;
+            }
+            if (0 == rc) {
+                r->state = ST_BLOCKED;
+                return MCA_COLL_LOOM_OK;
+            }
+            r->rounds++;
+            first_of_round[me] = r->pc + 1;
+            break;
+        }
+        r->pc++;
+    }
+    r->state = ST_DONE;
+    f->x->ops += r->nops;
+    f->live -= r->nops;
+    free(r->ops);
+    r->ops = NULL;
+    return MCA_COLL_LOOM_OK;
+}
+
+static int simulate_full(ctx_t *x, long max_live, double *finish, mca_coll_loom_model_result_t *res)
+{
+    const int P = x->P;
+    full_t f = {.x = x, .freelist = -1, .max_live = max_live};
+    int *first = NULL;
+    int rc = MCA_COLL_LOOM_OK;
+    double sum = 0.0;
+
+    f.ranks = calloc((size_t) P, sizeof(*f.ranks));
+    f.qhead = malloc((size_t) P * sizeof(int));
+    f.qtail = malloc((size_t) P * sizeof(int));
+    first = calloc((size_t) P, sizeof(int));
+    if (!f.ranks || !f.qhead || !f.qtail || !first) {
+        rc = MCA_COLL_LOOM_ERR_NOMEM;
+        goto out;
+    }
+    memset(f.qhead, 0xff, (size_t) P * sizeof(int));
+    memset(f.qtail, 0xff, (size_t) P * sizeof(int));
+    /* Refuse early what would surely exceed the budget (most ranks of a collective
+     * are live at once); rank 0 stands for the others, with a margin for roots. */
+    {
+        mca_coll_loom_params_t p = x->shape;
+        p.rank = 0;
+        rc = build_rank(x->alg, x->build, &x->sched, &p);
+        if (MCA_COLL_LOOM_OK == rc && (double) P * x->sched.nops > 4.0 * (double) max_live) {
+            f.note = "over the op budget of a full simulation (try a smaller P)";
+            rc = MCA_COLL_LOOM_ERR_NOTSUP;
+        }
+        if (MCA_COLL_LOOM_OK != rc) {
+            goto out;
+        }
+    }
+    /* rank 0 on top: rooted collectives start there, and the ranks it wakes run
+     * next, so schedules are built roughly in the order data reaches them */
+    for (int r = P - 1; r >= 0 && MCA_COLL_LOOM_OK == rc; --r) {
+        rc = push_work(&f, r);
+    }
+    while (MCA_COLL_LOOM_OK == rc && f.nwork > 0) {
+        int r = f.work[--f.nwork];
+        f.ranks[r].queued = 0;
+        if (ST_DONE != f.ranks[r].state) {
+            rc = full_run(&f, r, first);
+        }
+    }
+    if (MCA_COLL_LOOM_OK != rc) {
+        goto out;
+    }
+    res->time = 0.0;
+    for (int r = 0; r < P; ++r) {
+        const rank_t *k = &f.ranks[r];
+        if (ST_DONE != k->state) {
+            f.note = "deadlock: a rank waits for a message that is never sent";
+            rc = MCA_COLL_LOOM_ERR_NOTSUP;
+            goto out;
+        }
+        if (k->c.cpu > res->time || 0 == r) {
+            res->time = k->c.cpu;
+            res->last_rank = r;
+        }
+        if (k->rounds > res->rounds) {
+            res->rounds = k->rounds;
+        }
+        sum += k->c.cpu;
+        if (NULL != finish) {
+            finish[r] = k->c.cpu;
+        }
+    }
+    res->mean = sum / P;
+    res->method = MCA_COLL_LOOM_MODEL_FULL;
+    res->peak_live_ops = f.peak;
+
+out:
+    res->note = f.note;
+    for (int r = 0; NULL != f.ranks && r < P; ++r) {
+        free(f.ranks[r].ops);
+    }
+    free(f.ranks);
+    free(f.qhead);
+    free(f.qtail);
+    free(f.pool);
+    free(f.work);
+    free(first);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------
+ * SYMMETRIC: rank 0 stands for everybody
+ * ------------------------------------------------------------------------- */
+
+enum { SYM_NONE = 0, SYM_ROT, SYM_XOR };
+
+static int map_peer(int kind, int peer0, int r, int P)
+{
+    return SYM_ROT == kind ? (int) (((long) peer0 + r) % P) : (peer0 ^ r);
+}
+
+/* Ops that cost the same: the reductions differ only in operand order. */
+static int cost_class(int kind)
+{
+    return (MCA_COLL_LOOM_OP_REDUCE_R == kind || MCA_COLL_LOOM_OP_UNREDUCE == kind) ? MCA_COLL_LOOM_OP_REDUCE
+                                                                                   : kind;
+}
+
+/* Is rank r's schedule rank 0's with its peers moved by `kind`, as far as time goes?
+ * Same op classes and block counts; slots and block indices are not compared (they
+ * move with the rank, and pairwise swaps REDUCE and REDUCE_R by rank). */
+static bool same_up_to(const mca_coll_loom_sched_t *a, const mca_coll_loom_sched_t *b, int kind, int r,
+                       int P)
+{
+    if (a->nops != b->nops || a->nblocks != b->nblocks || a->nseg != b->nseg) {
+        return false;
+    }
+    for (int i = 0; i < a->nops; ++i) {
+        const mca_coll_loom_op_t *x = &a->ops[i], *y = &b->ops[i];
+        if (cost_class(x->kind) != cost_class(y->kind) || x->nblk != y->nblk) {
+            return false;
+        }
+        if ((MCA_COLL_LOOM_OP_SEND == x->kind || MCA_COLL_LOOM_OP_RECV == x->kind) &&
+            y->peer != map_peer(kind, x->peer, r, P)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Checks a sample of ranks against rank 0 (a heuristic: symmetry is not proved). */
+static int detect_symmetry(ctx_t *x)
+{
+    const int P = x->P;
+    int sample[12], ns = 0, kinds[2] = {SYM_ROT, SYM_XOR}, found = SYM_NONE;
+    mca_coll_loom_sched_t s0, s1;
+    mca_coll_loom_params_t p = x->shape;
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+
+    if (P < 2) {
+        return SYM_NONE;
+    }
+    sample[ns++] = 1;
+    sample[ns++] = P - 1;
+    sample[ns++] = P / 2;
+    sample[ns++] = P / 3;
+    sample[ns++] = P / 2 + 1;
+    while (ns < 12 - (x->P > (1 << 16) ? 7 : 0)) { /* fewer samples of huge schedules */
+        h ^= h << 13;
+        h ^= h >> 7;
+        h ^= h << 17;
+        sample[ns++] = 1 + (int) (h % (uint64_t) (P - 1 > 0 ? P - 1 : 1));
+    }
+    mca_coll_loom_sched_init(&s0);
+    mca_coll_loom_sched_init(&s1);
+    p.rank = 0;
+    if (MCA_COLL_LOOM_OK == build_rank(x->alg, x->build, &s0, &p)) {
+        for (int k = 0; k < 2 && SYM_NONE == found; ++k) {
+            bool ok = SYM_XOR != kinds[k] || 0 == (P & (P - 1));
+            for (int i = 0; ok && i < ns; ++i) {
+                if (sample[i] <= 0 || sample[i] >= P) {
+                    continue;
+                }
+                p.rank = sample[i];
+                ok = MCA_COLL_LOOM_OK == build_rank(x->alg, x->build, &s1, &p) &&
+                     same_up_to(&s0, &s1, kinds[k], sample[i], P);
+            }
+            if (ok) {
+                found = kinds[k];
+            }
+        }
+    }
+    mca_coll_loom_sched_fini(&s0);
+    mca_coll_loom_sched_fini(&s1);
+    return found;
+}
+
+/* Rank 0's k-th send to m(q) leaves when rank q's k-th send to 0 does, so a receive
+ * from q takes the oldest unused send of rank 0 to m(q): -q under rotation, q under
+ * xor. */
+static int simulate_symmetric(ctx_t *x, int kind, double *finish, mca_coll_loom_model_result_t *res)
+{
+    const int P = x->P;
+    int nops, rc = MCA_COLL_LOOM_OK, first = 0, nmsg = 0, msgcap = 0;
+    int *head = NULL, *tail = NULL;
+    msg_t *msgs = NULL;
+    clock_t_ c = {0};
+    cop_t *ops = compile(x, 0, &nops, &rc);
+
+    if (NULL == ops) {
+        return rc;
+    }
+    head = malloc((size_t) P * sizeof(int));
+    tail = malloc((size_t) P * sizeof(int));
+    if (!head || !tail) {
+        rc = MCA_COLL_LOOM_ERR_NOMEM;
+        goto out;
+    }
+    memset(head, 0xff, (size_t) P * sizeof(int));
+    memset(tail, 0xff, (size_t) P * sizeof(int));
+    res->rounds = 0;
+    for (int pc = 0; pc < nops && MCA_COLL_LOOM_OK == rc; ++pc) {
+        const cop_t op = ops[pc];
+        switch (KIND(op)) {
+        case K_SEND: {
+            int p = PEER(op);
+            if (nmsg == msgcap) {
+                int cap = msgcap ? 2 * msgcap : 1024;
+                msg_t *mm = realloc(msgs, (size_t) cap * sizeof(*mm));
+                if (NULL == mm) {
+                    rc = MCA_COLL_LOOM_ERR_NOMEM;
+                    break;
+                }
+                msgs = mm;
+                msgcap = cap;
+            }
+            post_send(x->m, &c, op.v, &msgs[nmsg].t0, &msgs[nmsg].t1);
+            msgs[nmsg].bytes = op.v;
+            msgs[nmsg].next = -1;
+            if (tail[p] >= 0) {
+                msgs[tail[p]].next = nmsg;
+            } else {
+                head[p] = nmsg;
+            }
+            tail[p] = nmsg++;
+            x->messages++;
+            break;
+        }
+        case K_RECV:
+            break;
+        case K_LOCAL:
+            c.cpu += op.v;
+            break;
+        default: {
+            int n = 0;
+            for (int i = first; i < pc; ++i) {
+                n += K_RECV == KIND(ops[i]);
+            }
+            if (MCA_COLL_LOOM_OK != (rc = arrivals_reserve(x, n))) {
+                break;
+            }
+            n = 0;
+            for (int i = first; i < pc; ++i) {
+                int q, mq, j;
+                if (K_RECV != KIND(ops[i])) {
+                    continue;
+                }
+                q = PEER(ops[i]);
+                mq = SYM_ROT == kind ? (P - q) % P : q;
+                if ((j = head[mq]) < 0) {
+                    res->note = "the schedule is not symmetric in time (a receive has no mirror send)";
+                    rc = MCA_COLL_LOOM_ERR_NOTSUP;
+                    break;
+                }
+                head[mq] = msgs[j].next;
+                if (head[mq] < 0) {
+                    tail[mq] = -1;
+                }
+                x->arr[n++] = (arrival_t) {msgs[j].t0, msgs[j].t1, msgs[j].bytes};
+            }
+            if (MCA_COLL_LOOM_OK == rc) {
+                complete_round(x->m, &c, x->arr, n);
+                res->rounds++;
+                first = pc + 1;
+            }
+            break;
+        }
+        }
+    }
+    if (MCA_COLL_LOOM_OK == rc) {
+        x->ops += nops;
+        res->time = res->mean = c.cpu;
+        res->last_rank = 0;
+        res->method = MCA_COLL_LOOM_MODEL_SYMMETRIC;
+        for (int r = 0; NULL != finish && r < P; ++r) {
+            finish[r] = c.cpu;
+        }
+    }
+out:
+    free(ops);
+    free(msgs);
+    free(head);
+    free(tail);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------
+ * Entry points
+ * ------------------------------------------------------------------------- */
+
+static void ctx_init(ctx_t *x, int alg, mca_coll_loom_build_fn_t build, const mca_coll_loom_params_t *shape, mca_coll_loom_coll_t coll,
+                     size_t bytes, size_t elem_size, const mca_coll_loom_model_params_t *m,
+                     const size_t *displ)
+{
+    memset(x, 0, sizeof(*x));
+    x->m = m;
+    x->alg = alg;
+    x->build = build;
+    x->P = shape->P;
+    x->shape = *shape;
+    x->shape.coll = coll;
+    x->esz = elem_size > 0 ? elem_size : 1;
+    x->count = bytes / x->esz;
+    x->displ = displ;
+    mca_coll_loom_sched_init(&x->sched);
+}
+
+static void ctx_fini(ctx_t *x)
+{
+    mca_coll_loom_sched_fini(&x->sched);
+    free(x->arr);
+}
+
+static int predict_any(int alg, mca_coll_loom_build_fn_t build, mca_coll_loom_coll_t coll,
+                       const mca_coll_loom_params_t *shape, size_t bytes, size_t elem_size,
+                       const mca_coll_loom_model_params_t *m, const mca_coll_loom_model_opts_t *opts,
+                       double *finish, mca_coll_loom_model_result_t *res)
+{
+    mca_coll_loom_model_opts_t dflt;
+    mca_coll_loom_model_result_t dummy;
+    mca_coll_loom_params_t p;
+    ctx_t x;
+    int rc = MCA_COLL_LOOM_ERR_NOTSUP, sym = SYM_NONE;
+
+    if (NULL == res) {
+        res = &dummy;
+    }
+    memset(res, 0, sizeof(*res));
+    if (NULL == opts) {
+        mca_coll_loom_model_opts_default(&dflt);
+        opts = &dflt;
+    }
+    if (NULL == shape || NULL == m || (NULL == build && (alg < 0 || alg >= mca_coll_loom_num_algs)) ||
+        shape->P < 1 || shape->P > MAX_P) {
+        return MCA_COLL_LOOM_ERR_BADPARAM;
+    }
+    p = *shape;
+    p.coll = coll;
+    p.rank = 0;
+    if (NULL == build) {
+        if (!mca_coll_loom_alg_serves(alg, coll)) {
+            res->note = "the algorithm does not serve this collective";
+            return MCA_COLL_LOOM_ERR_NOTSUP;
+        }
+        if (NULL != (res->note = mca_coll_loom_alg_refusal(alg, &p))) {
+            return MCA_COLL_LOOM_ERR_NOTSUP;
+        }
+    }
+
+    ctx_init(&x, alg, build, &p, coll, bytes, elem_size, m, opts->part_displ);
+    if (MCA_COLL_LOOM_MODEL_SYMMETRIC == opts->method ||
+        (0 == opts->method && shape->P > opts->sym_min_P)) {
+        sym = detect_symmetry(&x);
+    }
+    if (SYM_NONE != sym) {
+        rc = simulate_symmetric(&x, sym, finish, res);
+    } else if (MCA_COLL_LOOM_MODEL_SYMMETRIC == opts->method) {
+        res->note = "no rotation or xor symmetry found in the schedules";
+        rc = MCA_COLL_LOOM_ERR_NOTSUP;
+    }
+    if (MCA_COLL_LOOM_MODEL_SYMMETRIC != opts->method &&
+        (SYM_NONE == sym || MCA_COLL_LOOM_OK != rc)) {
+        memset(res, 0, sizeof(*res));
+        x.ops = x.messages = 0;
+        rc = simulate_full(&x, opts->max_live_ops > 0 ? opts->max_live_ops : DEFAULT_MAX_LIVE_OPS, finish,
+                           res);
+    }
+    res->ops = x.ops;
+    res->messages = x.messages;
+    ctx_fini(&x);
+    return rc;
+}
+
+int mca_coll_loom_model_predict(int alg, mca_coll_loom_coll_t coll, const mca_coll_loom_params_t *shape,
+                                size_t bytes, size_t elem_size, const mca_coll_loom_model_params_t *m,
+                                const mca_coll_loom_model_opts_t *opts, double *finish,
+                                mca_coll_loom_model_result_t *res)
+{
+    return predict_any(alg, NULL, coll, shape, bytes, elem_size, m, opts, finish, res);
+}
+
+int mca_coll_loom_model_predict_builder(mca_coll_loom_build_fn_t build, const mca_coll_loom_params_t *shape,
+                                        size_t bytes, size_t elem_size,
+                                        const mca_coll_loom_model_params_t *m,
+                                        const mca_coll_loom_model_opts_t *opts, double *finish,
+                                        mca_coll_loom_model_result_t *res)
+{
+    if (NULL == build || NULL == shape) {
+        return MCA_COLL_LOOM_ERR_BADPARAM;
+    }
+    return predict_any(-1, build, shape->coll, shape, bytes, elem_size, m, opts, finish, res);
+}
+
+/* ---------------------------------------------------------------------------
+ * choose_segs
+ * ------------------------------------------------------------------------- */
+
+typedef struct {
+    int alg, P;
+    mca_coll_loom_build_fn_t build;
+    mca_coll_loom_coll_t coll;
+    mca_coll_loom_params_t shape;
+    size_t bytes, esz;
+    const mca_coll_loom_model_params_t *m;
+    long budget;      /* simulated ops left */
+    long ops_base, ops_per_seg; /* rank 0's op count ~ base + per_seg * segs */
+    bool symmetric;
+    int best;
+    double tbest;
+} choose_t;
+
+/* Estimated cost of simulating segs = s, in ops. */
+static long sim_cost(const choose_t *c, int s)
+{
+    long per_rank = c->ops_base + c->ops_per_seg * (long) s;
+    return c->symmetric ? per_rank : per_rank * (long) c->P;
+}
+
+/* Simulates segs = s if the budget allows; returns the time or -1. */
+static double try_segs(choose_t *c, int s)
+{
+    mca_coll_loom_model_result_t res;
+    mca_coll_loom_params_t p = c->shape;
+    long cost = sim_cost(c, s);
+
+    if (cost > c->budget) {
+        return -1.0;
+    }
+    c->budget -= cost;
+    p.segs = s;
+    if (MCA_COLL_LOOM_OK != predict_any(c->alg, c->build, c->coll, &p, c->bytes, c->esz, c->m, NULL, NULL,
+                                        &res)) {
+        return -1.0;
+    }
+    if (c->best < 1 || res.time < c->tbest) {
+        c->best = s;
+        c->tbest = res.time;
+    }
+    return res.time;
+}
+
+/* Op by op (not memcmp: the op struct has padding). */
+static bool same_ops(const mca_coll_loom_sched_t *a, const mca_coll_loom_sched_t *b)
+{
+    for (int i = 0; i < a->nops; ++i) {
+        const mca_coll_loom_op_t *x = &a->ops[i], *y = &b->ops[i];
+        if (x->kind != y->kind || x->src != y->src || x->dst != y->dst || x->peer != y->peer ||
+            x->blk != y->blk || x->nblk != y->nblk) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static int rank0_ops(const choose_t *c, int segs, mca_coll_loom_sched_t *s)
+{
+    mca_coll_loom_params_t p = c->shape;
+    p.segs = segs;
+    p.rank = 0;
+    if (MCA_COLL_LOOM_OK != build_rank(c->alg, c->build, s, &p)) {
+        return -1;
+    }
+    return s->nops;
+}
+
+static int choose_any(int alg, mca_coll_loom_build_fn_t build, mca_coll_loom_coll_t coll, int P,
+                      size_t bytes, size_t elem_size, const mca_coll_loom_model_params_t *m,
+                      const mca_coll_loom_params_t *shape, double *predicted, int *method)
+{
+    choose_t c = {.alg = alg, .build = build, .P = P, .coll = coll, .bytes = bytes, .m = m, .budget = CHOOSE_BUDGET_OPS};
+    mca_coll_loom_sched_t s1, s2;
+    int n1, n2, nparts, smax, lo, hi;
+    size_t count;
+    bool uses;
+    double dummy;
+    int dmethod;
+
+    if (NULL == predicted) {
+        predicted = &dummy;
+    }
+    if (NULL == method) {
+        method = &dmethod;
+    }
+    *predicted = -1.0;
+    *method = MCA_COLL_LOOM_MODEL_NONE;
+    if ((NULL == build && (alg < 0 || alg >= mca_coll_loom_num_algs)) || P < 1 || P > MAX_P || NULL == m) {
+        return 1;
+    }
+    c.esz = elem_size > 0 ? elem_size : 1;
+    count = bytes / c.esz;
+    if (NULL != shape) {
+        c.shape = *shape;
+    } else {
+        memset(&c.shape, 0, sizeof(c.shape));
+        c.shape.call = MCA_COLL_LOOM_CALL_COMMUTATIVE | MCA_COLL_LOOM_CALL_EXACT;
+    }
+    c.shape.P = P;
+    c.shape.coll = coll;
+
+    /* Does segs change the schedule at all?  Compare segs 1 and 2. */
+    mca_coll_loom_sched_init(&s1);
+    mca_coll_loom_sched_init(&s2);
+    n1 = rank0_ops(&c, 1, &s1);
+    n2 = rank0_ops(&c, 2, &s2);
+    uses = n1 >= 0 && n2 >= 0 &&
+           (n1 != n2 || s1.nblocks != s2.nblocks || s1.nseg != s2.nseg ||
+            !same_ops(&s1, &s2));
+    nparts = (n2 >= 0 && s2.nblocks > 0) ? s2.nblocks / (s2.nseg > 0 ? s2.nseg : 1) : 1;
+    c.ops_per_seg = n2 > n1 ? n2 - n1 : 0;
+    c.ops_base = n1 - c.ops_per_seg > 1 ? n1 - c.ops_per_seg : 1;
+    mca_coll_loom_sched_fini(&s1);
+    mca_coll_loom_sched_fini(&s2);
+
+    smax = (int) (count / (size_t) (nparts > 0 ? nparts : 1));
+    if (smax > CHOOSE_MAX_SEGS) {
+        smax = CHOOSE_MAX_SEGS;
+    }
+    if (!uses || smax <= 1) {
+        mca_coll_loom_model_result_t res;
+        c.shape.segs = 1;
+        if (MCA_COLL_LOOM_OK == predict_any(alg, build, coll, &c.shape, bytes, c.esz, m, NULL, NULL, &res)) {
+            *predicted = res.time;
+            *method = res.method;
+        }
+        return 1;
+    }
+
+    if (P > DEFAULT_SYM_MIN_P) {
+        ctx_t x;
+        ctx_init(&x, alg, build, &c.shape, coll, bytes, c.esz, m, NULL);
+        x.shape.segs = 2;
+        c.symmetric = SYM_NONE != detect_symmetry(&x);
+        ctx_fini(&x);
+    }
+    if (P <= 64 && c.budget < 16 * sim_cost(&c, smax)) {
+        c.budget = 16 * sim_cost(&c, smax); /* small P: always simulate */
+    }
+
+    /* Coarse: powers of two (and smax) while the budget lasts. */
+    for (int s = 1;; s = 2 * s < smax ? 2 * s : smax) {
+        if (try_segs(&c, s) < 0 || s == smax) {
+            break;
+        }
+    }
+    if (c.best >= 1) {
+        /* Fine: ternary search on the integers around the best power of two (the
+         * predicted time is close to convex in segs there). */
+        lo = c.best / 2 > 1 ? c.best / 2 : 1;
+        hi = 2 * c.best < smax ? 2 * c.best : smax;
+        while (hi - lo > 2) {
+            int m1 = lo + (hi - lo) / 3, m2 = hi - (hi - lo) / 3;
+            double t1 = try_segs(&c, m1), t2 = try_segs(&c, m2);
+            if (t1 < 0 || t2 < 0) {
+                break;
+            }
+            if (t1 <= t2) {
+                hi = m2;
+            } else {
+                lo = m1;
+            }
+        }
+        for (int s = lo; s <= hi; ++s) {
+            try_segs(&c, s);
+        }
+        *predicted = c.tbest;
+        *method = c.symmetric ? MCA_COLL_LOOM_MODEL_SYMMETRIC : MCA_COLL_LOOM_MODEL_FULL;
+        return c.best;
+    }
+
+    /* Too large to simulate: a pipeline of depth D in s pieces fills in D - 1 stages
+     * of L + 2o + b n/s, then delivers a piece every max(2o, g) + b n/s:
+     *   T(s) = (D - 1)(L + 2o + b n/s) + s max(2o, g) + b n,
+     * least at s* = sqrt((D - 1) b n / max(2o, g)).  D = ceil(log2 P) (tree depth);
+     * b = G, plus gamma for reductions. */
+    {
+        const bool red = MCA_COLL_LOOM_COLL_BCAST != coll && MCA_COLL_LOOM_COLL_ALLGATHER != coll;
+        double D = ceil(log2((double) P)), a1 = m->L + 2.0 * m->o, a2 = 2.0 * m->o > m->g ? 2.0 * m->o : m->g;
+        double b = m->G + (red ? m->gamma : 0.0), n = (double) bytes, s;
+        if (D < 1) {
+            D = 1;
+        }
+        s = a2 > 0 ? sqrt((D - 1) * b * n / a2) : smax;
+        s = s < 1 ? 1 : (s > smax ? smax : s);
+        c.best = (int) (s + 0.5);
+        *predicted = (D - 1) * (a1 + b * n / c.best) + c.best * a2 + b * n;
+        *method = MCA_COLL_LOOM_MODEL_ANALYTIC;
+        return c.best;
+    }
+}
+
+int mca_coll_loom_model_choose_segs(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes,
+                                    size_t elem_size, const mca_coll_loom_model_params_t *m,
+                                    const mca_coll_loom_params_t *shape, double *predicted,
+                                    int *method)
+{
+    return choose_any(alg, NULL, coll, P, bytes, elem_size, m, shape, predicted, method);
+}
+
+int mca_coll_loom_model_choose_segs_builder(mca_coll_loom_build_fn_t build, mca_coll_loom_coll_t coll, int P,
+                                            size_t bytes, size_t elem_size,
+                                            const mca_coll_loom_model_params_t *m,
+                                            const mca_coll_loom_params_t *shape, double *predicted,
+                                            int *method)
+{
+    return NULL == build ? 1 : choose_any(-1, build, coll, P, bytes, elem_size, m, shape, predicted, method);
+}

@@ -1,0 +1,245 @@
+/*
+ * Unit test of the LogGP model (no MPI): a single message costs what LogGP says,
+ * closed forms of the ring and the pairwise allreduce match the simulator, the
+ * symmetric shortcut agrees with the full simulation, predictions grow with the
+ * message, P = 2^16 runs quickly, and choose_segs finds the optimum of a pipelined
+ * chain broadcast (a builder of this test) that brute force finds.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "opal/loom/loom_model.h"
+
+#include "unit_check.h"
+
+#define CE (MCA_COLL_LOOM_CALL_COMMUTATIVE | MCA_COLL_LOOM_CALL_EXACT)
+
+static bool close_to(double a, double b)
+{
+    return fabs(a - b) <= 1e-6 * fabs(b) + 1e-12;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
+}
+
+static double predict(const char *name, int P, size_t bytes, const mca_coll_loom_model_params_t *m, int method,
+                      int *used)
+{
+    mca_coll_loom_params_t shape = {.P = P, .call = CE, .coll = MCA_COLL_LOOM_COLL_ALLREDUCE};
+    mca_coll_loom_model_opts_t o;
+    mca_coll_loom_model_result_t res;
+    int alg = mca_coll_loom_alg_find(MCA_COLL_LOOM_COLL_ALLREDUCE, name), rc;
+
+    mca_coll_loom_model_opts_default(&o);
+    o.method = method;
+    rc = mca_coll_loom_model_predict(alg, MCA_COLL_LOOM_COLL_ALLREDUCE, &shape, bytes, 8, m, &o, NULL, &res);
+    CHECK(MCA_COLL_LOOM_OK == rc, "%s P=%d bytes=%zu: rc %d (%s)", name, P, bytes, rc,
+          res.note ? res.note : "");
+    if (NULL != used) {
+        *used = res.method;
+    }
+    return MCA_COLL_LOOM_OK == rc ? res.time : -1.0;
+}
+
+/* A pipelined chain broadcast from rank 0: segment j goes 0 -> 1 -> ... -> P-1; a
+ * middle rank forwards segment j-1 while it receives segment j. */
+static int build_chain(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p)
+{
+    const int r = p->rank, P = p->P, S = p->segs > 1 ? p->segs : 1;
+    mca_coll_loom_sched_set_segmented_blocks(s, 1, S);
+    if (0 == r) {
+        for (int j = 0; j < S; ++j) {
+            mca_coll_loom_sched_send_blk(s, 1, MCA_COLL_LOOM_SLOT_RESULT, j, 1);
+            mca_coll_loom_sched_wait(s);
+        }
+        return MCA_COLL_LOOM_OK;
+    }
+    mca_coll_loom_sched_recv_blk(s, r - 1, MCA_COLL_LOOM_SLOT_RESULT, 0, 1);
+    mca_coll_loom_sched_wait(s);
+    for (int j = 1; j <= S; ++j) {
+        if (r < P - 1) {
+            mca_coll_loom_sched_send_blk(s, r + 1, MCA_COLL_LOOM_SLOT_RESULT, j - 1, 1);
+        }
+        if (j < S) {
+            mca_coll_loom_sched_recv_blk(s, r - 1, MCA_COLL_LOOM_SLOT_RESULT, j, 1);
+        }
+        if (r < P - 1 || j < S) {
+            mca_coll_loom_sched_wait(s);
+        }
+    }
+    return MCA_COLL_LOOM_OK;
+}
+
+int main(void)
+{
+    mca_coll_loom_model_params_t m, m0;
+    const double L = 1.5e-6, o = 0.4e-6, G = 0.2e-9, gam = 0.3e-9, cp = 0.05e-9;
+    int used;
+
+    /* Rounder numbers than the defaults, so that the closed forms are easy to read;
+     * g below every step, so that it never binds. */
+    m = (mca_coll_loom_model_params_t) {.L = L, .o = o, .g = 0.1e-6, .G = G, .gamma = gam, .copy = cp};
+    m0 = m;
+    m0.gamma = m0.copy = 0.0;
+
+    /* One message each way (pairwise at P = 2): o + G n + L + o, plus the initial
+     * copy and the one reduction. */
+    for (size_t n = 8; n <= (1u << 24); n *= 8) {
+        double t = predict("pairwise", 2, n, &m0, MCA_COLL_LOOM_MODEL_FULL, NULL);
+        CHECK(close_to(t, 2 * o + L + G * n), "single message of %zu B: %g, LogGP says %g", n, t,
+              2 * o + L + G * n);
+        t = predict("pairwise", 2, n, &m, MCA_COLL_LOOM_MODEL_FULL, NULL);
+        CHECK(close_to(t, cp * n + 2 * o + L + (G + gam) * n), "pairwise P=2 %zu B: %g", n, t);
+    }
+    {
+        /* per-rank finish times: P = 3 folds rank 0 into rank 1, which gets the result
+         * back last */
+        mca_coll_loom_params_t shape = {.P = 3, .call = CE};
+        double fin[3];
+        mca_coll_loom_model_result_t res;
+        int rc = mca_coll_loom_model_predict(mca_coll_loom_alg_find(MCA_COLL_LOOM_COLL_ALLREDUCE, "pairwise"),
+                                             MCA_COLL_LOOM_COLL_ALLREDUCE, &shape, 1 << 20, 8, &m, NULL, fin,
+                                             &res);
+        CHECK(MCA_COLL_LOOM_OK == rc && res.time == fin[res.last_rank] && fin[0] > fin[2] && fin[1] > fin[2],
+              "pairwise P=3 finish times %g %g %g", fin[0], fin[1], fin[2]);
+    }
+
+    /* Pairwise at P = 2^k: copy + k rounds of one exchange and one reduction. */
+    for (int k = 1; k <= 16; ++k) {
+        const int P = 1 << k;
+        const size_t n = 1 << 20;
+        double want = cp * n + k * (2 * o + L + (G + gam) * n);
+        double t = predict("pairwise", P, n, &m, 0, &used);
+        CHECK(close_to(t, want), "pairwise P=%d: %g, closed form %g", P, t, want);
+        CHECK(P <= 256 || MCA_COLL_LOOM_MODEL_SYMMETRIC == used, "pairwise P=%d not symmetric", P);
+    }
+
+    /* Unsegmented ring, count divisible by P: copy, then P-1 steps of an exchange of
+     * n/P bytes plus a reduction, then P-1 steps of an exchange. */
+    for (int P = 2; P <= 4096; P = P < 16 ? P + 1 : 2 * P) {
+        const size_t n = (size_t) P * 8 * 1000;
+        const double b = (double) n / P;
+        double want = cp * n + (P - 1) * (2 * o + L + (G + gam) * b) + (P - 1) * (2 * o + L + G * b);
+        double tf = P <= 512 ? predict("ring", P, n, &m, MCA_COLL_LOOM_MODEL_FULL, NULL) : want;
+        double ts = predict("ring", P, n, &m, MCA_COLL_LOOM_MODEL_SYMMETRIC, &used);
+        CHECK(close_to(tf, want), "ring P=%d full: %g, closed form %g", P, tf, want);
+        CHECK(close_to(ts, want) && MCA_COLL_LOOM_MODEL_SYMMETRIC == used, "ring P=%d symmetric: %g, closed form %g",
+              P, ts, want);
+    }
+
+    /* The symmetric shortcut agrees with the full simulation where it applies. */
+    for (int P = 2; P <= 300; P += 7) {
+        const size_t n = 8 * 3 * 5 * 7 * 64;
+        double tf = predict("bruck", P, n, &m, MCA_COLL_LOOM_MODEL_FULL, NULL);
+        double ts = predict("bruck", P, n, &m, MCA_COLL_LOOM_MODEL_SYMMETRIC, &used);
+        CHECK(close_to(ts, tf), "bruck P=%d: symmetric %g, full %g", P, ts, tf);
+    }
+
+    /* Monotone in the message size, for every algorithm and a few P. */
+    for (int alg = 0; alg < mca_coll_loom_num_algs; ++alg) {
+        static const int Ps[] = {2, 3, 7, 8, 13, 64, 1000};
+        for (unsigned i = 0; i < sizeof(Ps) / sizeof(Ps[0]); ++i) {
+            mca_coll_loom_params_t shape = {.P = Ps[i], .call = CE};
+            double prev = -1.0;
+            for (size_t n = 0; n <= (1u << 24); n = n ? 4 * n : 8) {
+                mca_coll_loom_model_result_t res;
+                if (!mca_coll_loom_alg_serves(alg, MCA_COLL_LOOM_COLL_ALLREDUCE) ||
+                    MCA_COLL_LOOM_OK != mca_coll_loom_model_predict(alg, MCA_COLL_LOOM_COLL_ALLREDUCE, &shape, n,
+                                                                    8, &m, NULL, NULL, &res)) {
+                    break;
+                }
+                CHECK(res.time >= prev * (1 - 1e-9), "%s P=%d: %zu B takes %g, less than %g",
+                      mca_coll_loom_algs[alg].name, Ps[i], n, res.time, prev);
+                prev = res.time;
+            }
+        }
+    }
+
+    /* P = 2^16 for every allreduce algorithm, in seconds. */
+    for (int alg = 0; alg < mca_coll_loom_num_algs; ++alg) {
+        mca_coll_loom_params_t shape = {.P = 1 << 16, .call = CE};
+        mca_coll_loom_model_result_t res;
+        double t0 = now(), dt;
+        int rc;
+        if (!mca_coll_loom_alg_serves(alg, MCA_COLL_LOOM_COLL_ALLREDUCE)) {
+            continue;
+        }
+        rc = mca_coll_loom_model_predict(alg, MCA_COLL_LOOM_COLL_ALLREDUCE, &shape, 1 << 20, 8, &m, NULL, NULL,
+                                         &res);
+        dt = now() - t0;
+        printf("P=65536 %-14s %s %s: %.1f us, simulated in %.3f s\n", mca_coll_loom_algs[alg].name,
+               MCA_COLL_LOOM_OK == rc ? "ok" : "refused", mca_coll_loom_model_method_name(res.method),
+               res.time * 1e6, dt);
+        CHECK(dt < 10.0, "%s at P = 2^16 took %.1f s", mca_coll_loom_algs[alg].name, dt);
+        CHECK(MCA_COLL_LOOM_OK == rc || NULL != mca_coll_loom_alg_refusal(alg, &shape), "%s at P = 2^16: %s",
+              mca_coll_loom_algs[alg].name, res.note ? res.note : "?");
+    }
+
+    /* choose_segs: 1 for the unsegmented algorithms ... */
+    for (int alg = 0; alg < mca_coll_loom_num_algs; ++alg) {
+        mca_coll_loom_params_t shape = {.P = 8, .call = CE}, q = shape;
+        mca_coll_loom_sched_t a, b;
+        bool uses;
+        if (!mca_coll_loom_alg_serves(alg, MCA_COLL_LOOM_COLL_ALLREDUCE)) {
+            continue;
+        }
+        mca_coll_loom_sched_init(&a);
+        mca_coll_loom_sched_init(&b);
+        q.segs = 4;
+        mca_coll_loom_alg_build(alg, &a, &shape);
+        mca_coll_loom_alg_build(alg, &b, &q);
+        uses = a.nops != b.nops;
+        mca_coll_loom_sched_fini(&a);
+        mca_coll_loom_sched_fini(&b);
+        if (!uses) {
+            int s = mca_coll_loom_model_choose_segs(alg, MCA_COLL_LOOM_COLL_ALLREDUCE, 8, 1 << 20, 8, &m, NULL,
+                                                    NULL, NULL);
+            CHECK(1 == s, "%s does not use segs, choose_segs says %d", mca_coll_loom_algs[alg].name, s);
+        }
+    }
+    /* ... and for a pipelined chain the optimum brute force finds (within 0.5%).
+     * Closed form for comparison (loom_model.h): s* = sqrt((P - 2) G n / 2o). */
+    {
+        static const int Ps[] = {4, 16, 64};
+        static const size_t ns[] = {1 << 12, 1 << 18, 1 << 22};
+        for (unsigned i = 0; i < 3; ++i) {
+            for (unsigned j = 0; j < 3; ++j) {
+                const int P = Ps[i];
+                const size_t n = ns[j];
+                mca_coll_loom_params_t shape = {.P = P, .call = CE, .coll = MCA_COLL_LOOM_COLL_BCAST};
+                double tbest = -1, tchosen, t0 = now(), dt;
+                int sbest = 0, method, s;
+                s = mca_coll_loom_model_choose_segs_builder(build_chain, MCA_COLL_LOOM_COLL_BCAST, P, n, 8, &m,
+                                                            &shape, &tchosen, &method);
+                dt = now() - t0;
+                for (int k = 1; k <= 1024 && (size_t) k <= n / 8; k = k < 64 ? k + 1 : k + 16) {
+                    mca_coll_loom_model_result_t res;
+                    shape.segs = k;
+                    if (MCA_COLL_LOOM_OK == mca_coll_loom_model_predict_builder(build_chain, &shape, n, 8, &m, NULL,
+                                                                                NULL, &res) &&
+                        (tbest < 0 || res.time < tbest)) {
+                        tbest = res.time;
+                        sbest = k;
+                    }
+                }
+                printf("chain P=%d n=%zu: choose_segs %d (%.2f us, %.1f ms), brute force %d (%.2f us), "
+                       "closed form %.1f\n",
+                       P, n, s, tchosen * 1e6, dt * 1e3, sbest, tbest * 1e6,
+                       sqrt((P - 2) * G * n / (2 * o)));
+                CHECK(tchosen > 0 && tchosen <= tbest * 1.005, "chain P=%d n=%zu: chose %d (%g), best %d (%g)", P,
+                      n, s, tchosen, sbest, tbest);
+                CHECK(MCA_COLL_LOOM_MODEL_FULL == method, "chain P=%d: method %d", P, method);
+                CHECK(dt < 1.0, "choose_segs P=%d n=%zu took %.2f s", P, n, dt);
+            }
+        }
+    }
+
+    printf("test_model: %d checks, %d failures\n", checks, failures);
+    return failures ? 1 : 0;
+}
