@@ -62,13 +62,18 @@ typedef struct msg_chunk {
 } msg_chunk_t;
 
 typedef struct {
-    mca_coll_loom_sched_t sched;
-    content_t *slots[MCA_COLL_LOOM_MAX_SLOTS]; /* [nb] blocks of each slot in use */
-    msg_t **pending;      /* transfers started since the last WAIT */
-    int npending;
+    /* what advance() touches on every call first: one cache line */
+    const mca_coll_loom_op_t *ops;
+    int nops;
     int pc;
-    int rounds;
+    int npending;
+    int unmatched;        /* pending transfers not matched yet */
+    msg_t **pending;      /* transfers started since the last WAIT */
+    bool waiting;         /* stopped at a WAIT until `unmatched` drops to 0 */
     bool alias;           /* INPUT and RESULT are the same buffer (MPI_IN_PLACE) */
+    int rounds;
+    const mca_coll_loom_sched_t *sched;
+    content_t *slots[MCA_COLL_LOOM_MAX_SLOTS]; /* [nb] blocks of each slot in use */
 } rank_t;
 
 typedef struct {
@@ -80,6 +85,10 @@ typedef struct {
     span_t *tmp;          /* scratch for combining */
     int tmpcap;
     rank_t *ranks;
+    int *ready;           /* ranks that can move (each at most once) */
+    int nready;
+    content_t *contents;  /* every block of every slot of every rank */
+    size_t ncontents;
     msg_t **sendq, **recvq; /* [P] per destination rank: unmatched sends / receives, in
                                posting order (matching scans for the source) */
     msg_chunk_t *chunks;
@@ -366,6 +375,16 @@ static bool has_from(const msg_t *q, int src)
     return false;
 }
 
+/* One transfer of rank me was matched; wake it if that was all its WAIT needs. */
+static void unblock(sim_t *sim, int me)
+{
+    rank_t *r = &sim->ranks[me];
+    if (0 == --r->unmatched && r->waiting) {
+        r->waiting = false;
+        sim->ready[sim->nready++] = me;
+    }
+}
+
 /* Match the oldest unmatched send and receive of the channel src -> dst (MPI
  * non-overtaking order) and move the data. */
 static void match_channel(sim_t *sim, int src, int dst)
@@ -380,6 +399,8 @@ static void match_channel(sim_t *sim, int src, int dst)
             return;
         }
         s->matched = r->matched = true;
+        unblock(sim, src);
+        unblock(sim, dst);
         for (int b = 0; b < s->n; ++b) {
             content_copy(sim, &to[r->b0 + b], &from[s->b0 + b]);
         }
@@ -456,6 +477,7 @@ static void step_transfer(sim_t *sim, int me, const mca_coll_loom_op_t *op)
         enqueue(&sim->recvq[m->dst], m);
     }
     r->pending[r->npending++] = m;
+    r->unmatched++;
     match_channel(sim, m->src, m->dst);
 }
 
@@ -506,20 +528,18 @@ static void step_local(sim_t *sim, int me, const mca_coll_loom_op_t *op)
     }
 }
 
-/* Runs rank `me` as far as it can; returns true when it made progress. */
-static bool advance(sim_t *sim, int me)
+/* Runs rank `me` until it finishes or waits for a transfer not matched yet. */
+static void advance(sim_t *sim, int me)
 {
     rank_t *r = &sim->ranks[me];
-    bool progress = false;
 
-    while (!sim->failed && r->pc < r->sched.nops) {
-        const mca_coll_loom_op_t *op = &r->sched.ops[r->pc];
+    while (!sim->failed && r->pc < r->nops) {
+        const mca_coll_loom_op_t *op = &r->ops[r->pc];
         switch (op->kind) {
         case MCA_COLL_LOOM_OP_WAIT:
-            for (int i = 0; i < r->npending; ++i) {
-                if (!r->pending[i]->matched) {
-                    return progress;
-                }
+            if (r->unmatched > 0) {
+                r->waiting = true; /* the last match pushes it back on the ready stack */
+                return;
             }
             for (int i = 0; i < r->npending; ++i) {
                 msg_free(sim, r->pending[i]);
@@ -541,9 +561,7 @@ static bool advance(sim_t *sim, int me)
             fail(sim, "rank %d: op %d has unknown kind %d", me, r->pc, op->kind);
         }
         r->pc++;
-        progress = true;
     }
-    return progress;
 }
 
 /* ---- per-collective semantics ------------------------------------------------- */
@@ -564,7 +582,7 @@ static bool is_scattered(mca_coll_loom_coll_t coll)
  * does not read INPUT after writing RESULT (the component saves a copy then). */
 static bool aliased(const sim_t *sim, const rank_t *r, int me, bool in_place)
 {
-    if (!in_place || r->sched.input_after_result) {
+    if (!in_place || r->sched->input_after_result) {
         return false;
     }
     switch (sim->coll) {
@@ -660,7 +678,7 @@ static void agree_on_layout(sim_t *sim)
     sim->nb = 1;
     sim->nseg = 1;
     for (int me = 0; me < sim->P && !sim->failed; ++me) {
-        const mca_coll_loom_sched_t *s = &sim->ranks[me].sched;
+        const mca_coll_loom_sched_t *s = sim->ranks[me].sched;
         if (s->nblocks <= 0) {
             continue;
         }
@@ -735,6 +753,49 @@ int mca_coll_loom_verify_builder(mca_coll_loom_build_fn_t build, bool check_orde
                                  mca_coll_loom_verify_stats_t *stats, char *err, size_t errlen)
 {
     const int P = shape->P;
+    mca_coll_loom_sched_t *scheds;
+    int rc = 0;
+
+    if (P < 1) {
+        snprintf(err, errlen, "P = %d", P);
+        return -1;
+    }
+    scheds = calloc((size_t) P, sizeof(*scheds));
+    if (NULL == scheds) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (int me = 0; me < P; ++me) {
+        mca_coll_loom_params_t p = *shape;
+        p.rank = me;
+        mca_coll_loom_sched_init(&scheds[me]);
+        if (0 == rc) {
+            rc = build(&scheds[me], &p);
+            if (MCA_COLL_LOOM_OK == rc) {
+                rc = mca_coll_loom_sched_finish(&scheds[me]);
+            }
+            if (MCA_COLL_LOOM_OK != rc) {
+                snprintf(err, errlen, "rank %d: building the schedule failed (%d)", me, rc);
+            }
+        }
+    }
+    if (0 == rc) {
+        rc = mca_coll_loom_verify_schedules(scheds, check_order, shape, in_place, stats, err, errlen);
+    } else {
+        rc = -1;
+    }
+    for (int me = 0; me < P; ++me) {
+        mca_coll_loom_sched_fini(&scheds[me]);
+    }
+    free(scheds);
+    return rc;
+}
+
+int mca_coll_loom_verify_schedules(const mca_coll_loom_sched_t *scheds, bool check_order,
+                                   const mca_coll_loom_params_t *shape, bool in_place,
+                                   mca_coll_loom_verify_stats_t *stats, char *err, size_t errlen)
+{
+    const int P = shape->P;
     const bool idem = 0 != (shape->call & MCA_COLL_LOOM_CALL_IDEMPOTENT);
     mca_coll_loom_verify_stats_t dummy;
     sim_t sim = {0};
@@ -769,27 +830,19 @@ int mca_coll_loom_verify_builder(mca_coll_loom_build_fn_t build, bool check_orde
     sim.ranks = calloc((size_t) P, sizeof(rank_t));
     sim.sendq = calloc((size_t) P, sizeof(msg_t *));
     sim.recvq = calloc((size_t) P, sizeof(msg_t *));
-    if (!sim.ranks || !sim.sendq || !sim.recvq) {
+    sim.ready = malloc((size_t) P * sizeof(int));
+    if (!sim.ranks || !sim.sendq || !sim.recvq || !sim.ready) {
         fail(&sim, "out of memory");
     }
 
-    /* Build every rank's schedule. */
+    /* Take every rank's schedule. */
     for (int me = 0; me < P && !sim.failed; ++me) {
         rank_t *r = &sim.ranks[me];
-        mca_coll_loom_params_t p = *shape;
-        int brc;
-        p.rank = me;
-        mca_coll_loom_sched_init(&r->sched);
-        brc = build(&r->sched, &p);
-        if (MCA_COLL_LOOM_OK == brc) {
-            brc = mca_coll_loom_sched_finish(&r->sched);
-        }
-        if (MCA_COLL_LOOM_OK != brc) {
-            fail(&sim, "rank %d: building the schedule failed (%d)", me, brc);
-            break;
-        }
+        r->sched = &scheds[me];
+        r->ops = scheds[me].ops;
+        r->nops = scheds[me].nops;
         r->alias = aliased(&sim, r, me, in_place);
-        r->pending = calloc((size_t) r->sched.max_inflight + 1, sizeof(msg_t *));
+        r->pending = calloc((size_t) r->sched->max_inflight + 1, sizeof(msg_t *));
         if (NULL == r->pending) {
             fail(&sim, "out of memory");
         }
@@ -797,32 +850,35 @@ int mca_coll_loom_verify_builder(mca_coll_loom_build_fn_t build, bool check_orde
     if (!sim.failed) {
         agree_on_layout(&sim);
     }
+    /* one array for the blocks of every slot of every rank */
     for (int me = 0; me < P && !sim.failed; ++me) {
+        sim.ncontents += (size_t) sim.ranks[me].sched->nslots * (size_t) sim.nb;
+    }
+    if (!sim.failed && NULL == (sim.contents = calloc(sim.ncontents, sizeof(content_t)))) {
+        fail(&sim, "out of memory");
+    }
+    for (size_t next = 0, me = 0; me < (size_t) P && !sim.failed; ++me) {
         rank_t *r = &sim.ranks[me];
-        for (int sl = 0; sl < r->sched.nslots; ++sl) {
-            r->slots[sl] = calloc((size_t) sim.nb, sizeof(content_t));
-            if (NULL == r->slots[sl]) {
-                fail(&sim, "out of memory");
-                break;
-            }
+        for (int sl = 0; sl < r->sched->nslots; ++sl, next += (size_t) sim.nb) {
+            r->slots[sl] = sim.contents + next;
         }
-        if (!sim.failed) {
-            initial_contents(&sim, me);
-        }
+        initial_contents(&sim, (int) me);
     }
 
-    /* Round-robin until everyone is done or nobody can move. */
-    for (bool progress = true; progress && !sim.failed;) {
-        progress = false;
-        for (int me = 0; me < P && !sim.failed; ++me) {
-            progress |= advance(&sim, me);
-        }
+    /* Run ranks until everyone is done or nobody can move.  Matching is per channel
+     * in posting order, so the order ranks run in changes no outcome; depth-first
+     * keeps the data just moved in cache. */
+    for (int me = P - 1; me >= 0 && !sim.failed; --me) {
+        sim.ready[sim.nready++] = me;
+    }
+    while (sim.nready > 0 && !sim.failed) {
+        advance(&sim, sim.ready[--sim.nready]);
     }
 
     for (int me = 0; me < P && !sim.failed; ++me) {
         rank_t *r = &sim.ranks[me];
-        if (r->pc < r->sched.nops) {
-            fail(&sim, "deadlock: rank %d stuck at op %d of %d", me, r->pc, r->sched.nops);
+        if (r->pc < r->sched->nops) {
+            fail(&sim, "deadlock: rank %d stuck at op %d of %d", me, r->pc, r->sched->nops);
             break;
         }
         if (r->rounds > stats->rounds) {
@@ -838,16 +894,12 @@ int mca_coll_loom_verify_builder(mca_coll_loom_build_fn_t build, bool check_orde
     }
 
     rc = sim.failed ? -1 : 0;
+    for (size_t i = 0; NULL != sim.contents && i < sim.ncontents; ++i) {
+        content_free(&sim.contents[i]);
+    }
+    free(sim.contents);
     for (int me = 0; NULL != sim.ranks && me < P; ++me) {
-        rank_t *r = &sim.ranks[me];
-        for (int sl = 0; sl < MCA_COLL_LOOM_MAX_SLOTS; ++sl) {
-            for (int b = 0; NULL != r->slots[sl] && b < sim.nb; ++b) {
-                content_free(&r->slots[sl][b]);
-            }
-            free(r->slots[sl]);
-        }
-        free(r->pending);
-        mca_coll_loom_sched_fini(&r->sched);
+        free(sim.ranks[me].pending);
     }
     while (sim.chunks) {
         msg_chunk_t *c = sim.chunks;
@@ -856,6 +908,7 @@ int mca_coll_loom_verify_builder(mca_coll_loom_build_fn_t build, bool check_orde
     }
     free(sim.tmp);
     free(sim.ranks);
+    free(sim.ready);
     free(sim.sendq);
     free(sim.recvq);
     return rc;

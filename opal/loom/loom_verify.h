@@ -47,4 +47,10 @@ int mca_coll_loom_verify_builder(mca_coll_loom_build_fn_t build, bool check_orde
                                  const mca_coll_loom_params_t *shape, bool in_place,
                                  mca_coll_loom_verify_stats_t *stats, char *err, size_t errlen);
 
+/* The same for schedules already built and finished, scheds[rank] for every rank
+ * (callers verifying many variants build once). */
+int mca_coll_loom_verify_schedules(const mca_coll_loom_sched_t *scheds, bool check_order,
+                                   const mca_coll_loom_params_t *shape, bool in_place,
+                                   mca_coll_loom_verify_stats_t *stats, char *err, size_t errlen);
+
 #endif /* MCA_COLL_LOOM_VERIFY_H */

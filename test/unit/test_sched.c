@@ -9,9 +9,11 @@
  *        test_sched --adaptable   prints, for n = 1..8, the P <= 300 that the adapted
  *                                 dissemination allreduce cannot serve
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "opal/loom/loom_decide.h"
 #include "opal/loom/loom_registry.h"
@@ -87,24 +89,29 @@ static bool adaptable(int n, int P)
     return false;
 }
 
-static bool expect_refusal(int alg, int P, int n, unsigned call)
+/* 1: the algorithm must refuse the call, 0: it must accept it, -1: only its own
+ * can_serve() knows (an algorithm this test has no independent derivation for). */
+static int expect_refusal(int alg, mca_coll_loom_coll_t coll, int P, int n, unsigned call)
 {
     const mca_coll_loom_alg_t *a = &mca_coll_loom_algs[alg];
     if ((a->needs & MCA_COLL_LOOM_NEEDS_COMMUTATIVE) && !(call & C)) {
-        return true;
+        return 1;
     }
     if ((a->needs & MCA_COLL_LOOM_NEEDS_EXACT) && !(call & E)) {
-        return true;
+        return 1;
     }
-    if (0 == strcmp(a->name, "dissemination") && !(call & I)) {
+    if (0 == strcmp(a->name, "dissemination") && MCA_COLL_LOOM_COLL_ALLREDUCE == coll && !(call & I)) {
         return !adaptable(n, P);
     }
-    return false;
+    return NULL == a->can_serve || 0 == strcmp(a->name, "dissemination") ? 0 : -1;
 }
 
-static int expected_rounds(const char *name, int P, int n, unsigned call)
+/* Rounds the paper gives, or -1 where this test does not know them. */
+static int expected_rounds(const char *name, mca_coll_loom_coll_t coll, int P, int n, int segs)
 {
-    int k;
+    if (MCA_COLL_LOOM_COLL_ALLREDUCE != coll && MCA_COLL_LOOM_COLL_BARRIER != coll) {
+        return -1;
+    }
     if (P <= 1) {
         return 0;
     }
@@ -117,65 +124,217 @@ static int expected_rounds(const char *name, int P, int n, unsigned call)
         return lg + (p2 == P ? 0 : 2);
     }
     if (0 == strcmp(name, "ring")) {
-        return 2 * (P - 1); /* reduce-scatter and allgather, P-1 steps each */
+        /* reduce-scatter and allgather, P-1 steps each (unsegmented) */
+        return segs <= 1 ? 2 * (P - 1) : -1;
     }
-    k = smallest_k(n, P);
-    (void) call;
-    return k; /* dissemination and bruck: ceil(log_{n+1} P) rounds for every P */
+    if (0 == strcmp(name, "dissemination") || 0 == strcmp(name, "bruck")) {
+        return smallest_k(n, P); /* ceil(log_{n+1} P) rounds for every P */
+    }
+    return -1;
+}
+
+/* Builds every rank's schedule into scheds[] and returns a 64-bit hash of them all:
+ * calls whose schedules are identical (the op, the knob or the segment count does
+ * not change them) are verified once.  Also returns the most rounds of any rank. */
+static uint64_t build_all(int alg, const mca_coll_loom_params_t *shape, mca_coll_loom_sched_t *scheds,
+                          int *rounds, int *rc)
+{
+    uint64_t h = 14695981039346656037ull;
+
+    *rounds = 0;
+    *rc = MCA_COLL_LOOM_OK;
+    for (int me = 0; me < shape->P && MCA_COLL_LOOM_OK == *rc; ++me) {
+        mca_coll_loom_params_t p = *shape;
+        mca_coll_loom_sched_t *s = &scheds[me];
+        p.rank = me;
+        *rc = mca_coll_loom_alg_build(alg, s, &p);
+        h = (h ^ ((uint64_t) (uint32_t) s->nops | (uint64_t) (uint32_t) s->nblocks << 32)) * 1099511628211ull;
+        h = (h ^ (uint64_t) (uint32_t) s->nseg) * 1099511628211ull;
+        for (int i = 0; i < s->nops; ++i) {
+            const mca_coll_loom_op_t *op = &s->ops[i];
+            uint64_t w0 = (uint64_t) op->kind | (uint64_t) op->src << 8 | (uint64_t) op->dst << 16 |
+                          (uint64_t) (uint32_t) op->peer << 24;
+            uint64_t w1 = (uint64_t) (uint32_t) op->blk | (uint64_t) (uint32_t) op->nblk << 32;
+            h = (h ^ w0) * 1099511628211ull;
+            h = (h ^ w1) * 1099511628211ull;
+        }
+        if (s->rounds > *rounds) {
+            *rounds = s->rounds;
+        }
+    }
+    return h;
+}
+
+static bool is_rooted(int coll)
+{
+    return MCA_COLL_LOOM_COLL_BCAST == coll || MCA_COLL_LOOM_COLL_REDUCE == coll;
+}
+
+/* Collectives that combine data run every kind of op; the others carry none. */
+static bool combines(int coll)
+{
+    return MCA_COLL_LOOM_COLL_BARRIER != coll && MCA_COLL_LOOM_COLL_BCAST != coll &&
+           MCA_COLL_LOOM_COLL_ALLGATHER != coll;
+}
+
+/* MPI_IN_PLACE aliases INPUT and RESULT at this level only for these. */
+static bool has_in_place(int coll)
+{
+    return MCA_COLL_LOOM_COLL_ALLREDUCE == coll || MCA_COLL_LOOM_COLL_BARRIER == coll ||
+           MCA_COLL_LOOM_COLL_REDUCE == coll;
+}
+
+/*
+ * Coverage.  Up to P = PFULL every combination of segs, knob, kind of op, root and
+ * in place is built; calls whose schedules are identical to one already verified
+ * are not simulated again (an exactly-once check that passed also covers the
+ * at-least-once one of an idempotent op).  Above PFULL, where a ring schedule is
+ * O(P) ops per rank and a build alone costs as much as a simulation:
+ *  - each P runs one segment count, seg_list[P % NSEGS], so every count is still
+ *    verified at a third of the sizes;
+ *  - a kind of op whose schedules matched the first accepted kind's at every call up
+ *    to PFULL is taken to keep matching (it is still checked for refusal);
+ *  - rooted collectives run roots 0, 1, P/2, P-1 above ALL_ROOTS_P.
+ */
+#define NSEGS       3
+#define PFULL       64
+#define ALL_ROOTS_P 40
+#define NKINDS      ((int) (sizeof(kinds) / sizeof(kinds[0])))
+
+static const int seg_list[NSEGS] = {1, 2, 3};
+
+typedef struct {
+    long verified, same, refused, assumed;
+    bool kind_differs[8]; /* kind's schedules differed from the reference kind's at some P <= PFULL */
+} coverage_t;
+
+/* Verifies one (alg, coll, P, root): every segs, knob and kind. */
+static void test_one_size(int alg, int coll, int P, int root, mca_coll_loom_sched_t *scheds, coverage_t *cov)
+{
+    const mca_coll_loom_alg_t *a = &mca_coll_loom_algs[alg];
+    const int nlo = NULL == a->knob ? 0 : a->knob_min;
+    const int nhi = NULL == a->knob ? 0 : (a->knob_max < nlo + 7 ? a->knob_max : nlo + 7);
+    const int nkinds = combines(coll) ? NKINDS : 1;
+    const bool order = !(a->needs & MCA_COLL_LOOM_NEEDS_COMMUTATIVE);
+    /* schedules verified at this (P, root): hash, and whether only at-least-once */
+    uint64_t seen[NSEGS * 8 * NKINDS];
+    bool seen_idem[NSEGS * 8 * NKINDS];
+    int nseen = 0;
+    char err[256];
+
+    for (int si = 0; si < NSEGS; ++si) {
+        const int segs = seg_list[si];
+        if (P > PFULL && si != P % NSEGS) {
+            continue;
+        }
+        for (int n = nlo; n <= nhi; ++n) {
+            int ref = -1;         /* first accepted kind of this call */
+            bool ref_idem = false;
+            uint64_t ref_fp = 0;
+            for (int kd = 0; kd < nkinds; ++kd) {
+                const char *kname = combines(coll) ? kinds[kd].name : "no op";
+                const unsigned call = combines(coll) ? kinds[kd].call : (C | E | I);
+                const bool idem = 0 != (call & I);
+                mca_coll_loom_params_t p = {.P = P, .root = root, .knob = n, .call = call, .coll = coll,
+                                            .segs = segs};
+                const char *why = mca_coll_loom_alg_refusal(alg, &p);
+                int refuse = expect_refusal(alg, coll, P, n, call), rounds, brc, want;
+                bool dup = false;
+                uint64_t fp;
+
+                CHECK(refuse < 0 || (NULL != why) == refuse, "%s %s P=%d n=%d %s: refusal '%s', expected %s",
+                      a->name, mca_coll_loom_coll_name(coll), P, n, kname, why ? why : "none",
+                      refuse ? "a refusal" : "none");
+                if (NULL != why) {
+                    cov->refused++;
+                    continue;
+                }
+                if (P > PFULL && ref >= 0 && !cov->kind_differs[kd] && (!ref_idem || idem)) {
+                    cov->assumed++;
+                    continue;
+                }
+                fp = build_all(alg, &p, scheds, &rounds, &brc);
+                CHECK(MCA_COLL_LOOM_OK == brc, "%s %s P=%d root=%d n=%d segs=%d %s: build failed (%d)", a->name,
+                      mca_coll_loom_coll_name(coll), P, root, n, segs, kname, brc);
+                if (MCA_COLL_LOOM_OK != brc) {
+                    continue;
+                }
+                if (ref < 0) {
+                    ref = kd;
+                    ref_idem = idem;
+                    ref_fp = fp;
+                } else if (fp != ref_fp) {
+                    cov->kind_differs[kd] = true;
+                }
+                want = expected_rounds(a->name, coll, P, n, segs);
+                CHECK(want < 0 || rounds == want, "%s %s P=%d n=%d: %d rounds, expected %d", a->name,
+                      mca_coll_loom_coll_name(coll), P, n, rounds, want);
+                /* identical schedules verified before, with a check at least as strict */
+                for (int k = 0; k < nseen && !dup; ++k) {
+                    dup = seen[k] == fp && (!seen_idem[k] || idem);
+                }
+                if (dup) {
+                    cov->same++;
+                    continue;
+                }
+                seen[nseen] = fp;
+                seen_idem[nseen++] = idem;
+                for (int inplace = 0; inplace < (has_in_place(coll) ? 2 : 1); ++inplace) {
+                    mca_coll_loom_verify_stats_t st;
+                    int rc = mca_coll_loom_verify_schedules(scheds, order, &p, inplace, &st, err, sizeof(err));
+                    cov->verified++;
+                    CHECK(0 == rc, "%s %s P=%d root=%d n=%d segs=%d %s%s: %s", a->name,
+                          mca_coll_loom_coll_name(coll), P, root, n, segs, kname, inplace ? " in place" : "",
+                          err);
+                    CHECK(0 != rc || st.rounds == rounds, "%s %s P=%d: the verifier counts %d rounds, the "
+                          "schedules %d", a->name, mca_coll_loom_coll_name(coll), P, st.rounds, rounds);
+                }
+            }
+        }
+    }
 }
 
 static void test_algorithms(int pmax)
 {
-    char err[256];
+    mca_coll_loom_sched_t *scheds = calloc((size_t) pmax, sizeof(*scheds));
 
+    for (int i = 0; i < pmax; ++i) {
+        mca_coll_loom_sched_init(&scheds[i]);
+    }
     for (int alg = 0; alg < mca_coll_loom_num_algs; ++alg) {
-        const mca_coll_loom_alg_t *a = &mca_coll_loom_algs[alg];
-        int nmax = NULL == a->knob ? 1 : 8;
-        /* the ring splits every slot into P blocks: P^3 counters per check, so it is
-         * verified up to 128 ranks (every step is the same for any P) */
-        int palg = 0 == strcmp(a->name, "ring") && pmax > 128 ? 128 : pmax;
-        long cases = 0;
-
         for (int coll = 0; coll < MCA_COLL_LOOM_NUM_COLLS; ++coll) {
-            int nkinds = MCA_COLL_LOOM_COLL_BARRIER == coll ? 1 : (int) (sizeof(kinds) / sizeof(kinds[0]));
+            coverage_t cov = {0};
+            clock_t t0 = clock();
             if (!mca_coll_loom_alg_serves(alg, coll)) {
                 continue;
             }
-            for (int P = 1; P <= palg; ++P) {
-                for (int n = 1; n <= nmax; ++n) {
-                    for (int kd = 0; kd < nkinds; ++kd) {
-                        unsigned call = MCA_COLL_LOOM_COLL_BARRIER == coll ? (C | E | I) : kinds[kd].call;
-                        mca_coll_loom_params_t p = {.P = P, .rank = 0, .root = 0,
-                                                    .knob = NULL == a->knob ? 0 : n, .call = call};
-                        const char *why = mca_coll_loom_alg_refusal(alg, &p);
-                        bool refuse = expect_refusal(alg, P, n, call);
-                        CHECK((NULL != why) == refuse, "%s %s P=%d n=%d %s: refusal '%s', expected %s",
-                              a->name, mca_coll_loom_coll_name(coll), P, n,
-                              MCA_COLL_LOOM_COLL_BARRIER == coll ? "barrier" : kinds[kd].name,
-                              why ? why : "none", refuse ? "a refusal" : "none");
-                        if (NULL != why) {
-                            continue;
-                        }
-                        for (int inplace = 0; inplace < 2; ++inplace) {
-                            mca_coll_loom_verify_stats_t st;
-                            int rc = mca_coll_loom_verify(alg, coll, &p, inplace, &st, err, sizeof(err));
-                            cases++;
-                            CHECK(0 == rc, "%s %s P=%d n=%d %s%s: %s", a->name,
-                                  mca_coll_loom_coll_name(coll), P, n,
-                                  MCA_COLL_LOOM_COLL_BARRIER == coll ? "barrier" : kinds[kd].name,
-                                  inplace ? " in place" : "", err);
-                            if (0 == rc) {
-                                int want = expected_rounds(a->name, P, n, call);
-                                CHECK(st.rounds == want, "%s P=%d n=%d: %d rounds, expected %d", a->name,
-                                      P, n, st.rounds, want);
-                            }
-                        }
+            for (int P = 1; P <= pmax; ++P) {
+                const int few[4] = {0, 1, P / 2, P - 1};
+                if (!is_rooted(coll)) {
+                    test_one_size(alg, coll, P, 0, scheds, &cov);
+                    continue;
+                }
+                for (int i = 0; i < (P <= ALL_ROOTS_P ? P : 4); ++i) {
+                    const int root = P <= ALL_ROOTS_P ? i : few[i];
+                    bool again = false;
+                    for (int k = 0; k < i && P > ALL_ROOTS_P; ++k) {
+                        again |= few[k] == root;
+                    }
+                    if (!again) {
+                        test_one_size(alg, coll, P, root, scheds, &cov);
                     }
                 }
             }
+            printf("%-14s %-20s %6ld simulated, %6ld identical, %6ld assumed identical, %5ld refused "
+                   "(P = 1..%d) %.1f s\n", mca_coll_loom_algs[alg].name, mca_coll_loom_coll_name(coll),
+                   cov.verified, cov.same, cov.assumed, cov.refused, pmax,
+                   (double) (clock() - t0) / CLOCKS_PER_SEC);
         }
-        printf("%-14s %ld schedules verified (P = 1..%d, n = 1..%d)\n", a->name, cases, palg, nmax);
     }
+    for (int i = 0; i < pmax; ++i) {
+        mca_coll_loom_sched_fini(&scheds[i]);
+    }
+    free(scheds);
 }
 
 /* The checker itself must be able to fail: deliberately broken builders. */
