@@ -425,6 +425,264 @@ static void test_verifier_catches_errors(void)
     mca_coll_loom_sched_fini(&s);
 }
 
+/*
+ * Hand-written builders for the collectives added with issue 3, each with
+ * deliberate breakages the verifier must reject (selected by `mutation`: a build
+ * function has no context argument).  Relative rank v = rank - root mod P.
+ */
+typedef enum {
+    MUT_NONE = 0,
+    MUT_NO_RECV,       /* the last rank is never sent the data */
+    MUT_EARLY_FORWARD, /* data passed on before it arrived */
+    MUT_READ_INPUT,    /* bcast / allgather read INPUT, which they do not use */
+    MUT_DUP,           /* a contribution combined twice */
+    MUT_WRONG_ORDER,   /* reduce combines a child's partial on the left */
+    MUT_WRONG_PART,    /* reduce_scatter leaves the result in part rank+1 */
+    MUT_SHORT,         /* allgather stops one step early */
+    MUT_RELABEL,       /* allgather stores a part under another part's blocks */
+    MUT_SWAP_LAYOUT    /* allgather declares nseg parts of P segments */
+} mutation_t;
+
+static mutation_t mutation;
+
+#define RES MCA_COLL_LOOM_SLOT_RESULT
+#define INP MCA_COLL_LOOM_SLOT_INPUT
+#define TMP MCA_COLL_LOOM_SLOT_SCRATCH0
+
+static int nseg_of(const mca_coll_loom_params_t *p)
+{
+    return p->segs > 1 ? p->segs : 1;
+}
+
+/* Binomial bcast, pipelined by segment: receive segment g from the parent, then
+ * pass it to the children v + 2^k (2^k below v's lowest set bit). */
+static int build_test_bcast(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p)
+{
+    const int P = p->P, root = p->root, v = mca_coll_loom_rank_mod(p->rank - root, P), nseg = nseg_of(p);
+    const int low = 0 == v ? P : (v & -v);
+    const bool cut = MUT_NO_RECV == mutation;
+
+    mca_coll_loom_sched_set_segmented_blocks(s, 1, nseg);
+    for (int g = 0; g < nseg; ++g) {
+        if (v > 0 && !(cut && v == P - 1)) {
+            mca_coll_loom_sched_recv_blk(s, mca_coll_loom_rank_mod(v - low + root, P), RES, g, 1);
+            if (MUT_EARLY_FORWARD != mutation) {
+                mca_coll_loom_sched_wait(s);
+            }
+            if (MUT_DUP == mutation && v == P - 1) {
+                mca_coll_loom_sched_copy_blk(s, RES, TMP, g, 1);
+                mca_coll_loom_sched_reduce_blk(s, TMP, RES, g, 1);
+            }
+        }
+        for (int mask = 1; mask < low && v + mask < P; mask <<= 1) {
+            if (!(cut && v + mask == P - 1)) {
+                mca_coll_loom_sched_send_blk(s, mca_coll_loom_rank_mod(v + mask + root, P),
+                                             MUT_READ_INPUT == mutation ? INP : RES, g, 1);
+            }
+        }
+    }
+    mca_coll_loom_sched_wait(s);
+    return MCA_COLL_LOOM_OK;
+}
+
+/* Binomial reduce: receive the partials of the children v + 2^k (higher relative
+ * ranks, so RESULT o child keeps relative rank order), then send to the parent. */
+static int build_test_reduce(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p)
+{
+    const int P = p->P, root = p->root, v = mca_coll_loom_rank_mod(p->rank - root, P);
+
+    mca_coll_loom_sched_set_segmented_blocks(s, 1, nseg_of(p));
+    mca_coll_loom_sched_copy(s, INP, RES);
+    for (int mask = 1; mask < P; mask <<= 1) {
+        if (v & mask) {
+            mca_coll_loom_sched_send(s, mca_coll_loom_rank_mod(v - mask + root, P), RES);
+            mca_coll_loom_sched_wait(s);
+            break;
+        }
+        if (v + mask < P) {
+            mca_coll_loom_sched_recv(s, mca_coll_loom_rank_mod(v + mask + root, P), TMP);
+            mca_coll_loom_sched_wait(s);
+            if (MUT_WRONG_ORDER == mutation) {
+                mca_coll_loom_sched_reduce(s, TMP, RES);
+            } else {
+                mca_coll_loom_sched_reduce_r(s, TMP, RES);
+            }
+        }
+    }
+    /* the duplicate: the last rank also sends its contribution straight to the root */
+    if (MUT_DUP == mutation && P > 2 && v == P - 1) {
+        mca_coll_loom_sched_send(s, root, INP);
+        mca_coll_loom_sched_wait(s);
+    }
+    if (MUT_DUP == mutation && P > 2 && 0 == v) {
+        mca_coll_loom_sched_recv(s, mca_coll_loom_rank_mod(P - 1 + root, P), TMP);
+        mca_coll_loom_sched_wait(s);
+        mca_coll_loom_sched_reduce_r(s, TMP, RES);
+    }
+    return MCA_COLL_LOOM_OK;
+}
+
+/* Ring reduce-scatter, nseg segments per part: step i sends part r-i-1 to the
+ * right and adds part r-i-2 from the left, so part r is complete after P-1 steps. */
+static int build_test_reduce_scatter(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p)
+{
+    const int P = p->P, r = p->rank, nseg = nseg_of(p), shift = MUT_WRONG_PART == mutation ? 1 : 0;
+    const int right = mca_coll_loom_rank_mod(r + 1, P), left = mca_coll_loom_rank_mod(r - 1, P);
+
+    mca_coll_loom_sched_set_segmented_blocks(s, P, nseg);
+    mca_coll_loom_sched_copy(s, INP, RES);
+    for (int i = 0; i < P - 1; ++i) {
+        const int out = mca_coll_loom_rank_mod(r - i - 1 + shift, P), in = mca_coll_loom_rank_mod(r - i - 2 + shift, P);
+        for (int g = 0; g < nseg; ++g) {
+            mca_coll_loom_sched_send_blk(s, right, RES, out * nseg + g, 1);
+            mca_coll_loom_sched_recv_blk(s, left, TMP, in * nseg + g, 1);
+        }
+        mca_coll_loom_sched_wait(s);
+        mca_coll_loom_sched_reduce_blk(s, TMP, RES, in * nseg, nseg);
+        if (MUT_DUP == mutation && 0 == i) {
+            mca_coll_loom_sched_reduce_blk(s, INP, RES, in * nseg, nseg);
+        }
+    }
+    return MCA_COLL_LOOM_OK;
+}
+
+/* Ring allgather, nseg segments per part: step i passes part r-i on to the right
+ * and receives part r-i-1 from the left. */
+static int build_test_allgather(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p)
+{
+    const int P = p->P, r = p->rank, nseg = nseg_of(p);
+    const int right = mca_coll_loom_rank_mod(r + 1, P), left = mca_coll_loom_rank_mod(r - 1, P);
+    const int steps = MUT_SHORT == mutation ? P - 2 : P - 1;
+
+    if (MUT_SWAP_LAYOUT == mutation) {
+        mca_coll_loom_sched_set_segmented_blocks(s, nseg, P);
+    } else {
+        mca_coll_loom_sched_set_segmented_blocks(s, P, nseg);
+    }
+    if (MUT_READ_INPUT == mutation) {
+        mca_coll_loom_sched_copy_blk(s, INP, RES, r * nseg, nseg);
+    }
+    for (int i = 0; i < steps; ++i) {
+        const int early = MUT_EARLY_FORWARD == mutation ? 1 : 0;
+        const int out = mca_coll_loom_rank_mod(r - i - early, P), in = mca_coll_loom_rank_mod(r - i - 1, P);
+        const int label = MUT_RELABEL == mutation && 1 == i ? mca_coll_loom_rank_mod(in - 1, P) : in;
+        for (int g = 0; g < nseg; ++g) {
+            mca_coll_loom_sched_send_blk(s, right, RES, out * nseg + g, 1);
+            mca_coll_loom_sched_recv_blk(s, left, RES, label * nseg + g, 1);
+        }
+        mca_coll_loom_sched_wait(s);
+    }
+    return MCA_COLL_LOOM_OK;
+}
+
+static int verify_test_builder(mca_coll_loom_build_fn_t build, mutation_t mut, mca_coll_loom_coll_t coll,
+                               int P, int root, int segs, unsigned call, bool order, bool in_place, char *err,
+                               size_t errlen)
+{
+    mca_coll_loom_params_t p = {.P = P, .root = root, .call = call, .coll = coll, .segs = segs};
+    int rc;
+    mutation = mut;
+    rc = mca_coll_loom_verify_builder(build, order, &p, in_place, NULL, err, errlen);
+    mutation = MUT_NONE;
+    return rc;
+}
+
+static void test_new_collectives(void)
+{
+    static const struct {
+        const char *what;
+        mca_coll_loom_build_fn_t build;
+        mca_coll_loom_coll_t coll;
+        mutation_t mut;
+        unsigned call;
+        bool order;
+        const char *expect; /* in the verifier's message */
+    } broken[] = {
+        {"bcast: a rank never receives", build_test_bcast, MCA_COLL_LOOM_COLL_BCAST, MUT_NO_RECV, 0, false,
+         "undefined at the end"},
+        {"bcast: forwarded before it arrived", build_test_bcast, MCA_COLL_LOOM_COLL_BCAST, MUT_EARLY_FORWARD, 0,
+         false, "being received"},
+        {"bcast: reads INPUT", build_test_bcast, MCA_COLL_LOOM_COLL_BCAST, MUT_READ_INPUT, 0, false,
+         "reads INPUT"},
+        {"bcast: the data twice", build_test_bcast, MCA_COLL_LOOM_COLL_BCAST, MUT_DUP, C | E | I, false,
+         "counted 2 times"},
+        {"reduce: a duplicate contribution", build_test_reduce, MCA_COLL_LOOM_COLL_REDUCE, MUT_DUP, C | E, false,
+         "counted 2 times"},
+        {"reduce: out of rank order", build_test_reduce, MCA_COLL_LOOM_COLL_REDUCE, MUT_WRONG_ORDER, 0, true,
+         "rank order"},
+        {"reduce_scatter: result in the wrong part", build_test_reduce_scatter,
+         MCA_COLL_LOOM_COLL_REDUCE_SCATTER, MUT_WRONG_PART, C | E, false, "counted 0 times"},
+        {"reduce_scatter_block: a duplicate contribution", build_test_reduce_scatter,
+         MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK, MUT_DUP, C | E, false, "counted 2 times"},
+        {"allgather: one step short", build_test_allgather, MCA_COLL_LOOM_COLL_ALLGATHER, MUT_SHORT, 0, false,
+         "undefined at the end"},
+        {"allgather: part stored under another part's blocks", build_test_allgather,
+         MCA_COLL_LOOM_COLL_ALLGATHER, MUT_RELABEL, 0, false, "which receives blocks"},
+        {"allgather: parts and segments swapped", build_test_allgather, MCA_COLL_LOOM_COLL_ALLGATHER,
+         MUT_SWAP_LAYOUT, 0, false, "one part per rank"},
+        {"allgather: forwards a part it does not have yet", build_test_allgather, MCA_COLL_LOOM_COLL_ALLGATHER,
+         MUT_EARLY_FORWARD, 0, false, "being received"},
+        {"allgather: reads INPUT", build_test_allgather, MCA_COLL_LOOM_COLL_ALLGATHER, MUT_READ_INPUT, 0, false,
+         "reads INPUT"},
+    };
+    static const struct {
+        mca_coll_loom_build_fn_t build;
+        mca_coll_loom_coll_t coll;
+    } good[] = {
+        {build_test_bcast, MCA_COLL_LOOM_COLL_BCAST},
+        {build_test_reduce, MCA_COLL_LOOM_COLL_REDUCE},
+        {build_test_reduce_scatter, MCA_COLL_LOOM_COLL_REDUCE_SCATTER},
+        {build_test_reduce_scatter, MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK},
+        {build_test_allgather, MCA_COLL_LOOM_COLL_ALLGATHER},
+    };
+    char err[256];
+
+    /* the correct builders pass for every P, root, segs, op and in place */
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); ++i) {
+        const bool rooted = is_rooted(good[i].coll);
+        long cases = 0;
+        for (int P = 1; P <= 24; ++P) {
+            for (int root = 0; root < (rooted ? P : 1); ++root) {
+                for (int segs = 1; segs <= 3; ++segs) {
+                    for (int kd = 0; kd < NKINDS; ++kd) {
+                        for (int inplace = 0; inplace < 2; ++inplace) {
+                            /* binomial reduce keeps rank order only for root 0 */
+                            bool order = MCA_COLL_LOOM_COLL_REDUCE == good[i].coll && 0 == root;
+                            int rc = verify_test_builder(good[i].build, MUT_NONE, good[i].coll, P, root, segs,
+                                                         kinds[kd].call, order, inplace, err, sizeof(err));
+                            cases++;
+                            CHECK(0 == rc, "correct test %s P=%d root=%d segs=%d %s%s rejected: %s",
+                                  mca_coll_loom_coll_name(good[i].coll), P, root, segs, kinds[kd].name,
+                                  inplace ? " in place" : "", err);
+                        }
+                    }
+                }
+            }
+        }
+        printf("test builder   %-20s %6ld accepted (P = 1..24%s, segs 1..3)\n",
+               mca_coll_loom_coll_name(good[i].coll), cases, rooted ? ", every root" : "");
+    }
+    /* the broken ones fail, with the expected complaint */
+    for (size_t i = 0; i < sizeof(broken) / sizeof(broken[0]); ++i) {
+        for (int P = 6; P <= 7; ++P) {
+            for (int root = 0; root < (is_rooted(broken[i].coll) ? P : 1); root += 3) {
+                int rc = verify_test_builder(broken[i].build, broken[i].mut, broken[i].coll, P, root, 2,
+                                             broken[i].call, broken[i].order, false, err, sizeof(err));
+                CHECK(0 != rc, "%s (P=%d root=%d): not detected", broken[i].what, P, root);
+                CHECK(0 == rc || NULL != strstr(err, broken[i].expect), "%s (P=%d root=%d): unexpected message: %s",
+                      broken[i].what, P, root, err);
+            }
+        }
+    }
+    /* in place at the root only: the root's INPUT is its RESULT */
+    CHECK(0 == verify_test_builder(build_test_reduce, MUT_NONE, MCA_COLL_LOOM_COLL_REDUCE, 5, 2, 1, C | E, false,
+                                   true, err, sizeof(err)), "reduce in place: %s", err);
+    /* the order a correct reduce keeps at root 0 is lost at root 1 (a rotation) */
+    CHECK(0 != verify_test_builder(build_test_reduce, MUT_NONE, MCA_COLL_LOOM_COLL_REDUCE, 5, 1, 1, 0, true,
+                                   false, err, sizeof(err)) && NULL != strstr(err, "rank order"),
+          "rotated reduce claimed in order: %s", err);
+}
+
 static void test_decide(void)
 {
     int knobs[64];
@@ -541,6 +799,7 @@ int main(int argc, char **argv)
         pmax = atoi(argv[1]);
     }
     test_verifier_catches_errors();
+    test_new_collectives();
     test_topo();
     test_decide();
     test_algorithms(pmax);
