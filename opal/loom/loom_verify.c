@@ -675,14 +675,17 @@ static void final_checks(sim_t *sim, int me, bool idem, bool order)
  * scattered collectives need it to have one part per rank. */
 static void agree_on_layout(sim_t *sim)
 {
+    bool have = false;
+
     sim->nb = 1;
     sim->nseg = 1;
     for (int me = 0; me < sim->P && !sim->failed; ++me) {
         const mca_coll_loom_sched_t *s = sim->ranks[me].sched;
         if (s->nblocks <= 0) {
-            continue;
+            continue; /* whole-slot ops only: they cover every block of any layout */
         }
-        if (1 == sim->nb && 1 == sim->nseg) {
+        if (!have) {
+            have = true;
             sim->nb = s->nblocks;
             sim->nseg = s->nseg > 0 ? s->nseg : 1;
         } else if (s->nblocks != sim->nb || (s->nseg > 0 ? s->nseg : 1) != sim->nseg) {
