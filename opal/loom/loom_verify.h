@@ -2,9 +2,18 @@
  * loom: symbolic execution of schedules, without MPI.  Builds the schedule of every
  * rank of a P-rank communicator, runs them together under the execution model of
  * loom_sched.h (non-blocking transfers, WAIT, ordered matching per pair of ranks),
- * and checks that no rank deadlocks, no slot in flight is touched, and every rank's
- * result holds each contribution exactly once (at least once for idempotent calls),
- * in rank order where the algorithm claims to keep it.
+ * and checks that no rank deadlocks, no slot in flight is touched, no undefined
+ * block is sent or combined, and the result is what the collective promises (the
+ * slot contents per collective are described in loom_registry.h):
+ *   allreduce, barrier   every rank's RESULT holds each contribution exactly once
+ *                        (at least once for idempotent calls);
+ *   reduce               the same, at the root only;
+ *   bcast                every rank's RESULT holds the root's data, once;
+ *   allgather            every rank's RESULT part b holds rank b's data, once;
+ *   reduce_scatter(_block)  every rank's RESULT part `rank` holds each contribution
+ *                        exactly once (at least once for idempotent calls);
+ * combined in rank order where the algorithm claims to keep it.  bcast and allgather
+ * must not read INPUT.
  */
 #ifndef MCA_COLL_LOOM_VERIFY_H
 #define MCA_COLL_LOOM_VERIFY_H
@@ -19,16 +28,29 @@ typedef struct {
     long reductions;   /* REDUCE / REDUCE_R / UNREDUCE in total */
 } mca_coll_loom_verify_stats_t;
 
-/* shape->rank is ignored (every rank is built).  in_place runs each rank with INPUT
- * and RESULT as one buffer where its schedule allows that (MPI_IN_PLACE).  Returns 0
- * on success; otherwise writes the first problem found into err. */
+/* shape->root for every root 0..P-1 of a rooted collective, one after the other. */
+#define MCA_COLL_LOOM_VERIFY_ALL_ROOTS (-1)
+
+/* Builds with shape->P, root, knob, call and segs, and shape->coll set to coll;
+ * shape->rank is ignored (every rank is built).  in_place runs each rank with INPUT
+ * and RESULT as one buffer where its schedule allows that (MPI_IN_PLACE): every rank
+ * for allreduce and barrier, the root for reduce, nobody for the other collectives
+ * (the component copies).  Returns 0 on success; otherwise writes the first problem
+ * found into err. */
 int mca_coll_loom_verify(int alg, mca_coll_loom_coll_t coll, const mca_coll_loom_params_t *shape,
                          bool in_place, mca_coll_loom_verify_stats_t *stats, char *err, size_t errlen);
 
-/* The same for any builder (tests of the checker itself use deliberately broken
- * ones); check_order demands rank order for non-idempotent calls. */
+/* The same for any builder and one root (tests of the checker itself use
+ * deliberately broken ones); the collective is shape->coll; check_order demands rank
+ * order for non-idempotent calls. */
 int mca_coll_loom_verify_builder(mca_coll_loom_build_fn_t build, bool check_order,
                                  const mca_coll_loom_params_t *shape, bool in_place,
                                  mca_coll_loom_verify_stats_t *stats, char *err, size_t errlen);
+
+/* The same for schedules already built and finished, scheds[rank] for every rank
+ * (callers verifying many variants build once). */
+int mca_coll_loom_verify_schedules(const mca_coll_loom_sched_t *scheds, bool check_order,
+                                   const mca_coll_loom_params_t *shape, bool in_place,
+                                   mca_coll_loom_verify_stats_t *stats, char *err, size_t errlen);
 
 #endif /* MCA_COLL_LOOM_VERIFY_H */

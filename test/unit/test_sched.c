@@ -1,17 +1,23 @@
 /*
  * Unit test (no MPI): every registered algorithm's schedule is executed symbolically
- * for every P in 1..PMAX and every knob n in 1..8, for each kind of op, with and
- * without MPI_IN_PLACE, and must give every rank every contribution exactly once (in
- * rank order where the algorithm claims to keep it).  Refusals are checked against
- * an independent derivation of each restriction, and round counts against the paper.
+ * for every collective it serves, every P in 1..PMAX, segment counts 1..3, every knob
+ * n in its first eight values, every root (four of them above P = 40), each kind of op,
+ * with and without MPI_IN_PLACE where the collective has it, and must deliver what the
+ * collective promises (loom_verify.h).  Refusals are checked against an independent
+ * derivation of each restriction, and round counts against the paper.  Hand-written
+ * builders for the newer collectives, correct and deliberately broken, show that the
+ * checker accepts the one and rejects the others.  See "Coverage" below for what is
+ * thinned out above P = 64 to keep the run short.
  *
  * Usage: test_sched [PMAX]        (default 300)
  *        test_sched --adaptable   prints, for n = 1..8, the P <= 300 that the adapted
  *                                 dissemination allreduce cannot serve
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "opal/loom/loom_decide.h"
 #include "opal/loom/loom_registry.h"
@@ -87,24 +93,29 @@ static bool adaptable(int n, int P)
     return false;
 }
 
-static bool expect_refusal(int alg, int P, int n, unsigned call)
+/* 1: the algorithm must refuse the call, 0: it must accept it, -1: only its own
+ * can_serve() knows (an algorithm this test has no independent derivation for). */
+static int expect_refusal(int alg, mca_coll_loom_coll_t coll, int P, int n, unsigned call)
 {
     const mca_coll_loom_alg_t *a = &mca_coll_loom_algs[alg];
     if ((a->needs & MCA_COLL_LOOM_NEEDS_COMMUTATIVE) && !(call & C)) {
-        return true;
+        return 1;
     }
     if ((a->needs & MCA_COLL_LOOM_NEEDS_EXACT) && !(call & E)) {
-        return true;
+        return 1;
     }
-    if (0 == strcmp(a->name, "dissemination") && !(call & I)) {
+    if (0 == strcmp(a->name, "dissemination") && MCA_COLL_LOOM_COLL_ALLREDUCE == coll && !(call & I)) {
         return !adaptable(n, P);
     }
-    return false;
+    return NULL == a->can_serve || 0 == strcmp(a->name, "dissemination") ? 0 : -1;
 }
 
-static int expected_rounds(const char *name, int P, int n, unsigned call)
+/* Rounds the paper gives, or -1 where this test does not know them. */
+static int expected_rounds(const char *name, mca_coll_loom_coll_t coll, int P, int n, int segs)
 {
-    int k;
+    if (MCA_COLL_LOOM_COLL_ALLREDUCE != coll && MCA_COLL_LOOM_COLL_BARRIER != coll) {
+        return -1;
+    }
     if (P <= 1) {
         return 0;
     }
@@ -117,65 +128,231 @@ static int expected_rounds(const char *name, int P, int n, unsigned call)
         return lg + (p2 == P ? 0 : 2);
     }
     if (0 == strcmp(name, "ring")) {
-        return 2 * (P - 1); /* reduce-scatter and allgather, P-1 steps each */
+        /* reduce-scatter and allgather, P-1 steps each (unsegmented) */
+        return segs <= 1 ? 2 * (P - 1) : -1;
     }
-    k = smallest_k(n, P);
-    (void) call;
-    return k; /* dissemination and bruck: ceil(log_{n+1} P) rounds for every P */
+    if (0 == strcmp(name, "dissemination") || 0 == strcmp(name, "bruck")) {
+        return smallest_k(n, P); /* ceil(log_{n+1} P) rounds for every P */
+    }
+    return -1;
+}
+
+/* Builds every rank's schedule into scheds[] and returns a 64-bit hash of them all:
+ * calls whose schedules are identical (the op, the knob or the segment count does
+ * not change them) are verified once.  Also returns the most rounds of any rank. */
+static uint64_t build_all(int alg, const mca_coll_loom_params_t *shape, mca_coll_loom_sched_t *scheds,
+                          int *rounds, int *rc)
+{
+    uint64_t h = 14695981039346656037ull;
+
+    *rounds = 0;
+    *rc = MCA_COLL_LOOM_OK;
+    for (int me = 0; me < shape->P && MCA_COLL_LOOM_OK == *rc; ++me) {
+        mca_coll_loom_params_t p = *shape;
+        mca_coll_loom_sched_t *s = &scheds[me];
+        p.rank = me;
+        *rc = mca_coll_loom_alg_build(alg, s, &p);
+        h = (h ^ ((uint64_t) (uint32_t) s->nops | (uint64_t) (uint32_t) s->nblocks << 32)) * 1099511628211ull;
+        h = (h ^ (uint64_t) (uint32_t) s->nseg) * 1099511628211ull;
+        for (int i = 0; i < s->nops; ++i) {
+            const mca_coll_loom_op_t *op = &s->ops[i];
+            uint64_t w0 = (uint64_t) op->kind | (uint64_t) op->src << 8 | (uint64_t) op->dst << 16 |
+                          (uint64_t) (uint32_t) op->peer << 24;
+            uint64_t w1 = (uint64_t) (uint32_t) op->blk | (uint64_t) (uint32_t) op->nblk << 32;
+            h = (h ^ w0) * 1099511628211ull;
+            h = (h ^ w1) * 1099511628211ull;
+        }
+        if (s->rounds > *rounds) {
+            *rounds = s->rounds;
+        }
+    }
+    return h;
+}
+
+static bool is_rooted(int coll)
+{
+    return MCA_COLL_LOOM_COLL_BCAST == coll || MCA_COLL_LOOM_COLL_REDUCE == coll;
+}
+
+/* Collectives that combine data run every kind of op; the others carry none. */
+static bool combines(int coll)
+{
+    return MCA_COLL_LOOM_COLL_BARRIER != coll && MCA_COLL_LOOM_COLL_BCAST != coll &&
+           MCA_COLL_LOOM_COLL_ALLGATHER != coll;
+}
+
+/* MPI_IN_PLACE aliases INPUT and RESULT at this level only for these. */
+static bool has_in_place(int coll)
+{
+    return MCA_COLL_LOOM_COLL_ALLREDUCE == coll || MCA_COLL_LOOM_COLL_BARRIER == coll ||
+           MCA_COLL_LOOM_COLL_REDUCE == coll;
+}
+
+/*
+ * Coverage.  Up to P = PFULL every combination of segs, knob, kind of op, root and
+ * in place is built; calls whose schedules are identical to one already verified
+ * are not simulated again (an exactly-once check that passed also covers the
+ * at-least-once one of an idempotent op).  Above PFULL, where a ring schedule is
+ * O(P) ops per rank and a build alone costs as much as a simulation:
+ *  - each P runs one segment count, seg_list[P % NSEGS], so every count is still
+ *    verified at a third of the sizes;
+ *  - a kind of op whose schedules matched the first accepted kind's at every call up
+ *    to PFULL is taken to keep matching (it is still checked for refusal);
+ *  - rooted collectives run roots 0, 1, P/2, P-1 above ALL_ROOTS_P.
+ */
+#define NSEGS       3
+#define PFULL       64
+#define ALL_ROOTS_P 40
+#define NKINDS      ((int) (sizeof(kinds) / sizeof(kinds[0])))
+
+static const int seg_list[NSEGS] = {1, 2, 3};
+
+typedef struct {
+    long verified, same, refused, assumed;
+    bool kind_differs[8]; /* kind's schedules differed from the first accepted kind's at some
+                             call up to PFULL */
+} coverage_t;
+
+/* Verifies one (alg, coll, P, root): every segs, knob and kind. */
+static void test_one_size(int alg, int coll, int P, int root, mca_coll_loom_sched_t *scheds, coverage_t *cov)
+{
+    const mca_coll_loom_alg_t *a = &mca_coll_loom_algs[alg];
+    const int nlo = NULL == a->knob ? 0 : a->knob_min;
+    const int nhi = NULL == a->knob ? 0 : (a->knob_max < nlo + 7 ? a->knob_max : nlo + 7);
+    const int nkinds = combines(coll) ? NKINDS : 1;
+    const bool order = !(a->needs & MCA_COLL_LOOM_NEEDS_COMMUTATIVE);
+    /* schedules verified at this (P, root): hash, and whether only at-least-once */
+    uint64_t seen[NSEGS * 8 * NKINDS];
+    bool seen_idem[NSEGS * 8 * NKINDS];
+    int nseen = 0;
+    char err[256];
+
+    for (int si = 0; si < NSEGS; ++si) {
+        const int segs = seg_list[si];
+        if (P > PFULL && si != P % NSEGS) {
+            continue;
+        }
+        for (int n = nlo; n <= nhi; ++n) {
+            int ref = -1;         /* first accepted kind of this call */
+            bool ref_idem = false;
+            uint64_t ref_fp = 0;
+            for (int kd = 0; kd < nkinds; ++kd) {
+                const char *kname = combines(coll) ? kinds[kd].name : "no op";
+                const unsigned call = combines(coll) ? kinds[kd].call : (C | E | I);
+                const bool idem = 0 != (call & I);
+                mca_coll_loom_params_t p = {.P = P, .root = root, .knob = n, .call = call, .coll = coll,
+                                            .segs = segs};
+                const char *why = mca_coll_loom_alg_refusal(alg, &p);
+                int refuse = expect_refusal(alg, coll, P, n, call), rounds, brc, want;
+                bool dup = false;
+                uint64_t fp;
+
+                CHECK(refuse < 0 || (NULL != why) == refuse, "%s %s P=%d n=%d %s: refusal '%s', expected %s",
+                      a->name, mca_coll_loom_coll_name(coll), P, n, kname, why ? why : "none",
+                      refuse ? "a refusal" : "none");
+                if (NULL != why) {
+                    cov->refused++;
+                    continue;
+                }
+                if (P > PFULL && ref >= 0 && !cov->kind_differs[kd] && !cov->kind_differs[ref] &&
+                    (!ref_idem || idem)) {
+                    cov->assumed++;
+                    continue;
+                }
+                fp = build_all(alg, &p, scheds, &rounds, &brc);
+                CHECK(MCA_COLL_LOOM_OK == brc, "%s %s P=%d root=%d n=%d segs=%d %s: build failed (%d)",
+                      a->name, mca_coll_loom_coll_name(coll), P, root, n, segs, kname, brc);
+                if (MCA_COLL_LOOM_OK != brc) {
+                    continue;
+                }
+                if (ref < 0) {
+                    ref = kd;
+                    ref_idem = idem;
+                    ref_fp = fp;
+                } else if (fp != ref_fp) {
+                    cov->kind_differs[kd] = true;
+                }
+                want = expected_rounds(a->name, coll, P, n, segs);
+                CHECK(want < 0 || rounds == want, "%s %s P=%d n=%d: %d rounds, expected %d", a->name,
+                      mca_coll_loom_coll_name(coll), P, n, rounds, want);
+                /* identical schedules verified before, with a check at least as strict */
+                for (int k = 0; k < nseen && !dup; ++k) {
+                    dup = seen[k] == fp && (!seen_idem[k] || idem);
+                }
+                if (dup) {
+                    cov->same++;
+                    continue;
+                }
+                seen[nseen] = fp;
+                seen_idem[nseen++] = idem;
+                for (int inplace = 0; inplace < (has_in_place(coll) ? 2 : 1); ++inplace) {
+                    mca_coll_loom_verify_stats_t st;
+                    int rc = mca_coll_loom_verify_schedules(scheds, order, &p, inplace, &st, err,
+                                                            sizeof(err));
+                    cov->verified++;
+                    CHECK(0 == rc, "%s %s P=%d root=%d n=%d segs=%d %s%s: %s", a->name,
+                          mca_coll_loom_coll_name(coll), P, root, n, segs, kname, inplace ? " in place" : "",
+                          err);
+                    CHECK(0 != rc || st.rounds == rounds, "%s %s P=%d: the verifier counts %d rounds, the "
+                          "schedules %d", a->name, mca_coll_loom_coll_name(coll), P, st.rounds, rounds);
+                }
+            }
+        }
+    }
 }
 
 static void test_algorithms(int pmax)
 {
-    char err[256];
+    mca_coll_loom_sched_t *scheds = calloc((size_t) pmax, sizeof(*scheds));
 
+    for (int i = 0; i < pmax; ++i) {
+        mca_coll_loom_sched_init(&scheds[i]);
+    }
     for (int alg = 0; alg < mca_coll_loom_num_algs; ++alg) {
-        const mca_coll_loom_alg_t *a = &mca_coll_loom_algs[alg];
-        int nmax = NULL == a->knob ? 1 : 8;
-        /* the ring splits every slot into P blocks: P^3 counters per check, so it is
-         * verified up to 128 ranks (every step is the same for any P) */
-        int palg = 0 == strcmp(a->name, "ring") && pmax > 128 ? 128 : pmax;
-        long cases = 0;
-
         for (int coll = 0; coll < MCA_COLL_LOOM_NUM_COLLS; ++coll) {
-            int nkinds = MCA_COLL_LOOM_COLL_BARRIER == coll ? 1 : (int) (sizeof(kinds) / sizeof(kinds[0]));
+            coverage_t cov = {0};
+            clock_t t0 = clock();
             if (!mca_coll_loom_alg_serves(alg, coll)) {
                 continue;
             }
-            for (int P = 1; P <= palg; ++P) {
-                for (int n = 1; n <= nmax; ++n) {
-                    for (int kd = 0; kd < nkinds; ++kd) {
-                        unsigned call = MCA_COLL_LOOM_COLL_BARRIER == coll ? (C | E | I) : kinds[kd].call;
-                        mca_coll_loom_params_t p = {.P = P, .rank = 0, .root = 0,
-                                                    .knob = NULL == a->knob ? 0 : n, .call = call};
-                        const char *why = mca_coll_loom_alg_refusal(alg, &p);
-                        bool refuse = expect_refusal(alg, P, n, call);
-                        CHECK((NULL != why) == refuse, "%s %s P=%d n=%d %s: refusal '%s', expected %s",
-                              a->name, mca_coll_loom_coll_name(coll), P, n,
-                              MCA_COLL_LOOM_COLL_BARRIER == coll ? "barrier" : kinds[kd].name,
-                              why ? why : "none", refuse ? "a refusal" : "none");
-                        if (NULL != why) {
-                            continue;
-                        }
-                        for (int inplace = 0; inplace < 2; ++inplace) {
-                            mca_coll_loom_verify_stats_t st;
-                            int rc = mca_coll_loom_verify(alg, coll, &p, inplace, &st, err, sizeof(err));
-                            cases++;
-                            CHECK(0 == rc, "%s %s P=%d n=%d %s%s: %s", a->name,
-                                  mca_coll_loom_coll_name(coll), P, n,
-                                  MCA_COLL_LOOM_COLL_BARRIER == coll ? "barrier" : kinds[kd].name,
-                                  inplace ? " in place" : "", err);
-                            if (0 == rc) {
-                                int want = expected_rounds(a->name, P, n, call);
-                                CHECK(st.rounds == want, "%s P=%d n=%d: %d rounds, expected %d", a->name,
-                                      P, n, st.rounds, want);
-                            }
-                        }
+            for (int P = 1; P <= pmax; ++P) {
+                const int few[4] = {0, 1, P / 2, P - 1};
+                if (P <= 8) {
+                    /* the registry entry point too, every root in one call */
+                    mca_coll_loom_params_t p = {.P = P, .call = combines(coll) ? kinds[0].call : (C | E | I)};
+                    const bool refused = NULL != mca_coll_loom_alg_refusal(alg, &p);
+                    char err[256];
+                    p.root = MCA_COLL_LOOM_VERIFY_ALL_ROOTS;
+                    CHECK(refused ||
+                          0 == mca_coll_loom_verify(alg, coll, &p, false, NULL, err, sizeof(err)),
+                          "%s %s P=%d every root: %s", mca_coll_loom_algs[alg].name,
+                          mca_coll_loom_coll_name(coll), P, err);
+                }
+                if (!is_rooted(coll)) {
+                    test_one_size(alg, coll, P, 0, scheds, &cov);
+                    continue;
+                }
+                for (int i = 0; i < (P <= ALL_ROOTS_P ? P : 4); ++i) {
+                    const int root = P <= ALL_ROOTS_P ? i : few[i];
+                    bool again = false;
+                    for (int k = 0; k < i && P > ALL_ROOTS_P; ++k) {
+                        again |= few[k] == root;
+                    }
+                    if (!again) {
+                        test_one_size(alg, coll, P, root, scheds, &cov);
                     }
                 }
             }
+            printf("%-14s %-20s %6ld simulated, %6ld identical, %6ld assumed identical, %5ld refused "
+                   "(P = 1..%d) %.1f s\n", mca_coll_loom_algs[alg].name, mca_coll_loom_coll_name(coll),
+                   cov.verified, cov.same, cov.assumed, cov.refused, pmax,
+                   (double) (clock() - t0) / CLOCKS_PER_SEC);
         }
-        printf("%-14s %ld schedules verified (P = 1..%d, n = 1..%d)\n", a->name, cases, palg, nmax);
     }
+    for (int i = 0; i < pmax; ++i) {
+        mca_coll_loom_sched_fini(&scheds[i]);
+    }
+    free(scheds);
 }
 
 /* The checker itself must be able to fail: deliberately broken builders. */
@@ -264,6 +441,265 @@ static void test_verifier_catches_errors(void)
     mca_coll_loom_sched_copy(&s, MCA_COLL_LOOM_SLOT_RESULT, MCA_COLL_LOOM_SLOT_INPUT);
     CHECK(MCA_COLL_LOOM_OK != mca_coll_loom_sched_finish(&s), "write to input accepted");
     mca_coll_loom_sched_fini(&s);
+}
+
+/*
+ * Hand-written builders for the collectives added with issue 3, each with
+ * deliberate breakages the verifier must reject (selected by `mutation`: a build
+ * function has no context argument).  Relative rank v = rank - root mod P.
+ */
+typedef enum {
+    MUT_NONE = 0,
+    MUT_NO_RECV,       /* the last rank is never sent the data */
+    MUT_EARLY_FORWARD, /* data passed on before it arrived */
+    MUT_READ_INPUT,    /* bcast / allgather read INPUT, which they do not use */
+    MUT_DUP,           /* a contribution combined twice */
+    MUT_WRONG_ORDER,   /* reduce combines a child's partial on the left */
+    MUT_WRONG_PART,    /* reduce_scatter leaves the result in part rank+1 */
+    MUT_SHORT,         /* allgather stops one step early */
+    MUT_RELABEL,       /* allgather stores a part under another part's blocks */
+    MUT_SWAP_LAYOUT    /* allgather declares nseg parts of P segments */
+} mutation_t;
+
+static mutation_t mutation;
+
+#define RES MCA_COLL_LOOM_SLOT_RESULT
+#define INP MCA_COLL_LOOM_SLOT_INPUT
+#define TMP MCA_COLL_LOOM_SLOT_SCRATCH0
+
+static int nseg_of(const mca_coll_loom_params_t *p)
+{
+    return p->segs > 1 ? p->segs : 1;
+}
+
+/* Binomial bcast, pipelined by segment: receive segment g from the parent, then
+ * pass it to the children v + 2^k (2^k below v's lowest set bit). */
+static int build_test_bcast(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p)
+{
+    const int P = p->P, root = p->root, v = mca_coll_loom_rank_mod(p->rank - root, P), nseg = nseg_of(p);
+    const int low = 0 == v ? P : (v & -v);
+    const bool cut = MUT_NO_RECV == mutation;
+
+    mca_coll_loom_sched_set_segmented_blocks(s, 1, nseg);
+    for (int g = 0; g < nseg; ++g) {
+        if (v > 0 && !(cut && v == P - 1)) {
+            mca_coll_loom_sched_recv_blk(s, mca_coll_loom_rank_mod(v - low + root, P), RES, g, 1);
+            if (MUT_EARLY_FORWARD != mutation) {
+                mca_coll_loom_sched_wait(s);
+            }
+            if (MUT_DUP == mutation && v == P - 1) {
+                mca_coll_loom_sched_copy_blk(s, RES, TMP, g, 1);
+                mca_coll_loom_sched_reduce_blk(s, TMP, RES, g, 1);
+            }
+        }
+        for (int mask = 1; mask < low && v + mask < P; mask <<= 1) {
+            if (!(cut && v + mask == P - 1)) {
+                mca_coll_loom_sched_send_blk(s, mca_coll_loom_rank_mod(v + mask + root, P),
+                                             MUT_READ_INPUT == mutation ? INP : RES, g, 1);
+            }
+        }
+    }
+    mca_coll_loom_sched_wait(s);
+    return MCA_COLL_LOOM_OK;
+}
+
+/* Binomial reduce: receive the partials of the children v + 2^k (higher relative
+ * ranks, so RESULT o child keeps relative rank order), then send to the parent. */
+static int build_test_reduce(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p)
+{
+    const int P = p->P, root = p->root, v = mca_coll_loom_rank_mod(p->rank - root, P);
+
+    mca_coll_loom_sched_set_segmented_blocks(s, 1, nseg_of(p));
+    mca_coll_loom_sched_copy(s, INP, RES);
+    for (int mask = 1; mask < P; mask <<= 1) {
+        if (v & mask) {
+            mca_coll_loom_sched_send(s, mca_coll_loom_rank_mod(v - mask + root, P), RES);
+            mca_coll_loom_sched_wait(s);
+            break;
+        }
+        if (v + mask < P) {
+            mca_coll_loom_sched_recv(s, mca_coll_loom_rank_mod(v + mask + root, P), TMP);
+            mca_coll_loom_sched_wait(s);
+            if (MUT_WRONG_ORDER == mutation) {
+                mca_coll_loom_sched_reduce(s, TMP, RES);
+            } else {
+                mca_coll_loom_sched_reduce_r(s, TMP, RES);
+            }
+        }
+    }
+    /* the duplicate: the last rank also sends its contribution straight to the root */
+    if (MUT_DUP == mutation && P > 2 && v == P - 1) {
+        mca_coll_loom_sched_send(s, root, INP);
+        mca_coll_loom_sched_wait(s);
+    }
+    if (MUT_DUP == mutation && P > 2 && 0 == v) {
+        mca_coll_loom_sched_recv(s, mca_coll_loom_rank_mod(P - 1 + root, P), TMP);
+        mca_coll_loom_sched_wait(s);
+        mca_coll_loom_sched_reduce_r(s, TMP, RES);
+    }
+    return MCA_COLL_LOOM_OK;
+}
+
+/* Ring reduce-scatter, nseg segments per part: step i sends part r-i-1 to the
+ * right and adds part r-i-2 from the left, so part r is complete after P-1 steps. */
+static int build_test_reduce_scatter(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p)
+{
+    const int P = p->P, r = p->rank, nseg = nseg_of(p), shift = MUT_WRONG_PART == mutation ? 1 : 0;
+    const int right = mca_coll_loom_rank_mod(r + 1, P), left = mca_coll_loom_rank_mod(r - 1, P);
+
+    mca_coll_loom_sched_set_segmented_blocks(s, P, nseg);
+    mca_coll_loom_sched_copy(s, INP, RES);
+    for (int i = 0; i < P - 1; ++i) {
+        const int out = mca_coll_loom_rank_mod(r - i - 1 + shift, P);
+        const int in = mca_coll_loom_rank_mod(r - i - 2 + shift, P);
+        for (int g = 0; g < nseg; ++g) {
+            mca_coll_loom_sched_send_blk(s, right, RES, out * nseg + g, 1);
+            mca_coll_loom_sched_recv_blk(s, left, TMP, in * nseg + g, 1);
+        }
+        mca_coll_loom_sched_wait(s);
+        mca_coll_loom_sched_reduce_blk(s, TMP, RES, in * nseg, nseg);
+        if (MUT_DUP == mutation && 0 == i) {
+            mca_coll_loom_sched_reduce_blk(s, INP, RES, in * nseg, nseg);
+        }
+    }
+    return MCA_COLL_LOOM_OK;
+}
+
+/* Ring allgather, nseg segments per part: step i passes part r-i on to the right
+ * and receives part r-i-1 from the left. */
+static int build_test_allgather(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p)
+{
+    const int P = p->P, r = p->rank, nseg = nseg_of(p);
+    const int right = mca_coll_loom_rank_mod(r + 1, P), left = mca_coll_loom_rank_mod(r - 1, P);
+    const int steps = MUT_SHORT == mutation ? P - 2 : P - 1;
+
+    if (MUT_SWAP_LAYOUT == mutation) {
+        mca_coll_loom_sched_set_segmented_blocks(s, nseg, P);
+    } else {
+        mca_coll_loom_sched_set_segmented_blocks(s, P, nseg);
+    }
+    if (MUT_READ_INPUT == mutation) {
+        mca_coll_loom_sched_copy_blk(s, INP, RES, r * nseg, nseg);
+    }
+    for (int i = 0; i < steps; ++i) {
+        const int early = MUT_EARLY_FORWARD == mutation ? 1 : 0;
+        const int out = mca_coll_loom_rank_mod(r - i - early, P), in = mca_coll_loom_rank_mod(r - i - 1, P);
+        const int label = MUT_RELABEL == mutation && 1 == i ? mca_coll_loom_rank_mod(in - 1, P) : in;
+        for (int g = 0; g < nseg; ++g) {
+            mca_coll_loom_sched_send_blk(s, right, RES, out * nseg + g, 1);
+            mca_coll_loom_sched_recv_blk(s, left, RES, label * nseg + g, 1);
+        }
+        mca_coll_loom_sched_wait(s);
+    }
+    return MCA_COLL_LOOM_OK;
+}
+
+static int verify_test_builder(mca_coll_loom_build_fn_t build, mutation_t mut, mca_coll_loom_coll_t coll,
+                               int P, int root, int segs, unsigned call, bool order, bool in_place, char *err,
+                               size_t errlen)
+{
+    mca_coll_loom_params_t p = {.P = P, .root = root, .call = call, .coll = coll, .segs = segs};
+    int rc;
+    mutation = mut;
+    rc = mca_coll_loom_verify_builder(build, order, &p, in_place, NULL, err, errlen);
+    mutation = MUT_NONE;
+    return rc;
+}
+
+static void test_new_collectives(void)
+{
+    static const struct {
+        const char *what;
+        mca_coll_loom_build_fn_t build;
+        mca_coll_loom_coll_t coll;
+        mutation_t mut;
+        unsigned call;
+        bool order;
+        const char *expect; /* in the verifier's message */
+    } broken[] = {
+        {"bcast: a rank never receives", build_test_bcast, MCA_COLL_LOOM_COLL_BCAST, MUT_NO_RECV, 0, false,
+         "undefined at the end"},
+        {"bcast: forwarded before it arrived", build_test_bcast, MCA_COLL_LOOM_COLL_BCAST, MUT_EARLY_FORWARD,
+         0, false, "being received"},
+        {"bcast: reads INPUT", build_test_bcast, MCA_COLL_LOOM_COLL_BCAST, MUT_READ_INPUT, 0, false,
+         "reads INPUT"},
+        {"bcast: the data twice", build_test_bcast, MCA_COLL_LOOM_COLL_BCAST, MUT_DUP, C | E | I, false,
+         "counted 2 times"},
+        {"reduce: a duplicate contribution", build_test_reduce, MCA_COLL_LOOM_COLL_REDUCE, MUT_DUP, C | E,
+         false, "counted 2 times"},
+        {"reduce: out of rank order", build_test_reduce, MCA_COLL_LOOM_COLL_REDUCE, MUT_WRONG_ORDER, 0, true,
+         "rank order"},
+        {"reduce_scatter: result in the wrong part", build_test_reduce_scatter,
+         MCA_COLL_LOOM_COLL_REDUCE_SCATTER, MUT_WRONG_PART, C | E, false, "counted 0 times"},
+        {"reduce_scatter_block: a duplicate contribution", build_test_reduce_scatter,
+         MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK, MUT_DUP, C | E, false, "counted 2 times"},
+        {"allgather: one step short", build_test_allgather, MCA_COLL_LOOM_COLL_ALLGATHER, MUT_SHORT, 0, false,
+         "undefined at the end"},
+        {"allgather: part stored under another part's blocks", build_test_allgather,
+         MCA_COLL_LOOM_COLL_ALLGATHER, MUT_RELABEL, 0, false, "which receives blocks"},
+        {"allgather: parts and segments swapped", build_test_allgather, MCA_COLL_LOOM_COLL_ALLGATHER,
+         MUT_SWAP_LAYOUT, 0, false, "one part per rank"},
+        {"allgather: forwards a part it does not have yet", build_test_allgather,
+         MCA_COLL_LOOM_COLL_ALLGATHER, MUT_EARLY_FORWARD, 0, false, "being received"},
+        {"allgather: reads INPUT", build_test_allgather, MCA_COLL_LOOM_COLL_ALLGATHER, MUT_READ_INPUT, 0,
+         false, "reads INPUT"},
+    };
+    static const struct {
+        mca_coll_loom_build_fn_t build;
+        mca_coll_loom_coll_t coll;
+    } good[] = {
+        {build_test_bcast, MCA_COLL_LOOM_COLL_BCAST},
+        {build_test_reduce, MCA_COLL_LOOM_COLL_REDUCE},
+        {build_test_reduce_scatter, MCA_COLL_LOOM_COLL_REDUCE_SCATTER},
+        {build_test_reduce_scatter, MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK},
+        {build_test_allgather, MCA_COLL_LOOM_COLL_ALLGATHER},
+    };
+    char err[256];
+
+    /* the correct builders pass for every P, root, segs, op and in place */
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); ++i) {
+        const bool rooted = is_rooted(good[i].coll);
+        long cases = 0;
+        for (int P = 1; P <= 24; ++P) {
+            for (int root = 0; root < (rooted ? P : 1); ++root) {
+                for (int segs = 1; segs <= 3; ++segs) {
+                    for (int kd = 0; kd < NKINDS; ++kd) {
+                        for (int inplace = 0; inplace < 2; ++inplace) {
+                            /* binomial reduce keeps rank order only for root 0 */
+                            bool order = MCA_COLL_LOOM_COLL_REDUCE == good[i].coll && 0 == root;
+                            int rc = verify_test_builder(good[i].build, MUT_NONE, good[i].coll, P, root, segs,
+                                                         kinds[kd].call, order, inplace, err, sizeof(err));
+                            cases++;
+                            CHECK(0 == rc, "correct test %s P=%d root=%d segs=%d %s%s rejected: %s",
+                                  mca_coll_loom_coll_name(good[i].coll), P, root, segs, kinds[kd].name,
+                                  inplace ? " in place" : "", err);
+                        }
+                    }
+                }
+            }
+        }
+        printf("test builder   %-20s %6ld accepted (P = 1..24%s, segs 1..3)\n",
+               mca_coll_loom_coll_name(good[i].coll), cases, rooted ? ", every root" : "");
+    }
+    /* the broken ones fail, with the expected complaint */
+    for (size_t i = 0; i < sizeof(broken) / sizeof(broken[0]); ++i) {
+        for (int P = 6; P <= 7; ++P) {
+            for (int root = 0; root < (is_rooted(broken[i].coll) ? P : 1); root += 3) {
+                int rc = verify_test_builder(broken[i].build, broken[i].mut, broken[i].coll, P, root, 2,
+                                             broken[i].call, broken[i].order, false, err, sizeof(err));
+                CHECK(0 != rc, "%s (P=%d root=%d): not detected", broken[i].what, P, root);
+                CHECK(0 == rc || NULL != strstr(err, broken[i].expect),
+                      "%s (P=%d root=%d): unexpected message: %s", broken[i].what, P, root, err);
+            }
+        }
+    }
+    /* in place at the root only: the root's INPUT is its RESULT */
+    CHECK(0 == verify_test_builder(build_test_reduce, MUT_NONE, MCA_COLL_LOOM_COLL_REDUCE, 5, 2, 1, C | E,
+                                   false, true, err, sizeof(err)), "reduce in place: %s", err);
+    /* the order a correct reduce keeps at root 0 is lost at root 1 (a rotation) */
+    CHECK(0 != verify_test_builder(build_test_reduce, MUT_NONE, MCA_COLL_LOOM_COLL_REDUCE, 5, 1, 1, 0, true,
+                                   false, err, sizeof(err)) && NULL != strstr(err, "rank order"),
+          "rotated reduce claimed in order: %s", err);
 }
 
 static void test_decide(void)
@@ -382,6 +818,7 @@ int main(int argc, char **argv)
         pmax = atoi(argv[1]);
     }
     test_verifier_catches_errors();
+    test_new_collectives();
     test_topo();
     test_decide();
     test_algorithms(pmax);
