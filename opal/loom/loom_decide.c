@@ -3,17 +3,37 @@
  *
  * The table is data, walked first-match.  Its thresholds come from test/bench on this
  * project's development machine (docs/performance.md); a later rules file replaces
- * or overrides it.  Large allreduces go to the previous component (tuned) until loom
- * has bandwidth-optimal algorithms: every algorithm here moves the whole vector in
- * each of its log P rounds.
+ * or overrides it.  Sizes where loom has nothing better than the previous component
+ * (tuned) go there: medium allreduces with many ranks, small bcast / reduce /
+ * allgather / reduce_scatter.
  */
 #include <stdint.h>
 
 #include "opal/loom/loom_decide.h"
 
+#define C  MCA_COLL_LOOM_CALL_COMMUTATIVE
 #define CE (MCA_COLL_LOOM_CALL_COMMUTATIVE | MCA_COLL_LOOM_CALL_EXACT)
 #define ALLREDUCE .coll = MCA_COLL_LOOM_COLL_ALLREDUCE
 #define BARRIER   .coll = MCA_COLL_LOOM_COLL_BARRIER
+#define BCAST     .coll = MCA_COLL_LOOM_COLL_BCAST
+#define REDUCE    .coll = MCA_COLL_LOOM_COLL_REDUCE
+#define ALLGATHER .coll = MCA_COLL_LOOM_COLL_ALLGATHER
+#define RS        .coll = MCA_COLL_LOOM_COLL_REDUCE_SCATTER
+#define RSB       .coll = MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK
+#define KIB(x)    ((size_t) (x) * 1024)
+#define MIB(x)    ((size_t) (x) * 1024 * 1024)
+
+/* The ring takes 2(P-1) steps: it pays once each rank's part is large enough for the
+ * step latency not to dominate (about 8 KiB per part here).  One row per P band. */
+#define RING_ROWS(COLL, MASK)                                                                    \
+    {COLL, .min_bytes = KIB(64), .max_bytes = SIZE_MAX, .max_P = 8, .call_mask = MASK,            \
+     .call_value = MASK, .alg = "ring"},                                                         \
+    {COLL, .min_bytes = KIB(256), .max_bytes = SIZE_MAX, .min_P = 9, .max_P = 32,                 \
+     .call_mask = MASK, .call_value = MASK, .alg = "ring"},                                       \
+    {COLL, .min_bytes = MIB(1), .max_bytes = SIZE_MAX, .min_P = 33, .max_P = 128,                \
+     .call_mask = MASK, .call_value = MASK, .alg = "ring"},                                       \
+    {COLL, .min_bytes = MIB(4), .max_bytes = SIZE_MAX, .min_P = 129, .call_mask = MASK,           \
+     .call_value = MASK, .alg = "ring"}
 
 /* Unset fields mean "any": min_bytes 0, min_* 0 and max_* 0 (no bound) for P, nodes
  * and ranks per node, call_mask 0.  max_bytes must be given. */
@@ -27,14 +47,34 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
     /* 8-64 KiB: both go rendezvous, and one whole exchange beats the ring's two steps
      * (0.75-0.94x tuned at np 2 in docs/performance.md) */
     {ALLREDUCE, .min_bytes = 8192, .max_bytes = 65536, .min_P = 2, .max_P = 2, .alg = "pairwise"},
-    {ALLREDUCE, .max_bytes = SIZE_MAX, .min_P = 2, .max_P = 2, .alg = NULL},
     /* latency-bound: fewest rounds (ceil(log_{n+1} P)); dissemination refuses the
      * (n, P) without an adaption, and Bruck serves every P */
     {ALLREDUCE, .max_bytes = 2048, .call_mask = CE, .call_value = CE, .alg = "dissemination"},
     {ALLREDUCE, .max_bytes = 2048, .call_mask = CE, .call_value = CE, .alg = "bruck"},
     /* rank order kept, bit-identical floating point, any op */
     {ALLREDUCE, .max_bytes = 8192, .alg = "pairwise"},
+    /* bandwidth-bound, commutative (float sums included: each part is combined once
+     * and copied, so every rank gets the same bits) */
+    RING_ROWS(ALLREDUCE, C),
     {ALLREDUCE, .max_bytes = SIZE_MAX, .alg = NULL},
+
+    /* large bcast / reduce: the pipelined two-tree; with two ranks it is one message,
+     * which binomial sends whole */
+    {BCAST, .min_bytes = KIB(64), .max_bytes = SIZE_MAX, .min_P = 2, .max_P = 2, .alg = "binomial"},
+    {BCAST, .min_bytes = KIB(64), .max_bytes = SIZE_MAX, .alg = "twotree"},
+    {BCAST, .max_bytes = SIZE_MAX, .alg = NULL},
+    {REDUCE, .min_bytes = KIB(64), .max_bytes = SIZE_MAX, .min_P = 2, .max_P = 2, .alg = "binomial"},
+    {REDUCE, .min_bytes = KIB(64), .max_bytes = SIZE_MAX, .call_mask = C, .call_value = C,
+     .alg = "twotree"},
+    {REDUCE, .max_bytes = SIZE_MAX, .alg = NULL},
+
+    /* allgather / reduce_scatter: the ring, by the size of the whole vector */
+    RING_ROWS(ALLGATHER, 0),
+    {ALLGATHER, .max_bytes = SIZE_MAX, .alg = NULL},
+    RING_ROWS(RS, C),
+    {RS, .max_bytes = SIZE_MAX, .alg = NULL},
+    RING_ROWS(RSB, C),
+    {RSB, .max_bytes = SIZE_MAX, .alg = NULL},
 };
 
 const int mca_coll_loom_num_builtin_rules =

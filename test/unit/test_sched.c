@@ -223,7 +223,7 @@ static void test_one_size(int alg, int coll, int P, int root, mca_coll_loom_sche
     const bool order = !(a->needs & MCA_COLL_LOOM_NEEDS_COMMUTATIVE);
     /* schedules verified at this (P, root): hash, and whether only at-least-once */
     uint64_t seen[NSEGS * 8 * NKINDS];
-    bool seen_idem[NSEGS * 8 * NKINDS];
+    bool seen_idem[NSEGS * 8 * NKINDS], seen_ord[NSEGS * 8 * NKINDS];
     int nseen = 0;
     char err[256];
 
@@ -234,12 +234,15 @@ static void test_one_size(int alg, int coll, int P, int root, mca_coll_loom_sche
         }
         for (int n = nlo; n <= nhi; ++n) {
             int ref = -1;         /* first accepted kind of this call */
-            bool ref_idem = false;
+            bool ref_idem = false, ref_ord = false;
             uint64_t ref_fp = 0;
             for (int kd = 0; kd < nkinds; ++kd) {
                 const char *kname = combines(coll) ? kinds[kd].name : "no op";
                 const unsigned call = combines(coll) ? kinds[kd].call : (C | E | I);
                 const bool idem = 0 != (call & I);
+                /* rank order is demanded of order-keeping algorithms on non-commutative
+                 * calls (a commutative call may take any tree, e.g. binomial's) */
+                const bool ord = order && !(call & C);
                 mca_coll_loom_params_t p = {.P = P, .root = root, .knob = n, .call = call, .coll = coll,
                                             .segs = segs};
                 const char *why = mca_coll_loom_alg_refusal(alg, &p);
@@ -255,7 +258,7 @@ static void test_one_size(int alg, int coll, int P, int root, mca_coll_loom_sche
                     continue;
                 }
                 if (P > PFULL && ref >= 0 && !cov->kind_differs[kd] && !cov->kind_differs[ref] &&
-                    (!ref_idem || idem)) {
+                    (!ref_idem || idem) && (ref_ord || !ord)) {
                     cov->assumed++;
                     continue;
                 }
@@ -268,6 +271,7 @@ static void test_one_size(int alg, int coll, int P, int root, mca_coll_loom_sche
                 if (ref < 0) {
                     ref = kd;
                     ref_idem = idem;
+                    ref_ord = ord;
                     ref_fp = fp;
                 } else if (fp != ref_fp) {
                     cov->kind_differs[kd] = true;
@@ -277,17 +281,18 @@ static void test_one_size(int alg, int coll, int P, int root, mca_coll_loom_sche
                       mca_coll_loom_coll_name(coll), P, n, rounds, want);
                 /* identical schedules verified before, with a check at least as strict */
                 for (int k = 0; k < nseen && !dup; ++k) {
-                    dup = seen[k] == fp && (!seen_idem[k] || idem);
+                    dup = seen[k] == fp && (!seen_idem[k] || idem) && (seen_ord[k] || !ord);
                 }
                 if (dup) {
                     cov->same++;
                     continue;
                 }
                 seen[nseen] = fp;
+                seen_ord[nseen] = ord;
                 seen_idem[nseen++] = idem;
                 for (int inplace = 0; inplace < (has_in_place(coll) ? 2 : 1); ++inplace) {
                     mca_coll_loom_verify_stats_t st;
-                    int rc = mca_coll_loom_verify_schedules(scheds, order, &p, inplace, &st, err,
+                    int rc = mca_coll_loom_verify_schedules(scheds, ord, &p, inplace, &st, err,
                                                             sizeof(err));
                     cov->verified++;
                     CHECK(0 == rc, "%s %s P=%d root=%d n=%d segs=%d %s%s: %s", a->name,
@@ -731,8 +736,9 @@ static void test_decide(void)
                         if (forced >= 0 && !mca_coll_loom_alg_serves(forced, coll)) {
                             continue;
                         }
-                        if (MCA_COLL_LOOM_COLL_BARRIER == coll) {
-                            p.call = C | E | I;
+                        if (MCA_COLL_LOOM_COLL_BARRIER == coll || MCA_COLL_LOOM_COLL_BCAST == coll ||
+                            MCA_COLL_LOOM_COLL_ALLGATHER == coll) {
+                            p.call = C | E | I; /* no op: the component passes these */
                         }
                         mca_coll_loom_decide(coll, sizes[si], &p, knobs, forced, NULL, 0, &ch);
                         if (ch.alg >= 0) {
@@ -748,8 +754,16 @@ static void test_decide(void)
                             CHECK(ch.alg == forced, "forced %s not honoured", mca_coll_loom_algs[forced].name);
                         }
                         if (forced >= 0 && NULL != ch.refused) {
-                            /* a refused forced algorithm is replaced by a loom algorithm */
-                            CHECK(ch.alg >= 0, "forced %s refused but no loom replacement",
+                            /* a refused forced algorithm is replaced by a loom algorithm
+                             * when one accepts the call, else by the previous component */
+                            bool any = false;
+                            for (int a = 0; a < mca_coll_loom_num_algs; ++a) {
+                                mca_coll_loom_params_t q = p;
+                                q.knob = knobs[a];
+                                any = any || (mca_coll_loom_alg_serves(a, coll) &&
+                                              NULL == mca_coll_loom_alg_refusal(a, &q));
+                            }
+                            CHECK(ch.alg >= 0 || !any, "forced %s refused but no loom replacement",
                                   mca_coll_loom_algs[forced].name);
                         }
                         if (MCA_COLL_LOOM_COLL_BARRIER == coll) {
