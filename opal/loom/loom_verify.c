@@ -718,7 +718,10 @@ int mca_coll_loom_verify(int alg, mca_coll_loom_coll_t coll, const mca_coll_loom
         return -1;
     }
     a = &mca_coll_loom_algs[alg];
-    order = !(a->needs & MCA_COLL_LOOM_NEEDS_COMMUTATIVE);
+    /* rank order is owed on non-commutative calls by the algorithms that serve them;
+     * a commutative call may be combined in any order (binomial reduce then uses a
+     * tree rooted at the root) */
+    order = !(a->needs & MCA_COLL_LOOM_NEEDS_COMMUTATIVE) && !(p.call & MCA_COLL_LOOM_CALL_COMMUTATIVE);
     if (!mca_coll_loom_alg_serves(alg, coll)) {
         snprintf(err, errlen, "algorithm %s does not serve %s", a->name, mca_coll_loom_coll_name(coll));
         return -1;
