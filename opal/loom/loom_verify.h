@@ -12,8 +12,8 @@
  *   allgather            every rank's RESULT part b holds rank b's data, once;
  *   reduce_scatter(_block)  every rank's RESULT part `rank` holds each contribution
  *                        exactly once (at least once for idempotent calls);
- * combined in rank order on non-commutative calls where the algorithm claims to keep it.  bcast and allgather
- * must not read INPUT.
+ * combined in rank order on non-commutative calls where the algorithm claims to keep
+ * it.  bcast and allgather must not read INPUT.
  */
 #ifndef MCA_COLL_LOOM_VERIFY_H
 #define MCA_COLL_LOOM_VERIFY_H

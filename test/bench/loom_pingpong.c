@@ -185,9 +185,10 @@ int main(int argc, char **argv)
                o * 1e6, gap * 1e6, G * 1e9, gamma * 1e9, copy * 1e9);
         printf("\n# MCA parameters\n");
         printf("--mca coll_loom_model_latency %.3f --mca coll_loom_model_overhead %.3f "
+               "--mca coll_loom_model_gap %.3f "
                "--mca coll_loom_model_gap_per_byte %.4f --mca coll_loom_model_reduce_per_byte %.4f "
                "--mca coll_loom_model_copy_per_byte %.4f\n",
-               L * 1e6, o * 1e6, G * 1e9, gamma * 1e9, copy * 1e9);
+               L * 1e6, o * 1e6, gap * 1e6, G * 1e9, gamma * 1e9, copy * 1e9);
     }
     free(buf);
     MPI_Finalize();

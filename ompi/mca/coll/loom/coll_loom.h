@@ -22,6 +22,7 @@
 #include "ompi/op/op.h"
 
 #include "opal/loom/loom_decide.h"
+#include "opal/loom/loom_model.h"
 #include "opal/loom/loom_registry.h"
 #include "opal/loom/loom_rules.h"
 #include "opal/loom/loom_sched.h"
@@ -80,6 +81,11 @@ typedef struct mca_coll_loom_component_t {
     char *rules_file;
     bool dump_rules;
     mca_coll_loom_ruleset_t rules;
+
+    /* LogGP parameters of the cost model (coll_loom_model_*), in the units of the MCA
+     * parameters; they choose segment / chunk sizes when those knobs are 0 */
+    double model_latency_us, model_overhead_us, model_gap_us;
+    double model_gap_per_byte_ns, model_reduce_per_byte_ns, model_copy_per_byte_ns;
 
     /* serialises re-parsing of the run-time parameters (a no-op without threads) */
     opal_mutex_t lock;
@@ -183,6 +189,9 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,
 /* Segments / chunks a pipelined algorithm uses for `bytes` (knob: bytes per
  * segment, 0 = automatic). */
 int mca_coll_loom_pipeline_segs(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes, int knob);
+
+/* the cost model's parameters as set by coll_loom_model_* */
+void mca_coll_loom_model_params(mca_coll_loom_model_params_t *m);
 
 /* topology descriptor of a communicator (coll_loom_topo.c) */
 int mca_coll_loom_comm_topo(struct ompi_communicator_t *comm, mca_coll_loom_topo_t *topo);

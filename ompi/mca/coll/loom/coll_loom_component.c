@@ -150,6 +150,47 @@ static void register_knobs(void)
     }
 }
 
+/* coll_loom_model_*: the LogGP parameters (docs/model.md); test/bench/loom_pingpong
+ * measures them.  Every process must see the same values: they decide how many
+ * segments a pipelined schedule has, and all ranks must build the same one. */
+static void register_model_params(void)
+{
+    mca_coll_loom_component_t *cm = &mca_coll_loom_component;
+    mca_base_component_t *c = &cm->super.collm_version;
+    const struct {
+        const char *name, *desc;
+        double *store, def;
+    } p[] = {
+        {"model_latency", "Cost model: latency L of a message, microseconds", &cm->model_latency_us,
+         MCA_COLL_LOOM_MODEL_DEFAULT_LATENCY_US},
+        {"model_overhead", "Cost model: CPU overhead o per message, microseconds",
+         &cm->model_overhead_us, MCA_COLL_LOOM_MODEL_DEFAULT_OVERHEAD_US},
+        {"model_gap", "Cost model: gap g between two messages of one rank, microseconds",
+         &cm->model_gap_us, MCA_COLL_LOOM_MODEL_DEFAULT_GAP_US},
+        {"model_gap_per_byte", "Cost model: time G per byte on a link, nanoseconds (1/bandwidth)",
+         &cm->model_gap_per_byte_ns, MCA_COLL_LOOM_MODEL_DEFAULT_GAP_PER_BYTE_NS},
+        {"model_reduce_per_byte", "Cost model: time per byte of a reduction, nanoseconds",
+         &cm->model_reduce_per_byte_ns, MCA_COLL_LOOM_MODEL_DEFAULT_REDUCE_PER_BYTE_NS},
+        {"model_copy_per_byte", "Cost model: time per byte of a local copy, nanoseconds",
+         &cm->model_copy_per_byte_ns, MCA_COLL_LOOM_MODEL_DEFAULT_COPY_PER_BYTE_NS},
+    };
+
+    for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); ++i) {
+        *p[i].store = p[i].def;
+        (void) mca_base_component_var_register(c, p[i].name, p[i].desc, MCA_BASE_VAR_TYPE_DOUBLE, NULL,
+                                               0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL_EQ,
+                                               p[i].store);
+    }
+}
+
+void mca_coll_loom_model_params(mca_coll_loom_model_params_t *m)
+{
+    mca_coll_loom_component_t *cm = &mca_coll_loom_component;
+    mca_coll_loom_model_params_set(m, cm->model_latency_us, cm->model_overhead_us, cm->model_gap_us,
+                                   cm->model_gap_per_byte_ns, cm->model_reduce_per_byte_ns,
+                                   cm->model_copy_per_byte_ns);
+}
+
 /* coll_loom_<coll>_<alg>_calls and coll_loom_<coll>_fallback_calls: read by the tests
  * to prove which algorithm ran.  The MCA system prefixes "coll_loom_". */
 static void register_pvars(void)
@@ -244,6 +285,7 @@ static int loom_register(void)
         register_algorithm_param(coll);
     }
     register_knobs();
+    register_model_params();
     register_pvars();
     return OMPI_SUCCESS;
 }
