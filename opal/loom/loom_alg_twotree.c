@@ -13,10 +13,11 @@
  * together use the links of every rank in both directions.
  *
  * Bcast (Algorithm 2): the message is cut into p->segs chunks; even chunks go down
- * T1, odd chunks down T2.  Rank v's round c posts the receive of chunk c from its
- * parent and the sends of chunk c-1 to its children: a pipeline of depth log2(P)
- * with no synchronisation beyond the neighbours' own transfers.  Reduce runs the
- * same trees from the leaves up.
+ * T1, odd chunks down T2.  Every chunk is sent and received in the same round:
+ * chunk c leaves the root in round c, a rank at depth d of its tree receives it in
+ * round c + d - 1 and forwards it to both children in round c + d: a pipeline of
+ * depth log2(P) with no synchronisation beyond the neighbours' own transfers.
+ * Reduce runs the same trees from the leaves up, in the same rounds backwards.
  *
  * Allreduce (section 4.3.1): TwoTreeC reduce to rank 0, then a broadcast on the
  * *reordered* TwoTreeC, both trees rotated by n/2 so that the ranks that finish the
