@@ -43,7 +43,8 @@ static void usage(FILE *f)
             "                     input (reduce_scatter)\n"
             "  --elem N           element size in bytes (default 8)\n"
             "  --alg NAME         one algorithm (default: all that serve the collective)\n"
-            "  --segs N|auto      pipelining depth (default auto: choose_segs)\n"
+            "  --segs N|auto|search  pipelining depth (default auto: auto_segs, as the\n"
+            "                     component; search: the exhaustive choose_segs)\n"
             "  --knob N --root N  algorithm knob (0: its default), root of rooted collectives\n"
             "  --noncommutative --inexact   properties of the op (default commutative, exact)\n"
             "  --L us --o us --g us --G ns/B --gamma ns/B --copy ns/B   model parameters\n"
@@ -133,10 +134,16 @@ static void run_one(const cli_t *c, int alg, int P, size_t bytes, double bound)
 
     fmt_bytes(bytes, bstr, sizeof(bstr));
     if (0 == segs) {
+        /* what the component does: auto_segs (cheap); --segs search: choose_segs */
+        segs = mca_coll_loom_model_auto_segs(alg, c->coll, P, bytes, c->elem, &c->m);
+        tchoose = now() - t0;
+        segs_how = "*";
+        (void) cm;
+    } else if (-1 == segs) {
         double pred;
         segs = mca_coll_loom_model_choose_segs(alg, c->coll, P, bytes, c->elem, &c->m, &shape, &pred, &cm);
         tchoose = now() - t0;
-        segs_how = MCA_COLL_LOOM_MODEL_ANALYTIC == cm ? "a" : "*";
+        segs_how = MCA_COLL_LOOM_MODEL_ANALYTIC == cm ? "a" : "s";
     }
     shape.segs = segs;
     if (c->per_rank) {
@@ -243,7 +250,7 @@ int main(int argc, char **argv)
             } else if (0 == strcmp(a, "--elem")) {
                 c.elem = (size_t) atol(v);
             } else if (0 == strcmp(a, "--segs")) {
-                c.segs = 0 == strcmp(v, "auto") ? 0 : atoi(v);
+                c.segs = 0 == strcmp(v, "auto") ? 0 : (0 == strcmp(v, "search") ? -1 : atoi(v));
             } else if (0 == strcmp(a, "--knob")) {
                 c.knob = atoi(v);
             } else if (0 == strcmp(a, "--root")) {
@@ -290,7 +297,7 @@ int main(int argc, char **argv)
         printf("loom-model: %s, elements of %zu bytes; L %g us, o %g us, g %g us, G %g ns/B, "
                "gamma %g ns/B, copy %g ns/B\n",
                mca_coll_loom_coll_name(c.coll), c.elem, L, o, g, G, gamma, copy);
-        printf("(segs: * chosen by simulation, a chosen by the closed form; ratio: time over the "
+        printf("(segs: * auto_segs, s choose_segs by simulation, a by its closed form; ratio: time over the "
                "bandwidth bound)\n");
     }
     for (size_t P = (size_t) c.P0; P <= (size_t) c.P1; P = next_pow2_step(P, (size_t) c.P1)) {

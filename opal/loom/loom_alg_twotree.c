@@ -13,10 +13,11 @@
  * together use the links of every rank in both directions.
  *
  * Bcast (Algorithm 2): the message is cut into p->segs chunks; even chunks go down
- * T1, odd chunks down T2.  Rank v's round c posts the receive of chunk c from its
- * parent and the sends of chunk c-1 to its children: a pipeline of depth log2(P)
- * with no synchronisation beyond the neighbours' own transfers.  Reduce runs the
- * same trees from the leaves up.
+ * T1, odd chunks down T2.  Every chunk is sent and received in the same round:
+ * chunk c leaves the root in round c, a rank at depth d of its tree receives it in
+ * round c + d - 1 and forwards it to both children in round c + d: a pipeline of
+ * depth log2(P) with no synchronisation beyond the neighbours' own transfers.
+ * Reduce runs the same trees from the leaves up, in the same rounds backwards.
  *
  * Allreduce (section 4.3.1): TwoTreeC reduce to rank 0, then a broadcast on the
  * *reordered* TwoTreeC, both trees rotated by n/2 so that the ranks that finish the
@@ -77,25 +78,55 @@ static int to_rank(int v, int root, int P)
     return mca_coll_loom_rank_mod((long) v + root, P);
 }
 
-/* Broadcast: round c receives chunk c from the parent in tree c % 2 and forwards
- * chunk c-1 to the children in tree (c-1) % 2; the root sends chunk c in round c.
- * One chunk per round keeps the trees independent: a WAIT never holds a chunk of
- * one tree hostage to the other, where a rank's child can be its parent (taking a
- * pair of chunks per round deadlocks at P = 3). */
-static void tt_bcast(mca_coll_loom_sched_t *s, int v, int root, int P, int K, const tt_node_t node[2])
+/* Depth of heap index h (the top of a tree, h = 1, has depth 1: the root is 0). */
+static int tt_depth(int h)
 {
-    for (int c = 0; c <= K; ++c) {
-        if (c < K && 0 != v) {
-            mca_coll_loom_sched_recv_blk(s, to_rank(node[c % 2].parent, root, P), RES, c, 1);
-        }
-        /* what to forward: the root its chunk c, the others chunk c-1 */
-        int f = 0 == v ? c : c - 1;
-        for (int k = 0; k < 2 && f >= 0 && f < K; ++k) {
-            if (node[f % 2].child[k] >= 0) {
-                mca_coll_loom_sched_send_blk(s, to_rank(node[f % 2].child[k], root, P), RES, f, 1);
+    int d = 0;
+    for (; h > 0; h >>= 1) {
+        ++d;
+    }
+    return d;
+}
+
+/* Broadcast in aligned rounds: chunk c (in tree c % 2) leaves the root in round c
+ * and a rank at depth d of that tree receives it in round c + d - 1 and forwards it
+ * in round c + d, so every message is sent and received in the same round.  (Posting
+ * the receive a round before the parent's send made a rank's round c wait for its
+ * parent's round c + 1, and the two trees' edges then close dependency cycles that
+ * cost several chunk times per round whatever the chunk count: no pipelining.) */
+static void tt_bcast(mca_coll_loom_sched_t *s, int v, int root, int P, int K, int rot,
+                     const tt_node_t node[2])
+{
+    const int n = P - 1, H = tt_depth(n);
+    int d[2];
+
+    for (int t = 0; t < 2; ++t) {
+        d[t] = 0 == v ? 0 : tt_depth(tt_heap(n, t, rot, v));
+    }
+    for (int r = 0; r < K + H; ++r) {
+        bool any = false;
+        for (int t = 0; t < 2 && 0 != v; ++t) {
+            int c = r - d[t] + 1;
+            if (c >= 0 && c < K && c % 2 == t) {
+                mca_coll_loom_sched_recv_blk(s, to_rank(node[t].parent, root, P), RES, c, 1);
+                any = true;
             }
         }
-        mca_coll_loom_sched_wait(s);
+        for (int t = 0; t < 2; ++t) {
+            int c = r - d[t];
+            if (c < 0 || c >= K || c % 2 != t) {
+                continue;
+            }
+            for (int k = 0; k < 2; ++k) {
+                if (node[t].child[k] >= 0) {
+                    mca_coll_loom_sched_send_blk(s, to_rank(node[t].child[k], root, P), RES, c, 1);
+                    any = true;
+                }
+            }
+        }
+        if (any) {
+            mca_coll_loom_sched_wait(s);
+        }
     }
 }
 
@@ -105,45 +136,62 @@ static int tt_partial_slot(const tt_node_t *nt)
     return nt->child[0] >= 0 ? ACC : IN;
 }
 
-/* Reduce: round c receives chunk c from the children in tree c % 2 and combines it
- * after the WAIT; chunk c goes up in round c where this rank is a leaf of that tree
- * (its own input, ready at once) and in round c+1 where it is an inner node. */
+/* Reduce: the broadcast's rounds run backwards.  A rank at depth d of tree c % 2
+ * sends its partial of chunk c to its parent in round c + H - d (H: the trees'
+ * depth) and so receives its children's in round c + H - d - 1, combining them
+ * after that round's WAIT. */
 static void tt_reduce(mca_coll_loom_sched_t *s, int v, int root, int P, int K, const tt_node_t node[2])
 {
+    const int n = P - 1, H = tt_depth(n);
+    int d[2];
+
+    for (int t = 0; t < 2; ++t) {
+        d[t] = 0 == v ? 0 : tt_depth(tt_heap(n, t, 0, v));
+    }
     if (0 == v) {
         mca_coll_loom_sched_copy(s, IN, RES);
     }
-    for (int c = 0; c <= K; ++c) {
-        const tt_node_t *nt = &node[c % 2];
-        if (c < K) {
-            for (int k = 0; k < 2; ++k) {
-                if (nt->child[k] >= 0) {
-                    /* the root's single child per tree: RESULT holds its own input */
-                    mca_coll_loom_sched_recv_blk(s, to_rank(nt->child[k], root, P),
-                                                 0 == k ? ACC : TMP, c, 1);
-                }
-            }
-        }
-        for (int d = c - 1; d <= c && 0 != v; ++d) {
-            const tt_node_t *nd;
-            if (d < 0 || d >= K) {
+    for (int r = 0; r < K + H; ++r) {
+        int got[2] = {-1, -1};
+        bool any = false;
+        for (int t = 0; t < 2; ++t) {
+            int c = r - (H - d[t] - 1);
+            if (c < 0 || c >= K || c % 2 != t || node[t].child[0] < 0) {
                 continue;
             }
-            nd = &node[d % 2];
-            if ((d == c) == (nd->child[0] < 0)) { /* leaf: this round; inner: the next */
-                mca_coll_loom_sched_send_blk(s, to_rank(nd->parent, root, P), tt_partial_slot(nd), d,
-                                             1);
+            for (int k = 0; k < 2; ++k) {
+                if (node[t].child[k] >= 0) {
+                    /* the root's single child per tree: RESULT holds its own input */
+                    mca_coll_loom_sched_recv_blk(s, to_rank(node[t].child[k], root, P), 0 == k ? ACC : TMP,
+                                                 c, 1);
+                }
+            }
+            got[t] = c;
+            any = true;
+        }
+        for (int t = 0; t < 2 && 0 != v; ++t) {
+            int c = r - (H - d[t]);
+            if (c >= 0 && c < K && c % 2 == t) {
+                mca_coll_loom_sched_send_blk(s, to_rank(node[t].parent, root, P), tt_partial_slot(&node[t]),
+                                             c, 1);
+                any = true;
             }
         }
+        if (!any) {
+            continue;
+        }
         mca_coll_loom_sched_wait(s);
-        if (c < K && nt->child[0] >= 0) {
+        for (int t = 0; t < 2; ++t) {
+            if (got[t] < 0) {
+                continue;
+            }
             if (0 == v) {
-                mca_coll_loom_sched_reduce_blk(s, ACC, RES, c, 1);
+                mca_coll_loom_sched_reduce_blk(s, ACC, RES, got[t], 1);
             } else {
                 /* commutative: any order gives the bits every rank will receive */
-                mca_coll_loom_sched_reduce_blk(s, IN, ACC, c, 1);
-                if (nt->child[1] >= 0) {
-                    mca_coll_loom_sched_reduce_blk(s, TMP, ACC, c, 1);
+                mca_coll_loom_sched_reduce_blk(s, IN, ACC, got[t], 1);
+                if (node[t].child[1] >= 0) {
+                    mca_coll_loom_sched_reduce_blk(s, TMP, ACC, got[t], 1);
                 }
             }
         }
@@ -180,14 +228,14 @@ int mca_coll_loom_build_twotree(mca_coll_loom_sched_t *s, const mca_coll_loom_pa
 
     switch (p->coll) {
     case MCA_COLL_LOOM_COLL_BCAST:
-        tt_bcast(s, v, root, P, K, node);
+        tt_bcast(s, v, root, P, K, 0, node);
         break;
     case MCA_COLL_LOOM_COLL_REDUCE:
         tt_reduce(s, v, root, P, K, node);
         break;
     default: /* allreduce */
         tt_reduce(s, v, root, P, K, node);
-        tt_bcast(s, v, root, P, K, bnode);
+        tt_bcast(s, v, root, P, K, n / 2, bnode);
         break;
     }
     return MCA_COLL_LOOM_OK;

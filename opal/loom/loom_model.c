@@ -30,6 +30,8 @@ typedef struct {
 #define DEFAULT_MAX_LIVE_OPS (1L << 27)
 #define CHOOSE_BUDGET_OPS    (1L << 22)
 #define CHOOSE_MAX_SEGS      4096
+#define AUTO_FIT_P           32         /* auto_segs fits its pipeline model at up to this P */
+#define AUTO_SEG_BYTES       (256 * 1024) /* auto_segs: segment bound of a schedule in parts */
 
 /* A message on its way: times at the receiver. */
 typedef struct {
@@ -1089,4 +1091,126 @@ int mca_coll_loom_model_choose_segs_builder(mca_coll_loom_build_fn_t build, mca_
                                             int *method)
 {
     return NULL == build ? 1 : choose_any(-1, build, coll, P, bytes, elem_size, m, shape, predicted, method);
+}
+
+/* ---------------------------------------------------------------------------
+ * auto_segs: the cheap choice for the component
+ * ------------------------------------------------------------------------- */
+
+/* Depth of a tree over P ranks, the fill of a pipeline (at least 1). */
+static double tree_depth(int P)
+{
+    return P > 2 ? ceil(log2((double) P)) : 1.0;
+}
+
+int mca_coll_loom_model_auto_segs(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes, size_t elem_size,
+                                  const mca_coll_loom_model_params_t *m)
+{
+    const size_t esz = elem_size > 0 ? elem_size : 1, count = bytes / esz;
+    const int P0 = P < AUTO_FIT_P ? P : AUTO_FIT_P;
+    mca_coll_loom_params_t shape;
+    mca_coll_loom_sched_t s1, s2;
+    int n1, n2, nparts = 1;
+    bool uses;
+    double smax;
+
+    if (alg < 0 || alg >= mca_coll_loom_num_algs || P < 2 || P > MAX_P || NULL == m || count < 2) {
+        return 1;
+    }
+    memset(&shape, 0, sizeof(shape));
+    shape.call = MCA_COLL_LOOM_CALL_COMMUTATIVE | MCA_COLL_LOOM_CALL_EXACT;
+    shape.coll = coll;
+    shape.P = P0;
+    if (!mca_coll_loom_alg_serves(alg, coll) || NULL != mca_coll_loom_alg_refusal(alg, &shape)) {
+        return 1;
+    }
+
+    /* Does segs change the schedule, and in how many parts?  Rank 0 at P0 ranks. */
+    mca_coll_loom_sched_init(&s1);
+    mca_coll_loom_sched_init(&s2);
+    shape.segs = 1;
+    n1 = MCA_COLL_LOOM_OK == mca_coll_loom_alg_build(alg, &s1, &shape) ? s1.nops : -1;
+    shape.segs = 2;
+    n2 = MCA_COLL_LOOM_OK == mca_coll_loom_alg_build(alg, &s2, &shape) ? s2.nops : -1;
+    uses = n1 >= 0 && n2 >= 0 &&
+           (n1 != n2 || s1.nblocks != s2.nblocks || s1.nseg != s2.nseg || !same_ops(&s1, &s2));
+    if (uses && s2.nblocks > 0 && s2.nseg > 1) {
+        nparts = s2.nblocks / s2.nseg; /* segments of parts; else blocks = chunks of the whole */
+    }
+    mca_coll_loom_sched_fini(&s1);
+    mca_coll_loom_sched_fini(&s2);
+    if (!uses) {
+        return 1;
+    }
+
+    if (nparts > 1) {
+        /* A schedule in parts (the ring: one part per rank) is bandwidth-optimal
+         * unsegmented under LogGP, and segments only add messages; what they buy is
+         * cache locality, which the model does not see.  So segments of at most
+         * AUTO_SEG_BYTES, the size the component's measurements favoured. */
+        size_t parts = nparts == P0 ? (size_t) P : (size_t) nparts;
+        size_t part = count / parts, seg_el = AUTO_SEG_BYTES / esz;
+        size_t segs = seg_el > 0 ? (part + seg_el - 1) / seg_el : part;
+        if (segs > part) {
+            segs = part;
+        }
+        if (segs > CHOOSE_MAX_SEGS) {
+            segs = CHOOSE_MAX_SEGS;
+        }
+        return segs > 1 ? (int) segs : 1;
+    }
+
+    /* A pipeline over the whole message (the two-tree): (K + F) rounds of about
+     * b n / K + a each, i.e. T(K) = A + B K + C / K with B = a and C = F b n.  Fit
+     * A, B, C to three cheap simulations at P0 ranks and small K, scale the fill
+     * (C) by the tree depth from P0 to P, and take K* = sqrt(C / B). */
+    {
+        /* sample past the fill (about 2 depth rounds: reduce + bcast), where the
+         * rounds are in steady state and the fit holds */
+        const int f = 2 * (int) tree_depth(P0);
+        int ks[3] = {f, 2 * f, 4 * f}, kbest = 1;
+        double t[4], A = 0.0, B, C, k;
+        smax = (double) (count < CHOOSE_MAX_SEGS ? count : CHOOSE_MAX_SEGS);
+        if ((double) ks[2] > smax) {
+            /* few elements: a tiny simulation each, try every K (at most 4f) */
+            double tb = -1.0;
+            for (int kk = 1; kk <= (int) smax; ++kk) {
+                mca_coll_loom_model_result_t res;
+                shape.segs = kk;
+                if (MCA_COLL_LOOM_OK == predict_any(alg, NULL, coll, &shape, bytes, esz, m, NULL, NULL, &res) &&
+                    (tb < 0 || res.time < tb)) {
+                    tb = res.time;
+                    kbest = kk;
+                }
+            }
+            return kbest;
+        }
+        /* t[0], t[1]: the call at K = 2f, 4f; t[2], t[3]: one element per chunk at
+         * K = f, 4f, where the bandwidth terms vanish and the slope is B */
+        for (int i = 0; i < 4; ++i) {
+            mca_coll_loom_model_result_t res;
+            mca_coll_loom_model_opts_t o;
+            const int kk = 0 == i ? ks[1] : (1 == i ? ks[2] : (2 == i ? ks[0] : ks[2]));
+            const size_t nb = i < 2 ? bytes : (size_t) kk * esz;
+            mca_coll_loom_model_opts_default(&o);
+            o.method = MCA_COLL_LOOM_MODEL_FULL;
+            shape.segs = kk;
+            if (MCA_COLL_LOOM_OK != predict_any(alg, NULL, coll, &shape, nb, esz, m, &o, NULL, &res)) {
+                return 1;
+            }
+            t[i] = res.time;
+        }
+        kbest = t[1] < t[0] ? 2 : 1;
+        B = (t[3] - t[2]) / (double) (ks[2] - ks[0]);
+        /* T(k) - T(2k) = C / 2k - B k */
+        C = 2.0 * ks[1] * (t[0] - t[1] + B * ks[1]);
+        (void) A;
+        if (C <= 0.0 || B <= 0.0) {
+            return ks[kbest]; /* not the expected shape: the better sample */
+        }
+        C *= tree_depth(P) / tree_depth(P0);
+        k = sqrt(C / B);
+        k = k < 1.0 ? 1.0 : (k > smax ? smax : k);
+        return (int) (k + 0.5);
+    }
 }

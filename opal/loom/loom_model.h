@@ -129,6 +129,17 @@ int mca_coll_loom_model_choose_segs(int alg, mca_coll_loom_coll_t coll, int P, s
                                     const mca_coll_loom_params_t *shape, double *predicted,
                                     int *method);
 
+/* The segs (ring segments per part, two-tree chunks) the component uses when the
+ * knob is 0: cheap (well under 2 ms at any P) and deterministic, so every rank gets
+ * the same answer.  Returns 1 when the algorithm does not use segs.  A schedule in
+ * parts (the ring) gets segments of at most 256 KiB (the model sees no benefit in
+ * segmenting it: see docs/model.md); a whole-message pipeline (twotree) gets
+ * K* = sqrt(C / B) of T(K) = A + B K + C / K fitted to three full simulations at
+ * min(P, 32) ranks and K = 4, 8, 16, the fill C scaled by ceil(log2 P) from there.
+ * Assumes root 0 and a commutative, exact op. */
+int mca_coll_loom_model_auto_segs(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes, size_t elem_size,
+                                  const mca_coll_loom_model_params_t *m);
+
 /* The same for a bare builder instead of a registry algorithm (shape->coll is the
  * collective; no refusal checks).  For tests and for trying a builder before it is
  * registered. */

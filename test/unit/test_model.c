@@ -241,6 +241,95 @@ int main(void)
         }
     }
 
+    /* Pipelining pays: a two-tree at P = 8 and 64 chunks is well below one chunk and
+     * within 2.5 n G (bcast, reduce) or 2.5 * 2 n G (allreduce); the time falls
+     * with the chunk count up to 64.  (The old schedule, receiving a chunk one round
+     * before the parent sent it, gave 5 n G at any count.) */
+    {
+        mca_coll_loom_model_params_t dm;
+        static const mca_coll_loom_coll_t cs[3] = {MCA_COLL_LOOM_COLL_BCAST, MCA_COLL_LOOM_COLL_REDUCE,
+                                                    MCA_COLL_LOOM_COLL_ALLREDUCE};
+        const size_t n = 16u << 20;
+        mca_coll_loom_model_params_default(&dm);
+        for (int i = 0; i < 3; ++i) {
+            int alg = mca_coll_loom_alg_find(cs[i], "twotree");
+            double prev = -1.0, t1 = -1.0, nG = (cs[i] == MCA_COLL_LOOM_COLL_ALLREDUCE ? 2 : 1) * dm.G * n;
+            for (int K = 1; K <= 64; K *= 2) {
+                mca_coll_loom_params_t shape = {.P = 8, .call = CE, .segs = K};
+                mca_coll_loom_model_result_t res;
+                int rc = mca_coll_loom_model_predict(alg, cs[i], &shape, n, 8, &dm, NULL, NULL, &res);
+                CHECK(MCA_COLL_LOOM_OK == rc, "twotree %s K=%d: rc %d", mca_coll_loom_coll_name(cs[i]), K, rc);
+                CHECK(prev < 0 || res.time < prev, "twotree %s P=8: %d chunks take %g, not less than %g",
+                      mca_coll_loom_coll_name(cs[i]), K, res.time, prev);
+                if (1 == K) {
+                    t1 = res.time;
+                }
+                prev = res.time;
+            }
+            CHECK(prev < 0.5 * t1 && prev < 2.5 * nG, "twotree %s P=8: 64 chunks %g, 1 chunk %g, n G %g",
+                  mca_coll_loom_coll_name(cs[i]), prev, t1, nG);
+        }
+    }
+
+    /* auto_segs: within 2.5% of the exhaustive choose_segs for the two-tree, and
+     * cheap (best of three calls, so that a busy machine does not fail the test). */
+    {
+        mca_coll_loom_model_params_t dm;
+        static const mca_coll_loom_coll_t cs[3] = {MCA_COLL_LOOM_COLL_BCAST, MCA_COLL_LOOM_COLL_REDUCE,
+                                                    MCA_COLL_LOOM_COLL_ALLREDUCE};
+        static const int Ps[] = {3, 8, 13, 64};
+        static const size_t ns[] = {1 << 16, 1 << 20, 1 << 24};
+        double worst = 0.0, slowest = 0.0;
+        mca_coll_loom_model_params_default(&dm);
+        for (int i = 0; i < 3; ++i) {
+            const int alg = mca_coll_loom_alg_find(cs[i], "twotree");
+            for (unsigned pi = 0; pi < sizeof(Ps) / sizeof(Ps[0]); ++pi) {
+                for (unsigned ni = 0; ni < sizeof(ns) / sizeof(ns[0]); ++ni) {
+                    mca_coll_loom_params_t shape = {.P = Ps[pi], .call = CE};
+                    mca_coll_loom_model_result_t res;
+                    double tbest, dt = 1e9, dev;
+                    int k = 0;
+                    for (int rep = 0; rep < 3; ++rep) {
+                        double t0 = now();
+                        int kk = mca_coll_loom_model_auto_segs(alg, cs[i], Ps[pi], ns[ni], 8, &dm);
+                        t0 = now() - t0;
+                        dt = t0 < dt ? t0 : dt;
+                        CHECK(0 == k || kk == k, "auto_segs not deterministic: %d then %d", k, kk);
+                        k = kk;
+                    }
+                    mca_coll_loom_model_choose_segs(alg, cs[i], Ps[pi], ns[ni], 8, &dm, NULL, &tbest, NULL);
+                    shape.segs = k;
+                    mca_coll_loom_model_predict(alg, cs[i], &shape, ns[ni], 8, &dm, NULL, NULL, &res);
+                    dev = res.time / tbest - 1.0;
+                    worst = dev > worst ? dev : worst;
+                    slowest = dt > slowest ? dt : slowest;
+                    CHECK(dev < 0.025, "auto_segs twotree %s P=%d n=%zu: %d chunks, %g over the best",
+                          mca_coll_loom_coll_name(cs[i]), Ps[pi], ns[ni], k, dev);
+                    CHECK(dt < 2e-3, "auto_segs twotree %s P=%d took %.2f ms", mca_coll_loom_coll_name(cs[i]),
+                          Ps[pi], dt * 1e3);
+                }
+            }
+        }
+        printf("auto_segs twotree: worst %.2f%% over choose_segs, slowest call %.3f ms\n", worst * 100,
+               slowest * 1e3);
+        /* the ring: segments of at most 256 KiB, one segment for small parts */
+        {
+            const int ring = mca_coll_loom_alg_find(MCA_COLL_LOOM_COLL_ALLREDUCE, "ring");
+            int s = mca_coll_loom_model_auto_segs(ring, MCA_COLL_LOOM_COLL_ALLREDUCE, 8, 16u << 20, 8, &dm);
+            CHECK(8 == s, "ring P=8 16 MiB: %d segments, want 8 of 256 KiB", s);
+            s = mca_coll_loom_model_auto_segs(ring, MCA_COLL_LOOM_COLL_ALLREDUCE, 64, 1u << 20, 8, &dm);
+            CHECK(1 == s, "ring P=64 1 MiB: %d segments, want 1", s);
+        }
+        /* any P: under 20 ms */
+        for (int P = 128; P <= (1 << 20); P *= 8) {
+            double t0 = now(), dt;
+            int k = mca_coll_loom_model_auto_segs(mca_coll_loom_alg_find(MCA_COLL_LOOM_COLL_BCAST, "twotree"),
+                                                  MCA_COLL_LOOM_COLL_ALLREDUCE, P, 16u << 20, 8, &dm);
+            dt = now() - t0;
+            CHECK(k > 1 && dt < 20e-3, "auto_segs twotree P=%d: %d chunks in %.2f ms", P, k, dt * 1e3);
+        }
+    }
+
     printf("test_model: %d checks, %d failures\n", checks, failures);
     return failures ? 1 : 0;
 }
