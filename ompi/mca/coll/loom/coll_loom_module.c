@@ -470,35 +470,70 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,
 /* ------------------------------------------------------------------------------------ */
 /* pipelining depth                                                                      */
 
-/* Segment (ring) or chunk (twotree) size when the knob is 0.  Provisional values from
- * this machine's shared-memory runs (docs/performance.md) until the cost model
- * chooses: segments short enough for the data a reduction reads to still be in
- * cache, and at least a few chunks in flight per tree. */
-static size_t auto_segment_bytes(const char *alg, size_t bytes)
+/* Segments (ring) or chunks (twotree) when the knob is 0: the cost model's choice
+ * (mca_coll_loom_model_auto_segs, docs/model.md).  It is deterministic in its inputs,
+ * which every rank shares, so all ranks build the same schedule.  It costs up to a
+ * millisecond, so answers are remembered per process. */
+#define LOOM_AUTO_SEGS_CACHE 32
+
+static struct {
+    bool used;
+    int alg, coll, P, segs;
+    size_t bytes;
+} auto_cache[LOOM_AUTO_SEGS_CACHE];
+static unsigned auto_next;
+
+static int auto_segs(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes)
 {
-    if (0 == strcmp(alg, "ring")) {
-        return 256 * 1024;
+    mca_coll_loom_model_params_t mp;
+    int segs = -1;
+
+    OPAL_THREAD_LOCK(&mca_coll_loom_component.lock);
+    for (int i = 0; i < LOOM_AUTO_SEGS_CACHE; ++i) {
+        if (auto_cache[i].used && auto_cache[i].alg == alg && auto_cache[i].coll == (int) coll &&
+            auto_cache[i].P == P && auto_cache[i].bytes == bytes) {
+            segs = auto_cache[i].segs;
+            break;
+        }
     }
-    size_t chunk = bytes / 32;
-    return chunk < 64 * 1024 ? 64 * 1024 : (chunk > 1024 * 1024 ? 1024 * 1024 : chunk);
+    OPAL_THREAD_UNLOCK(&mca_coll_loom_component.lock);
+    if (segs > 0) {
+        return segs;
+    }
+    mca_coll_loom_model_params(&mp);
+    segs = mca_coll_loom_model_auto_segs(alg, coll, P, bytes, 1, &mp);
+    if (segs < 1) {
+        segs = 1;
+    }
+    OPAL_THREAD_LOCK(&mca_coll_loom_component.lock);
+    unsigned i = auto_next++ % LOOM_AUTO_SEGS_CACHE;
+    auto_cache[i].used = true;
+    auto_cache[i].alg = alg;
+    auto_cache[i].coll = (int) coll;
+    auto_cache[i].P = P;
+    auto_cache[i].bytes = bytes;
+    auto_cache[i].segs = segs;
+    OPAL_THREAD_UNLOCK(&mca_coll_loom_component.lock);
+    return segs;
 }
 
 int mca_coll_loom_pipeline_segs(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes, int knob)
 {
-    const char *name = mca_coll_loom_algs[alg].name;
-    const bool ring = (0 == strcmp(name, "ring"));
+    const bool ring = (0 == strcmp(mca_coll_loom_algs[alg].name, "ring"));
     /* ring pipelines each of its P parts, twotree the whole message */
     size_t unit = ring ? bytes / (size_t) (P > 0 ? P : 1) : bytes;
-    size_t seg = knob > 0 ? (size_t) knob : auto_segment_bytes(name, bytes);
     /* bound the schedule's length: ring 2(P-1)*segs steps, twotree segs rounds */
     size_t cap = ring ? (size_t) (65536 / (P > 0 ? P : 1)) : 16384;
     size_t segs;
 
-    (void) coll;
     if (cap < 1) {
         cap = 1;
     }
-    segs = seg > 0 ? (unit + seg - 1) / seg : 1;
+    if (knob > 0) {
+        segs = (unit + (size_t) knob - 1) / (size_t) knob;
+    } else {
+        segs = (size_t) auto_segs(alg, coll, P, bytes);
+    }
     if (segs < 1) {
         segs = 1;
     }
