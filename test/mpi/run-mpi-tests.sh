@@ -418,11 +418,11 @@ else
     rc=$?
     [ $rc = 0 ] || reap_leftovers "$T_BIG" >>"$log"
     if [ $rc = 77 ]; then
-        grep -F SKIPPED "$log" | sed 's/^/    /'
+        grep "^SKIPPED:" "$log" | sed 's/^/    /'
         result SKIP "$name: NOT tested, too little memory" $((SECONDS - t0))
     elif [ $rc = 0 ]; then
-        if grep -qF SKIPPED "$log"; then
-            grep -F SKIPPED "$log" | sed 's/^/    /'
+        if grep -q "^SKIPPED:" "$log"; then
+            grep "^SKIPPED:" "$log" | sed 's/^/    /'
             result SKIP "$name: some cases NOT tested (memory)" $((SECONDS - t0))
         else
             result PASS "$name" $((SECONDS - t0))
