@@ -31,8 +31,13 @@
 #   6. a smoke run of loom_bench, when it is built ($LOOM_BENCH_DIR or DIR/../bench);
 #   7. rules files (coll_loom_rules_file): a good file decides, a malformed or missing
 #      file is reported at MPI_Init and loom keeps its built-in rules, and
-#      coll_loom_dump_rules / coll_loom_verbose 20 show the rules (files in the log dir).
-# Ends with "N passed, M failed" and exits non-zero on any failure.
+#      coll_loom_dump_rules / coll_loom_verbose 20 show the rules (files in the log dir);
+#   8. the tuner's rules file;
+#   9. bcast, reduce, allgather, reduce_scatter(_block) (test_colls): every process
+#      count, one algorithm per collective forced with --mca / -x, negative controls;
+#  10. collectives over 2 GiB at np 2 (test_bigcount), when memory allows: a case
+#      that cannot run prints a SKIP line and is counted apart, never as passed.
+# Ends with "N passed, M failed[, K skipped]" and exits non-zero on any failure.
 
 set -u
 
@@ -83,12 +88,17 @@ echo "  mpirun ...... $MPIRUN (--oversubscribe --bind-to none; this machine has 
 
 pass=0
 fail=0
+skip=0
 failed_runs=()
+skipped_runs=()
 
-result() { # result PASS|FAIL name seconds [log]
+result() { # result PASS|FAIL|SKIP name seconds [log]
     printf '%s: %-52s (%ss)\n' "$1" "$2" "$3"
     if [ "$1" = PASS ]; then
         pass=$((pass + 1))
+    elif [ "$1" = SKIP ]; then
+        skip=$((skip + 1))
+        skipped_runs+=("$2")
     else
         fail=$((fail + 1))
         failed_runs+=("$2")
@@ -108,7 +118,7 @@ else
 fi
 
 # ---- binaries -------------------------------------------------------------------
-progs="test_allreduce test_barrier test_lifecycle test_rules"
+progs="test_allreduce test_barrier test_lifecycle test_rules test_colls test_bigcount"
 for p in $progs; do
     if [ ! -x "$bindir/$p" ]; then
         if [ -f "$here/$p.c" ] && command -v mpicc >/dev/null; then
@@ -186,6 +196,8 @@ T_ALL=${bin_test_allreduce:-}
 T_BAR=${bin_test_barrier:-}
 T_LIFE=${bin_test_lifecycle:-}
 T_RULES=${bin_test_rules:-}
+T_COLLS=${bin_test_colls:-}
+T_BIG=${bin_test_bigcount:-}
 
 # ---- 1. every process count --------------------------------------------------------
 for np in $NPS; do
@@ -361,11 +373,79 @@ else
     result FAIL "loom-tune, loom_bench or python3 missing" 0
 fi
 
+# ---- 9. bcast, reduce, allgather, reduce_scatter, reduce_scatter_block ------------------
+# (a) every process count, algorithms and knobs switched inside the job through MPI_T
+for np in $NPS; do
+    run "test_colls np=$np" "$np" 0 -- "$T_COLLS"
+done
+# (b) one algorithm per collective forced from outside, with small knobs (many segments)
+run "forced --mca bcast=twotree chunk=1000 np=7" 7 0 \
+    --mca coll_loom_bcast_algorithm twotree --mca coll_loom_twotree_chunk_size 1000 \
+    -- "$T_COLLS" --coll bcast --env-alg twotree
+run "forced -x bcast=binomial np=17" 17 0 -x OMPI_MCA_coll_loom_bcast_algorithm=binomial \
+    -- "$T_COLLS" --coll bcast --env-alg binomial
+run "forced -x reduce=binomial np=6" 6 0 -x OMPI_MCA_coll_loom_reduce_algorithm=binomial \
+    -- "$T_COLLS" --coll reduce --env-alg binomial
+# non-commutative ops in the matrix: twotree must hand them to binomial
+run "forced --mca reduce=twotree chunk=64 np=5" 5 0 \
+    --mca coll_loom_reduce_algorithm twotree --mca coll_loom_twotree_chunk_size 64 \
+    -- "$T_COLLS" --coll reduce --env-alg twotree
+run "forced --mca allgather=ring seg=64 np=6" 6 0 \
+    --mca coll_loom_allgather_algorithm ring --mca coll_loom_ring_segment_size 64 \
+    -- "$T_COLLS" --coll allgather --env-alg ring
+# non-commutative ops: ring must hand them to the previous component
+run "forced -x reduce_scatter=ring seg=1000 np=9" 9 0 \
+    -x OMPI_MCA_coll_loom_reduce_scatter_algorithm=ring -x OMPI_MCA_coll_loom_ring_segment_size=1000 \
+    -- "$T_COLLS" --coll reduce_scatter --env-alg ring
+run "forced --mca reduce_scatter_block=ring seg=4096 np=4" 4 0 \
+    --mca coll_loom_reduce_scatter_block_algorithm ring --mca coll_loom_ring_segment_size 4096 \
+    -- "$T_COLLS" --coll reduce_scatter_block --env-alg ring
+# (c) negative controls: without loom each collective's test must FAIL; the
+# oracle-only mode must PASS there (the expected values are right without loom)
+for c in bcast reduce allgather reduce_scatter reduce_scatter_block; do
+    run "negative control: --mca coll ^loom must FAIL ($c)" 3 nonzero --mca coll '^loom' -- "$T_COLLS" --coll "$c"
+done
+run "oracle check: --mca coll ^loom --oracle-only passes np=5" 5 0 --mca coll '^loom' -- "$T_COLLS" --oracle-only
+
+# ---- 10. over 2 GiB at np 2 (a skipped case says SKIPPED in the log and counts as a skip) ----
+name="test_bigcount >2 GiB bcast/allreduce/reduce np=2"
+log=$(log_of "$name")
+t0=$SECONDS
+if [ -z "$T_BIG" ]; then
+    result FAIL "$name" 0
+else
+    timeout -k 10 "$TMO" "$MPIRUN" --oversubscribe --bind-to none -np 2 "$T_BIG" >"$log" 2>&1 </dev/null
+    rc=$?
+    [ $rc = 0 ] || reap_leftovers "$T_BIG" >>"$log"
+    if [ $rc = 77 ]; then
+        grep "^SKIPPED:" "$log" | sed 's/^/    /'
+        result SKIP "$name: NOT tested, too little memory" $((SECONDS - t0))
+    elif [ $rc = 0 ]; then
+        if grep -q "^SKIPPED:" "$log"; then
+            grep "^SKIPPED:" "$log" | sed 's/^/    /'
+            result SKIP "$name: some cases NOT tested (memory)" $((SECONDS - t0))
+        else
+            result PASS "$name" $((SECONDS - t0))
+        fi
+    else
+        echo "exit status $rc (expected 0)" >>"$log"
+        result FAIL "$name" $((SECONDS - t0)) "$log"
+    fi
+fi
+run "negative control: --mca coll ^loom must FAIL (test_bigcount)" 2 nonzero \
+    --mca coll '^loom' -- "$T_BIG" --mem-cap-gib 0
+
 echo
 if [ $fail -gt 0 ]; then
     echo "failed runs:"
     for f in "${failed_runs[@]}"; do echo "  $f"; done
     echo "logs: $logdir"
 fi
-echo "$pass passed, $fail failed"
+if [ $skip -gt 0 ]; then
+    echo "SKIPPED runs (not tested):"
+    for f in "${skipped_runs[@]}"; do echo "  $f"; done
+    echo "$pass passed, $fail failed, $skip skipped"
+else
+    echo "$pass passed, $fail failed"
+fi
 [ $fail = 0 ]
