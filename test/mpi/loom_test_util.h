@@ -25,7 +25,17 @@
 #define LT_MAX_ALGS 32
 #define LT_NAME_LEN 64
 
-typedef enum { LT_ALLREDUCE = 0, LT_BARRIER = 1, LT_NUM_COLLS = 2 } lt_coll_t;
+/* Same order and names as loom's registry (mca_coll_loom_coll_name). */
+typedef enum {
+    LT_ALLREDUCE = 0,
+    LT_BARRIER = 1,
+    LT_BCAST = 2,
+    LT_REDUCE = 3,
+    LT_ALLGATHER = 4,
+    LT_REDUCE_SCATTER = 5,
+    LT_REDUCE_SCATTER_BLOCK = 6,
+    LT_NUM_COLLS = 7
+} lt_coll_t;
 
 /* A snapshot of one collective's counters on this process. */
 typedef struct {
@@ -132,7 +142,9 @@ LT_MAYBE_UNUSED static void lt__strlcpy(char *dst, size_t len, const char *src)
     dst[n] = '\0';
 }
 
-LT_MAYBE_UNUSED static const char *lt__coll_names[LT_NUM_COLLS] = {"allreduce", "barrier"};
+LT_MAYBE_UNUSED static const char *lt__coll_names[LT_NUM_COLLS] = {"allreduce", "barrier", "bcast", "reduce",
+                                                                   "allgather", "reduce_scatter",
+                                                                   "reduce_scatter_block"};
 LT_MAYBE_UNUSED static lt__coll_pvars_t lt__pv[LT_NUM_COLLS];
 LT_MAYBE_UNUSED static MPI_T_pvar_session lt__session = MPI_T_PVAR_SESSION_NULL;
 LT_MAYBE_UNUSED static int lt__num_loom_pvars = 0;
@@ -194,17 +206,23 @@ LT_MAYBE_UNUSED static int lt__parse_pvar_name(const char *name, char *alg, size
     const char *sfx = "_calls";
     size_t n = strlen(name), lp = strlen(pfx), ls = strlen(sfx);
     if (n <= lp + ls || 0 != strncmp(name, pfx, lp) || 0 != strcmp(name + n - ls, sfx)) return -1;
+    /* longest collective name first: "reduce" is a prefix of "reduce_scatter_block" */
+    int best = -1;
+    size_t best_len = 0;
     for (int c = 0; c < LT_NUM_COLLS; c++) {
         size_t lc = strlen(lt__coll_names[c]);
-        if (n > lp + lc + 1 + ls && 0 == strncmp(name + lp, lt__coll_names[c], lc) && '_' == name[lp + lc]) {
-            size_t la = n - (lp + lc + 1) - ls;
-            if (la == 0 || la + 1 > alglen) return -1;
-            memcpy(alg, name + lp + lc + 1, la);
-            alg[la] = '\0';
-            return c;
+        if (lc > best_len && n > lp + lc + 1 + ls && 0 == strncmp(name + lp, lt__coll_names[c], lc) &&
+            '_' == name[lp + lc]) {
+            best = c;
+            best_len = lc;
         }
     }
-    return -1;
+    if (best < 0) return -1;
+    size_t la = n - (lp + best_len + 1) - ls;
+    if (la == 0 || la + 1 > alglen) return -1;
+    memcpy(alg, name + lp + best_len + 1, la);
+    alg[la] = '\0';
+    return best;
 }
 
 LT_MAYBE_UNUSED static int lt_init(void)
@@ -421,6 +439,9 @@ LT_MAYBE_UNUSED static int lt_cvar_write_int(const char *name, int value)
     } else if (cv.dt == MPI_LONG_LONG || cv.dt == MPI_UNSIGNED_LONG_LONG) {
         long long v = value;
         rc = MPI_T_cvar_write(cv.h, &v);
+    } else if (cv.dt == MPI_C_BOOL) { /* e.g. coll_tuned_use_dynamic_rules */
+        _Bool v = value != 0;
+        rc = MPI_T_cvar_write(cv.h, &v);
     } else if (cv.dt == MPI_CHAR) {
         char buf[32];
         snprintf(buf, sizeof(buf), "%d", value);
@@ -476,6 +497,10 @@ LT_MAYBE_UNUSED static int lt_cvar_read_int(const char *name, int *value)
     if (MPI_SUCCESS != rc) return rc;
     if (cv.dt == MPI_INT || cv.dt == MPI_UNSIGNED) {
         rc = MPI_T_cvar_read(cv.h, value);
+    } else if (cv.dt == MPI_C_BOOL) {
+        _Bool v = 0;
+        rc = MPI_T_cvar_read(cv.h, &v);
+        *value = v;
     } else if (cv.dt == MPI_LONG || cv.dt == MPI_UNSIGNED_LONG) {
         long v = 0;
         rc = MPI_T_cvar_read(cv.h, &v);
