@@ -8,9 +8,9 @@ usage: plot_bw.py [--model tools/loom-model] [--png docs/bandwidth-np8.png]
 (loom solid, tuned dashed), the bandwidth bound of the CSV (black dotted) and, for
 every loom algorithm, the prediction of `loom-model --csv` for the same P and sizes
 (grey dash-dot, segs chosen by the model as loom does with its knob at auto).
---table BYTES: a Markdown table at that size: loom auto, the best loom variant,
-tuned's default, the best forced tuned variant, the bound, and the model's prediction
-for the algorithm loom auto ran, next to its measurement.  Without --png or --table
+--table BYTES: Markdown tables at that size: loom auto, the best loom variant, tuned's
+default, the best tuned variant and the bound; then per loom algorithm the model's
+prediction next to the measured variant with the knob at auto, and the best knob.  Without --png or --table
 both are made (PNG docs/bandwidth-npP.png, table at 16 MiB).
 All CSV files given must have the same np.
 """
@@ -103,8 +103,8 @@ def plot(data, p, models, png):
 
 
 def table(data, p, models, size):
-    head = ["collective", "loom auto us (ran)", "best loom variant", "tuned default us", "best tuned variant",
-            "bound us", "auto/tuned", "auto/best tuned", "bound/auto", "model us (alg)", "measured/model"]
+    head = ["collective", "loom auto us (ran)", "best loom variant us", "tuned default us", "best tuned variant us",
+            "bound us", "auto/tuned", "best loom/best tuned", "bound/auto"]
     out = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for c in [c for c in ORDER if c in data]:
         rows = {v: pts[size] for v, pts in data[c].items() if size in pts}
@@ -117,22 +117,37 @@ def table(data, p, models, size):
         tuned_forced = [v for v in rows if v.startswith("tuned ")]
         best_t = min(tuned_forced + ["tuned"], key=t)
         bound = float(auto["bound_us"])
-        m = models.get(c, {}).get(ran or "", {}).get(size)
-        mcell, mratio = ("", "")
-        if m:
-            mcell, mratio = "%.0f (%s)" % (m, ran), "%.2f" % (t("loom auto") / m)
-        elif ran is None:
-            # auto gave the call to tuned: compare the best loom algorithm with its model
-            a = algs_of(loom) if loom else None
-            m = models.get(c, {}).get(a or "", {}).get(size)
-            if m:
-                mcell, mratio = "%.0f (%s)" % (m, a), "%.2f (%s)" % (t(loom) / m, loom.replace("loom ", ""))
         out.append("| " + " | ".join([
             c, "%.0f (%s)" % (t("loom auto"), ran or "tuned"),
             "%s %.0f" % (loom.replace("loom ", ""), t(loom)) if loom else "",
             "%.0f" % t("tuned"), "%s %.0f" % (best_t, t(best_t)), "%.0f" % bound,
-            "%.2f" % (t("loom auto") / t("tuned")), "%.2f" % (t("loom auto") / t(best_t)),
-            "%.3f" % (bound / t("loom auto")), mcell, mratio]) + " |")
+            "%.2f" % (t("loom auto") / t("tuned")), "%.2f" % (t(loom) / t(best_t)) if loom else "",
+            "%.3f" % (bound / t("loom auto"))]) + " |")
+    return "\n".join(out)
+
+
+def model_table(data, p, models, size):
+    """Per loom algorithm: the model (segs chosen as with the knob at auto) next to the
+    measured seg=auto variant, and the best of the measured segment/chunk sizes."""
+    head = ["collective", "algorithm", "model us", "measured us (knob auto)", "measured/model", "best knob here"]
+    out = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    for c in [c for c in ORDER if c in data]:
+        rows = {v: pts[size] for v, pts in data[c].items() if size in pts}
+        algs = []
+        for v in rows:
+            a = algs_of(v)
+            if a and a != "auto" and a not in algs:
+                algs.append(a)
+        for a in algs:
+            vs = [v for v in rows if algs_of(v) == a]
+            auto = next((v for v in vs if v.endswith("seg=auto") or v == "loom " + a), None)
+            best = min(vs, key=lambda v: float(rows[v]["median_us"]))
+            m = models.get(c, {}).get(a, {}).get(size)
+            meas = float(rows[auto]["median_us"]) if auto else None
+            out.append("| " + " | ".join([
+                c, a, "%.0f" % m if m else "", "%.0f" % meas if meas else "",
+                "%.1f" % (meas / m) if m and meas else "",
+                "%s (%.0f us)" % (best.split()[-1] if "seg=" in best else "-", float(rows[best]["median_us"]))]) + " |")
     return "\n".join(out)
 
 
@@ -157,6 +172,8 @@ def main():
         plot(data, p, models, a.png)
     if a.table:
         print(table(data, p, models, a.table))
+        print()
+        print(model_table(data, p, models, a.table))
 
 
 if __name__ == "__main__":
