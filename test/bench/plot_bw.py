@@ -71,12 +71,15 @@ def plot(data, p, models, png):
     for ax, c in zip(axes.flat, colls):
         variants = data[c]
         cmap = plt.get_cmap("tab20")
-        for i, (v, pts) in enumerate(variants.items()):
+        fixed = {"tuned": "tab:blue", "loom auto": "tab:green"}  # the same in every panel
+        others = [cmap(k) for k in range(20) if k not in (0, 1, 4, 5)]
+        for i, (v, pts) in enumerate([vp for vp in variants.items() if vp[0] not in fixed] +
+                                     [vp for vp in variants.items() if vp[0] in fixed]):
             xs = sorted(pts)
             ys = [float(pts[x]["median_us"]) for x in xs]
             style = "-" if v.startswith("loom") else "--"
-            lw = 2.4 if v in ("loom auto", "tuned") else 1.2
-            ax.plot(xs, ys, style, marker="o", ms=2.5, lw=lw, color=cmap(i % 20), label=v)
+            lw = 2.6 if v in fixed else 1.2
+            ax.plot(xs, ys, style, marker="o", ms=2.5, lw=lw, color=fixed.get(v, others[i % len(others)]), label=v)
         first = next(iter(variants.values()))
         xs = sorted(first)
         ax.plot(xs, [float(first[x]["bound_us"]) for x in xs], ":", color="black", lw=2,
