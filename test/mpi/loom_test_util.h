@@ -438,6 +438,9 @@ LT_MAYBE_UNUSED static int lt_cvar_write_int(const char *name, int value)
     } else if (cv.dt == MPI_LONG_LONG || cv.dt == MPI_UNSIGNED_LONG_LONG) {
         long long v = value;
         rc = MPI_T_cvar_write(cv.h, &v);
+    } else if (cv.dt == MPI_C_BOOL) { /* e.g. coll_tuned_use_dynamic_rules */
+        _Bool v = value != 0;
+        rc = MPI_T_cvar_write(cv.h, &v);
     } else if (cv.dt == MPI_CHAR) {
         char buf[32];
         snprintf(buf, sizeof(buf), "%d", value);
@@ -493,6 +496,10 @@ LT_MAYBE_UNUSED static int lt_cvar_read_int(const char *name, int *value)
     if (MPI_SUCCESS != rc) return rc;
     if (cv.dt == MPI_INT || cv.dt == MPI_UNSIGNED) {
         rc = MPI_T_cvar_read(cv.h, value);
+    } else if (cv.dt == MPI_C_BOOL) {
+        _Bool v = 0;
+        rc = MPI_T_cvar_read(cv.h, &v);
+        *value = v;
     } else if (cv.dt == MPI_LONG || cv.dt == MPI_UNSIGNED_LONG) {
         long v = 0;
         rc = MPI_T_cvar_read(cv.h, &v);

@@ -1,0 +1,598 @@
+/*
+ * loom_bw: large-message benchmark of loom against Open MPI's tuned component, with
+ * tuned's own algorithms forced one by one, in one job.
+ *
+ *   loom_bw -c allreduce|bcast|reduce|allgather|reduce_scatter|reduce_scatter_block
+ *           [-m minbytes] [-s maxbytes] [-r rounds] [--big-rounds N] [-t batch_ms]
+ *           [--tuned-seg bytes] [--bw GB/s] [--all-algs] [--csv FILE] [-q]
+ *
+ * Sizes are the powers of two from minbytes (64 KiB) to maxbytes (64 MiB): the vector
+ * for allreduce/bcast/reduce, the whole gathered result for allgather, the whole input
+ * vector for reduce_scatter(_block) (equal counts, bytes / (8 P) doubles per rank).
+ *
+ * Variants (each on its own communicator where tuned is concerned):
+ *   - "tuned": the communicator "tuned,^loom" made before anything is forced: tuned's
+ *     fixed decision, as an application gets it;
+ *   - "tuned N:name": tuned with algorithm N forced.  This needs
+ *     coll_tuned_use_dynamic_rules=1, which MPI_T cannot write in Open MPI 4.1 (scope
+ *     read-only): run with --mca coll_tuned_use_dynamic_rules 1 (without a rules file
+ *     and with no algorithm forced, tuned's dynamic decision is its fixed one, so
+ *     "tuned" stays the default).  tuned reads coll_tuned_<coll>_algorithm(_segmentsize)
+ *     when a communicator's module is enabled, so each of these variants writes them
+ *     through MPI_T and then creates its own communicator;
+ *   - "loom auto" and every loom algorithm of the collective that is made for large
+ *     messages (ring, twotree, binomial, pairwise; --all-algs adds the others), with a
+ *     size knob at auto (0), 64 KiB and 1 MiB, switched by MPI_T writes on one
+ *     communicator "loom".  loom's counters, read around every batch, show which
+ *     algorithm served (as in loom_bench).
+ *
+ * Timing as in loom_bench: rounds x variants batches, interleaved round-robin with the
+ * start rotating each round; a batch is a barrier and `iterations` back-to-back calls
+ * (calibrated on tuned to last about batch_ms, at least 1); the sample is the maximum
+ * over ranks of the batch time / iterations; the median over rounds is reported.
+ * Round 0 of every (size, variant) starts with one untimed call; the output of that
+ * call and of the timed batch of round 0 are checked element by element against the
+ * exact expected values (doubles holding small integers, so sums are exact), with the
+ * output buffer poisoned before each, so a fast wrong algorithm cannot win.
+ *
+ * Bandwidth bound: B is measured at the start by a ping-pong between ranks 0 and 1 of
+ * 1 MiB and 16 MiB messages, B = 15 MiB / (T(16 MiB) - T(1 MiB)) with T the best half
+ * round trip (the slope removes the latency), or given with --bw.  Bound: n/B for
+ * bcast and reduce, 2(P-1)/P n/B for allreduce, (P-1)/P n/B for allgather and
+ * reduce_scatter; "frac" is bound / median time.
+ *
+ * Forcing tuned really takes effect: the forced variants differ from tuned's default
+ * and from each other by up to several times at the same size (see docs/performance.md);
+ * were the variables ignored, every forced variant would run tuned's fixed decision.
+ *
+ * Exit status 1 when a check failed (wrong result, loom serving a tuned communicator,
+ * loom's counters not moving for a loom variant, a cvar that could not be written).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+
+#include "../mpi/loom_test_util.h"
+
+#define MAX_VARIANTS 32
+#define MAX_SIZES 32
+
+typedef struct {
+    char label[LT_NAME_LEN + 32];
+    int tuned;             /* 1: a tuned communicator */
+    int tuned_alg;         /* forced tuned algorithm, 0 = tuned's fixed decision */
+    int tuned_seg;         /* its segment size in bytes */
+    char alg[LT_NAME_LEN]; /* loom: "auto" or an algorithm name */
+    int knob;              /* loom: size knob in bytes (0 = auto) */
+    MPI_Comm comm;
+} variant_t;
+
+typedef struct {
+    double *samples;
+    unsigned long long served[LT_MAX_ALGS];
+    unsigned long long fallback;
+    unsigned long long calls;
+    long wrong;
+} cell_t;
+
+/* tuned's algorithms worth forcing for large messages, per collective (numbers from
+ * ompi_info --param coll tuned --level 9, Open MPI 4.1.4); seg: uses --tuned-seg. */
+typedef struct {
+    int num;
+    const char *name;
+    int seg;
+} tuned_alg_t;
+
+static const tuned_alg_t tuned_allreduce[] = {{3, "recursive_doubling", 0}, {4, "ring", 0},
+                                              {5, "segmented_ring", 1}, {6, "rabenseifner", 0}, {0, NULL, 0}};
+static const tuned_alg_t tuned_bcast[] = {{3, "pipeline", 1}, {4, "split_binary_tree", 1}, {5, "binary_tree", 1},
+                                          {9, "scatter_allgather_ring", 0}, {0, NULL, 0}};
+static const tuned_alg_t tuned_reduce[] = {{3, "pipeline", 1}, {4, "binary", 1}, {7, "rabenseifner", 0}, {0, NULL, 0}};
+static const tuned_alg_t tuned_allgather[] = {{2, "bruck", 0}, {3, "recursive_doubling", 0}, {4, "ring", 0},
+                                              {5, "neighbor_exchange", 0}, {0, NULL, 0}};
+static const tuned_alg_t tuned_rs[] = {{2, "recursive_halving", 0}, {3, "ring", 0}, {4, "butterfly", 0}, {0, NULL, 0}};
+static const tuned_alg_t tuned_rsb[] = {{2, "recursive_doubling", 0}, {3, "recursive_halving", 0}, {4, "butterfly", 0},
+                                        {0, NULL, 0}};
+
+static int wrank, wsize;
+static int errors = 0;
+static lt_coll_t coll = LT_ALLREDUCE;
+static const int ROOT = 0;
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *) a, y = *(const double *) b;
+    return x < y ? -1 : x > y;
+}
+
+static const tuned_alg_t *tuned_algs(lt_coll_t c)
+{
+    switch (c) {
+    case LT_ALLREDUCE: return tuned_allreduce;
+    case LT_BCAST: return tuned_bcast;
+    case LT_REDUCE: return tuned_reduce;
+    case LT_ALLGATHER: return tuned_allgather;
+    case LT_REDUCE_SCATTER: return tuned_rs;
+    case LT_REDUCE_SCATTER_BLOCK: return tuned_rsb;
+    default: return NULL;
+    }
+}
+
+/* Bytes moved per rank by a bandwidth-optimal algorithm, in units of n. */
+static double bound_factor(lt_coll_t c, int p)
+{
+    switch (c) {
+    case LT_ALLREDUCE: return 2.0 * (p - 1) / p;
+    case LT_ALLGATHER:
+    case LT_REDUCE_SCATTER:
+    case LT_REDUCE_SCATTER_BLOCK: return (double) (p - 1) / p;
+    default: return 1.0;
+    }
+}
+
+/* Element counts: `count` is what the call is given (per rank for allgather and
+ * reduce_scatter), `total` the elements of the vector the size refers to. */
+static long call_count(long bytes)
+{
+    long n = bytes / (long) sizeof(double);
+    if (coll == LT_ALLGATHER || coll == LT_REDUCE_SCATTER || coll == LT_REDUCE_SCATTER_BLOCK) return n / wsize;
+    return n;
+}
+
+static int *rs_counts; /* reduce_scatter: equal counts */
+
+static void run_coll(MPI_Comm comm, double *sbuf, double *rbuf, long count)
+{
+    int c = (int) count;
+    switch (coll) {
+    case LT_ALLREDUCE: MPI_Allreduce(sbuf, rbuf, c, MPI_DOUBLE, MPI_SUM, comm); break;
+    case LT_BCAST: MPI_Bcast(rbuf, c, MPI_DOUBLE, ROOT, comm); break;
+    case LT_REDUCE: MPI_Reduce(sbuf, rbuf, c, MPI_DOUBLE, MPI_SUM, ROOT, comm); break;
+    case LT_ALLGATHER: MPI_Allgather(sbuf, c, MPI_DOUBLE, rbuf, c, MPI_DOUBLE, comm); break;
+    case LT_REDUCE_SCATTER:
+        for (int r = 0; r < wsize; r++) rs_counts[r] = c;
+        MPI_Reduce_scatter(sbuf, rbuf, rs_counts, MPI_DOUBLE, MPI_SUM, comm);
+        break;
+    case LT_REDUCE_SCATTER_BLOCK: MPI_Reduce_scatter_block(sbuf, rbuf, c, MPI_DOUBLE, MPI_SUM, comm); break;
+    default: break;
+    }
+}
+
+/* Input element j of rank r: small integers, so every sum below is exact. */
+static double input(int r, long j) { return (double) (r + 1) + (double) (j % 7); }
+
+/* Poisons the output before a checked call; for bcast the root keeps its data. */
+static void poison(double *rbuf, long count)
+{
+    long n = coll == LT_ALLGATHER ? count * wsize : count;
+    if (coll == LT_BCAST && wrank == ROOT) {
+        for (long j = 0; j < n; j++) rbuf[j] = input(ROOT, j);
+        return;
+    }
+    if ((coll == LT_REDUCE) && wrank != ROOT) return;
+    for (long j = 0; j < n; j++) rbuf[j] = -1.0;
+}
+
+/* Number of wrong elements of this rank's output. */
+static long check(const double *rbuf, long count)
+{
+    long bad = 0;
+    const double psum = (double) wsize * (wsize + 1) / 2;
+    switch (coll) {
+    case LT_ALLREDUCE:
+    case LT_REDUCE:
+        if (coll == LT_REDUCE && wrank != ROOT) return 0;
+        for (long j = 0; j < count; j++) bad += rbuf[j] != psum + (double) wsize * (double) (j % 7);
+        break;
+    case LT_BCAST:
+        for (long j = 0; j < count; j++) bad += rbuf[j] != input(ROOT, j);
+        break;
+    case LT_ALLGATHER:
+        for (long j = 0; j < count * wsize; j++) bad += rbuf[j] != input((int) (j / count), j % count);
+        break;
+    case LT_REDUCE_SCATTER:
+    case LT_REDUCE_SCATTER_BLOCK:
+        for (long i = 0; i < count; i++) {
+            long j = (long) wrank * count + i;
+            bad += rbuf[i] != psum + (double) wsize * (double) (j % 7);
+        }
+        break;
+    default: break;
+    }
+    return bad;
+}
+
+static const char *alg_cvar(void)
+{
+    static char name[96];
+    snprintf(name, sizeof(name), "coll_loom_%s_algorithm", lt_coll_name(coll));
+    return name;
+}
+
+/* loom variants: algorithm and its knob (the other size knob back to auto). */
+static int set_loom(const variant_t *v)
+{
+    int rc = lt_cvar_write_str(alg_cvar(), v->alg);
+    const char *kv = lt_knob_cvar(v->alg);
+    if (MPI_SUCCESS == rc)
+        rc = lt_cvar_write_int("coll_loom_ring_segment_size",
+                               kv && 0 == strcmp(kv, "coll_loom_ring_segment_size") ? v->knob : 0);
+    if (MPI_SUCCESS == rc)
+        rc = lt_cvar_write_int("coll_loom_twotree_chunk_size",
+                               kv && 0 == strcmp(kv, "coll_loom_twotree_chunk_size") ? v->knob : 0);
+    return rc;
+}
+
+/* tuned's forced-algorithm variables for this collective. */
+static int set_tuned(int dynamic, int alg, int seg)
+{
+    char name[128];
+    int cur = -1, rc;
+    /* MPI_T scope "read-only" in Open MPI 4.1: only mpirun --mca can set it */
+    lt_cvar_read_int("coll_tuned_use_dynamic_rules", &cur);
+    if (cur != dynamic && MPI_SUCCESS != (rc = lt_cvar_write_int("coll_tuned_use_dynamic_rules", dynamic))) return rc;
+    snprintf(name, sizeof(name), "coll_tuned_%s_algorithm", lt_coll_name(coll));
+    rc = lt_cvar_write_int(name, alg);
+    if (MPI_SUCCESS != rc) return rc;
+    snprintf(name, sizeof(name), "coll_tuned_%s_algorithm_segmentsize", lt_coll_name(coll));
+    return lt_cvar_write_int(name, seg);
+}
+
+/* Link bandwidth in bytes/s from a ping-pong between world ranks 0 and 1. */
+static double measure_bw(void)
+{
+    const int small = 1 << 20, big = 16 << 20;
+    char *buf = malloc((size_t) big);
+    double best[2] = {1e30, 1e30};
+    memset(buf, 1, (size_t) big);
+    for (int rep = 0; rep < 7; rep++) {
+        for (int k = 0; k < 2; k++) {
+            int n = k ? big : small, iters = k ? 4 : 16;
+            MPI_Barrier(MPI_COMM_WORLD);
+            double t0 = MPI_Wtime();
+            for (int i = 0; i < iters && wrank < 2; i++) {
+                if (wrank == 0) {
+                    MPI_Send(buf, n, MPI_BYTE, 1, 7, MPI_COMM_WORLD);
+                    MPI_Recv(buf, n, MPI_BYTE, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                } else {
+                    MPI_Recv(buf, n, MPI_BYTE, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                    MPI_Send(buf, n, MPI_BYTE, 0, 7, MPI_COMM_WORLD);
+                }
+            }
+            double t = (MPI_Wtime() - t0) / (2.0 * iters);
+            if (t < best[k]) best[k] = t;
+        }
+    }
+    free(buf);
+    double bw = (best[1] > best[0]) ? (double) (big - small) / (best[1] - best[0]) : 0;
+    MPI_Bcast(&bw, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    return bw;
+}
+
+static void usage(const char *prog)
+{
+    if (wrank == 0)
+        fprintf(stderr,
+                "usage: %s -c allreduce|bcast|reduce|allgather|reduce_scatter|reduce_scatter_block\n"
+                "          [-m minbytes] [-s maxbytes] [-r rounds] [--big-rounds N] [-t batch_ms]\n"
+                "          [--tuned-seg bytes] [--bw GB/s] [--all-algs] [--csv FILE] [-q]\n",
+                prog);
+}
+
+int main(int argc, char **argv)
+{
+    int rounds = 5, big_rounds = 0, quiet = 0, all_algs = 0, tuned_seg = 128 * 1024;
+    double batch_ms = 50.0, bw_given = 0;
+    long minbytes = 64L << 10, maxbytes = 64L << 20;
+    const char *csv = NULL;
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (0 == strcmp(a, "-c") && val) {
+            int found = 0;
+            for (int c = 0; c < LT_NUM_COLLS; c++)
+                if (c != LT_BARRIER && 0 == strcmp(val, lt_coll_name((lt_coll_t) c))) coll = (lt_coll_t) c, found = 1;
+            if (!found) { usage(argv[0]); MPI_Finalize(); return 2; }
+            i++;
+        } else if (0 == strcmp(a, "-m") && val) { minbytes = atol(val); i++; }
+        else if (0 == strcmp(a, "-s") && val) { maxbytes = atol(val); i++; }
+        else if (0 == strcmp(a, "-r") && val) { rounds = atoi(val); i++; }
+        else if (0 == strcmp(a, "--big-rounds") && val) { big_rounds = atoi(val); i++; }
+        else if (0 == strcmp(a, "-t") && val) { batch_ms = atof(val); i++; }
+        else if (0 == strcmp(a, "--tuned-seg") && val) { tuned_seg = atoi(val); i++; }
+        else if (0 == strcmp(a, "--bw") && val) { bw_given = atof(val) * 1e9; i++; }
+        else if (0 == strcmp(a, "--csv") && val) { csv = val; i++; }
+        else if (0 == strcmp(a, "--all-algs")) all_algs = 1;
+        else if (0 == strcmp(a, "-q")) quiet = 1;
+        else { usage(argv[0]); MPI_Finalize(); return 2; }
+    }
+    if (rounds < 1) rounds = 1;
+    if (big_rounds < 1 || big_rounds > rounds) big_rounds = rounds;
+    if (batch_ms <= 0) batch_ms = 50.0;
+    if (minbytes < 8) minbytes = 8;
+
+    if (wsize < 2) {
+        if (wrank == 0) fprintf(stderr, "loom_bw: needs at least 2 processes\n");
+        MPI_Finalize();
+        return 2;
+    }
+    if (lt_init() <= 0) {
+        if (wrank == 0) fprintf(stderr, "loom_bw: no coll_loom_* performance variable: loom is not loaded\n");
+        MPI_Finalize();
+        return 2;
+    }
+    rs_counts = malloc(sizeof(int) * (size_t) wsize);
+
+    /* ---- link bandwidth ---- */
+    double bw_run = measure_bw(), bw = bw_given > 0 ? bw_given : bw_run;
+    if (wrank == 0)
+        printf("loom_bw: %s, double sum, np=%d; B = %.2f GB/s (%s); ping-pong in this job: %.2f GB/s (world ranks "
+               "0-1, slope between 1 and 16 MiB, the other ranks waiting in a barrier)\n",
+               lt_coll_name(coll), wsize, bw / 1e9, bw_given > 0 ? "given with --bw" : "the ping-pong in this job",
+               bw_run / 1e9);
+
+    /* ---- communicators: loom, tuned's fixed decision, then one per forced tuned algorithm ---- */
+    variant_t vs[MAX_VARIANTS];
+    int nv = 0;
+    MPI_Comm cl, ct;
+    lt_dup_with_pref(MPI_COMM_WORLD, "loom", &cl);
+    lt_dup_with_pref(MPI_COMM_WORLD, "tuned,^loom", &ct);
+    vs[nv++] = (variant_t){"tuned", 1, 0, 0, "", 0, ct};
+    {
+        char name[128];
+        int dyn0 = 0, alg0 = 0, seg0 = 0;
+        lt_cvar_read_int("coll_tuned_use_dynamic_rules", &dyn0);
+        snprintf(name, sizeof(name), "coll_tuned_%s_algorithm", lt_coll_name(coll));
+        lt_cvar_read_int(name, &alg0);
+        snprintf(name, sizeof(name), "coll_tuned_%s_algorithm_segmentsize", lt_coll_name(coll));
+        lt_cvar_read_int(name, &seg0);
+        for (const tuned_alg_t *t = tuned_algs(coll); t && t->name && nv < MAX_VARIANTS; t++) {
+            if ((0 == strcmp(t->name, "recursive_doubling") || 0 == strcmp(t->name, "recursive_halving") ||
+                 0 == strcmp(t->name, "butterfly")) && (wsize & (wsize - 1)) && coll == LT_ALLGATHER)
+                continue; /* tuned's recursive doubling allgather needs a power of two */
+            variant_t *v = &vs[nv];
+            memset(v, 0, sizeof(*v));
+            v->tuned = 1;
+            v->tuned_alg = t->num;
+            v->tuned_seg = t->seg ? tuned_seg : 0;
+            if (v->tuned_seg) snprintf(v->label, sizeof(v->label), "tuned %d:%s seg=%dK", t->num, t->name, v->tuned_seg >> 10);
+            else snprintf(v->label, sizeof(v->label), "tuned %d:%s", t->num, t->name);
+            if (!dyn0) {
+                if (wrank == 0 && t == tuned_algs(coll))
+                    printf("loom_bw: tuned's algorithms not forced: coll_tuned_use_dynamic_rules is 0 and read-only "
+                           "through MPI_T (run with --mca coll_tuned_use_dynamic_rules 1)\n");
+                break;
+            }
+            int rc = set_tuned(1, v->tuned_alg, v->tuned_seg);
+            if (MPI_SUCCESS != rc) {
+                if (wrank == 0) fprintf(stderr, "loom_bw: cannot force tuned algorithm %d through MPI_T: %s\n", t->num, lt_errstr(rc));
+                errors++;
+                continue;
+            }
+            lt_dup_with_pref(MPI_COMM_WORLD, "tuned,^loom", &v->comm);
+            nv++;
+        }
+        set_tuned(dyn0, alg0, seg0); /* communicators made from now on get tuned's defaults */
+    }
+    const int ntuned = nv;
+
+    char saved_alg[LT_NAME_LEN] = "auto";
+    lt_cvar_read_str(alg_cvar(), saved_alg, sizeof(saved_alg));
+    vs[nv++] = (variant_t){"loom auto", 0, 0, 0, "auto", 0, cl};
+    for (int a = 0; a < lt_nalgs(coll) && nv < MAX_VARIANTS - 3; a++) {
+        const char *name = lt_alg_name(coll, a), *kv = lt_knob_cvar(name);
+        int sized = kv && (0 == strcmp(kv, "coll_loom_ring_segment_size") || 0 == strcmp(kv, "coll_loom_twotree_chunk_size"));
+        if (kv && !sized && !all_algs) continue; /* dissemination, bruck: small-message algorithms */
+        static const int knobs[3] = {0, 64 << 10, 1 << 20};
+        for (int k = 0; k < (sized ? 3 : 1); k++) {
+            variant_t *v = &vs[nv++];
+            memset(v, 0, sizeof(*v));
+            snprintf(v->alg, LT_NAME_LEN, "%s", name);
+            v->knob = knobs[k];
+            v->comm = cl;
+            if (!sized) snprintf(v->label, sizeof(v->label), "loom %.*s", LT_NAME_LEN - 1, name);
+            else if (!v->knob) snprintf(v->label, sizeof(v->label), "loom %.*s seg=auto", LT_NAME_LEN - 1, name);
+            else snprintf(v->label, sizeof(v->label), "loom %.*s seg=%dK", LT_NAME_LEN - 1, name, v->knob >> 10);
+        }
+    }
+    for (int v = ntuned; v < nv; v++) {
+        int rc = set_loom(&vs[v]);
+        if (MPI_SUCCESS != rc) {
+            if (wrank == 0) fprintf(stderr, "loom_bw: cannot select %s through MPI_T: %s\n", vs[v].label, lt_errstr(rc));
+            errors++;
+        }
+    }
+
+    /* ---- who serves: loom on "loom", never on a tuned communicator ---- */
+    {
+        double one = 1, out[64];
+        int bad = 0, any = 0;
+        for (int v = 0; v < ntuned + 1; v++) {
+            lt_counts_t b, a;
+            lt_diff_t d;
+            if (v == ntuned) set_loom(&vs[v]);
+            lt_read(coll, &b);
+            if (coll == LT_ALLGATHER || coll == LT_REDUCE_SCATTER || coll == LT_REDUCE_SCATTER_BLOCK) {
+                double in[64];
+                for (int i = 0; i < 64; i++) in[i] = one;
+                run_coll(vs[v].comm, in, out, wsize <= 64 ? 1 : 0);
+            } else {
+                run_coll(vs[v].comm, &one, out, 1);
+            }
+            lt_read(coll, &a);
+            lt_diff(coll, &b, &a, &d);
+            if (v < ntuned ? d.changed != 0 : d.changed != 1) bad++;
+            if (wrank == 0 && (v == 0 || v == ntuned))
+                printf("communicator of \"%s\": loom counters %s\n", vs[v].label, d.desc);
+        }
+        MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        if (any) {
+            if (wrank == 0) printf("loom_bw: loom serves a tuned communicator or not the loom one (check failed)\n");
+            errors++;
+        }
+    }
+
+    /* ---- sizes and buffers ---- */
+    long sizes[MAX_SIZES];
+    int ns = 0;
+    for (long b = minbytes; b <= maxbytes && ns < MAX_SIZES; b *= 2) sizes[ns++] = b;
+    long maxn = maxbytes / (long) sizeof(double) + wsize;
+    double *sbuf = malloc(sizeof(double) * (size_t) maxn), *rbuf = malloc(sizeof(double) * (size_t) maxn);
+    for (long j = 0; j < maxn; j++) sbuf[j] = input(wrank, j);
+
+    cell_t *cells = calloc((size_t) ns * nv, sizeof(cell_t));
+    for (int c = 0; c < ns * nv; c++) cells[c].samples = calloc((size_t) rounds, sizeof(double));
+    if (wrank == 0 && !quiet) {
+        printf("loom_bw: %d sizes %ld..%ld bytes, %d variants, %d rounds (%d above 16 MiB), batches of ~%.0f ms\n", ns,
+               sizes[0], sizes[ns - 1], nv, rounds, big_rounds, batch_ms);
+        fflush(stdout);
+    }
+
+    double t_start = MPI_Wtime();
+    for (int s = 0; s < ns; s++) {
+        long count = call_count(sizes[s]);
+        int nr = sizes[s] > (16L << 20) ? big_rounds : rounds;
+        /* calibrate on tuned: iterations for a batch of ~batch_ms */
+        int iters = 1;
+        {
+            double t = 0;
+            MPI_Barrier(ct);
+            double t0 = MPI_Wtime();
+            run_coll(ct, sbuf, rbuf, count);
+            double tl = MPI_Wtime() - t0;
+            MPI_Allreduce(&tl, &t, 1, MPI_DOUBLE, MPI_MAX, ct);
+            iters = (int) (1e-3 * batch_ms / (t > 0 ? t : 1e-6));
+            if (iters < 1) iters = 1;
+            if (iters > 1000) iters = 1000;
+        }
+        for (int r = 0; r < nr; r++) {
+            for (int vv = 0; vv < nv; vv++) {
+                int v = (vv + r) % nv;
+                cell_t *cell = &cells[s * nv + v];
+                lt_counts_t b, a;
+                if (!vs[v].tuned) set_loom(&vs[v]);
+                if (r == 0) { /* untimed first call, checked */
+                    poison(rbuf, count);
+                    run_coll(vs[v].comm, sbuf, rbuf, count);
+                    cell->wrong += check(rbuf, count);
+                    poison(rbuf, count);
+                }
+                MPI_Barrier(MPI_COMM_WORLD);
+                lt_read(coll, &b);
+                double t0 = MPI_Wtime();
+                for (int it = 0; it < iters; it++) run_coll(vs[v].comm, sbuf, rbuf, count);
+                double t = (MPI_Wtime() - t0) / iters;
+                lt_read(coll, &a);
+                if (r == 0) cell->wrong += check(rbuf, count); /* the last call of the first batch */
+                for (int k = 0; k < lt_nalgs(coll); k++) cell->served[k] += a.alg[k] - b.alg[k];
+                cell->fallback += a.fallback - b.fallback;
+                cell->calls += (unsigned long long) iters;
+                MPI_Allreduce(&t, &cell->samples[r], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+            }
+        }
+        if (wrank == 0 && !quiet) {
+            fprintf(stderr, "  %ld bytes done, %d iterations per batch, %d rounds (%.1f s)\n", sizes[s], iters, nr,
+                    MPI_Wtime() - t_start);
+        }
+    }
+    lt_cvar_write_str(alg_cvar(), saved_alg);
+    lt_cvar_write_int("coll_loom_ring_segment_size", 0);
+    lt_cvar_write_int("coll_loom_twotree_chunk_size", 0);
+
+    /* ---- report ---- */
+    for (int c = 0; c < ns * nv; c++) {
+        long w = 0;
+        MPI_Allreduce(&cells[c].wrong, &w, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+        cells[c].wrong = w;
+        if (w) errors++;
+    }
+    if (wrank == 0) {
+        FILE *cf = NULL;
+        if (csv) {
+            cf = fopen(csv, "w");
+            if (!cf) fprintf(stderr, "loom_bw: cannot write %s\n", csv);
+            else
+                fprintf(cf, "collective,np,bytes,variant,median_us,min_us,ratio_vs_tuned,bound_us,frac_of_bound,"
+                            "B_GBps,rounds,iterations,checked,served_by\n");
+        }
+        printf("\n%9s  %-36s %11s %10s %8s %6s   %s\n", "bytes", "variant", "median us", "min us", "/tuned", "frac",
+               "served by");
+        for (int s = 0; s < ns; s++) {
+            int nr = sizes[s] > (16L << 20) ? big_rounds : rounds;
+            double tuned_med = 0, bound = bound_factor(coll, wsize) * (double) sizes[s] / bw;
+            for (int v = 0; v < nv; v++) {
+                cell_t *cell = &cells[s * nv + v];
+                qsort(cell->samples, (size_t) nr, sizeof(double), cmp_double);
+                double med = nr % 2 ? cell->samples[nr / 2] : 0.5 * (cell->samples[nr / 2 - 1] + cell->samples[nr / 2]);
+                if (v == 0) tuned_med = med;
+                char served[256] = "";
+                size_t off = 0;
+                unsigned long long loom_total = cell->fallback;
+                for (int k = 0; k < lt_nalgs(coll); k++) loom_total += cell->served[k];
+                if (vs[v].tuned) {
+                    snprintf(served, sizeof(served), "%s", loom_total ? "LOOM (check failed)" : "tuned");
+                    if (loom_total) errors++;
+                } else {
+                    for (int k = 0; k < lt_nalgs(coll); k++) {
+                        if (!cell->served[k]) continue;
+                        int w = snprintf(served + off, sizeof(served) - off, "%s%s", off ? "+" : "", lt_alg_name(coll, k));
+                        if (w > 0 && (size_t) w < sizeof(served) - off) off += (size_t) w;
+                        if (cell->served[k] != cell->calls) {
+                            w = snprintf(served + off, sizeof(served) - off, "(%llu/%llu)", cell->served[k], cell->calls);
+                            if (w > 0 && (size_t) w < sizeof(served) - off) off += (size_t) w;
+                        }
+                    }
+                    if (cell->fallback) {
+                        int w = snprintf(served + off, sizeof(served) - off, "%sfallback to tuned(%llu/%llu)",
+                                         off ? "+" : "", cell->fallback, cell->calls);
+                        if (w > 0 && (size_t) w < sizeof(served) - off) off += (size_t) w;
+                    }
+                    if (loom_total != cell->calls) {
+                        snprintf(served + off, sizeof(served) - off, " COUNTERS MOVED %llu FOR %llu CALLS (check failed)",
+                                 loom_total, cell->calls);
+                        errors++;
+                    } else if (0 != strcmp(vs[v].alg, "auto") && (lt_alg_index(coll, vs[v].alg) < 0 ||
+                                                                   cell->served[lt_alg_index(coll, vs[v].alg)] != cell->calls)) {
+                        size_t l = strlen(served);
+                        snprintf(served + l, sizeof(served) - l, "  [%s refused: replaced]", vs[v].alg);
+                    }
+                }
+                if (cell->wrong) {
+                    size_t l = strlen(served);
+                    snprintf(served + l, sizeof(served) - l, " WRONG RESULT (%ld elements)", cell->wrong);
+                }
+                double ratio = tuned_med > 0 ? med / tuned_med : 0, frac = med > 0 ? bound / med : 0;
+                int iters_used = (int) (cell->calls / (unsigned long long) nr);
+                printf("%9ld  %-36s %11.1f %10.1f %8.2f %6.3f   %s\n", sizes[s], vs[v].label, med * 1e6,
+                       cell->samples[0] * 1e6, ratio, frac, served);
+                if (cf)
+                    fprintf(cf, "%s,%d,%ld,%s,%.3f,%.3f,%.4f,%.3f,%.4f,%.3f,%d,%d,%s,\"%s\"\n", lt_coll_name(coll), wsize,
+                            sizes[s], vs[v].label, med * 1e6, cell->samples[0] * 1e6, ratio, bound * 1e6, frac, bw / 1e9,
+                            nr, iters_used, cell->wrong ? "WRONG" : "ok", served);
+            }
+            printf("\n");
+        }
+        if (cf) fclose(cf);
+        printf("loom_bw: %s (%.1f s)\n", errors ? "CHECKS FAILED" : "all checks passed", MPI_Wtime() - t_start);
+    }
+    MPI_Bcast(&errors, 1, MPI_INT, 0, MPI_COMM_WORLD);
+
+    for (int c = 0; c < ns * nv; c++) free(cells[c].samples);
+    free(cells);
+    free(sbuf);
+    free(rbuf);
+    free(rs_counts);
+    for (int v = 1; v < ntuned; v++) MPI_Comm_free(&vs[v].comm);
+    MPI_Comm_free(&cl);
+    MPI_Comm_free(&ct);
+    lt_fini();
+    MPI_Finalize();
+    return errors ? 1 : 0;
+}
