@@ -31,7 +31,7 @@ typedef struct {
 #define CHOOSE_BUDGET_OPS    (1L << 22)
 #define CHOOSE_MAX_SEGS      4096
 #define AUTO_FIT_P           32         /* auto_segs fits its pipeline model at up to this P */
-#define AUTO_SEG_BYTES       (256 * 1024) /* auto_segs: segment bound of a schedule in parts */
+#define AUTO_SEG_BYTES       (1024 * 1024) /* auto_segs: segment bound of a schedule in parts */
 
 /* A message on its way: times at the receiver. */
 typedef struct {
@@ -1147,7 +1147,12 @@ int mca_coll_loom_model_auto_segs(int alg, mca_coll_loom_coll_t coll, int P, siz
         /* A schedule in parts (the ring: one part per rank) is bandwidth-optimal
          * unsegmented under LogGP, and segments only add messages; what they buy is
          * cache locality, which the model does not see.  So segments of at most
-         * AUTO_SEG_BYTES, the size the component's measurements favoured. */
+         * AUTO_SEG_BYTES, the size the component's measurements favoured (loom_bw,
+         * docs/performance.md); an allgather has no reduction to keep in cache, and
+         * runs unsegmented. */
+        if (MCA_COLL_LOOM_COLL_ALLGATHER == coll) {
+            return 1;
+        }
         size_t parts = nparts == P0 ? (size_t) P : (size_t) nparts;
         size_t part = count / parts, seg_el = AUTO_SEG_BYTES / esz;
         size_t segs = seg_el > 0 ? (part + seg_el - 1) / seg_el : part;

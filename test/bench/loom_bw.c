@@ -4,7 +4,7 @@
  *
  *   loom_bw -c allreduce|bcast|reduce|allgather|reduce_scatter|reduce_scatter_block
  *           [-m minbytes] [-s maxbytes] [-r rounds] [--big-rounds N] [-t batch_ms]
- *           [--tuned-seg bytes] [--bw GB/s] [--all-algs] [--csv FILE] [-q]
+ *           [--tuned-seg bytes] [--bw GB/s] [--all-algs] [--seg-sizes a,b,...] [--csv FILE] [-q]
  *
  * Sizes are the powers of two from minbytes (64 KiB) to maxbytes (64 MiB): the vector
  * for allreduce/bcast/reduce, the whole gathered result for allgather, the whole input
@@ -22,7 +22,7 @@
  *     through MPI_T and then creates its own communicator;
  *   - "loom auto" and every loom algorithm of the collective that is made for large
  *     messages (ring, twotree, binomial, pairwise; --all-algs adds the others), with a
- *     size knob at auto (0), 64 KiB and 1 MiB, switched by MPI_T writes on one
+ *     size knob at auto (0), 64 KiB and 1 MiB (or --seg-sizes), switched by MPI_T writes on one
  *     communicator "loom".  loom's counters, read around every batch, show which
  *     algorithm served (as in loom_bench).
  *
@@ -286,6 +286,7 @@ static void usage(const char *prog)
 int main(int argc, char **argv)
 {
     int rounds = 5, big_rounds = 0, quiet = 0, all_algs = 0, tuned_seg = 128 * 1024;
+    int knobs[8] = {0, 64 << 10, 1 << 20}, nknobs = 3;
     double batch_ms = 50.0, bw_given = 0;
     long minbytes = 64L << 10, maxbytes = 64L << 20;
     const char *csv = NULL;
@@ -310,6 +311,18 @@ int main(int argc, char **argv)
         else if (0 == strcmp(a, "--bw") && val) { bw_given = atof(val) * 1e9; i++; }
         else if (0 == strcmp(a, "--csv") && val) { csv = val; i++; }
         else if (0 == strcmp(a, "--all-algs")) all_algs = 1;
+        else if (0 == strcmp(a, "--seg-sizes") && val) {
+            /* segment / chunk sizes of the loom variants, bytes, comma-separated (0: auto) */
+            char *end = NULL;
+            const char *q = val;
+            nknobs = 0;
+            while (*q && nknobs < 8) {
+                knobs[nknobs++] = (int) strtol(q, &end, 10);
+                if (end == q) break;
+                q = (',' == *end) ? end + 1 : end;
+            }
+            i++;
+        }
         else if (0 == strcmp(a, "-q")) quiet = 1;
         else { usage(argv[0]); MPI_Finalize(); return 2; }
     }
@@ -390,8 +403,7 @@ int main(int argc, char **argv)
         const char *name = lt_alg_name(coll, a), *kv = lt_knob_cvar(name);
         int sized = kv && (0 == strcmp(kv, "coll_loom_ring_segment_size") || 0 == strcmp(kv, "coll_loom_twotree_chunk_size"));
         if (kv && !sized && !all_algs) continue; /* dissemination, bruck: small-message algorithms */
-        static const int knobs[3] = {0, 64 << 10, 1 << 20};
-        for (int k = 0; k < (sized ? 3 : 1); k++) {
+        for (int k = 0; k < (sized ? nknobs : 1) && nv < MAX_VARIANTS; k++) {
             variant_t *v = &vs[nv++];
             memset(v, 0, sizeof(*v));
             snprintf(v->alg, LT_NAME_LEN, "%s", name);

@@ -312,11 +312,14 @@ int main(void)
         }
         printf("auto_segs twotree: worst %.2f%% over choose_segs, slowest call %.3f ms\n", worst * 100,
                slowest * 1e3);
-        /* the ring: segments of at most 256 KiB, one segment for small parts */
+        /* the ring: segments of at most 1 MiB, one segment for small parts and for
+         * allgather (nothing to reduce, nothing to keep in cache) */
         {
             const int ring = mca_coll_loom_alg_find(MCA_COLL_LOOM_COLL_ALLREDUCE, "ring");
             int s = mca_coll_loom_model_auto_segs(ring, MCA_COLL_LOOM_COLL_ALLREDUCE, 8, 16u << 20, 8, &dm);
-            CHECK(8 == s, "ring P=8 16 MiB: %d segments, want 8 of 256 KiB", s);
+            CHECK(2 == s, "ring P=8 16 MiB: %d segments, want 2 of 1 MiB", s);
+            s = mca_coll_loom_model_auto_segs(ring, MCA_COLL_LOOM_COLL_ALLGATHER, 8, 64u << 20, 8, &dm);
+            CHECK(1 == s, "ring allgather P=8 64 MiB: %d segments, want 1", s);
             s = mca_coll_loom_model_auto_segs(ring, MCA_COLL_LOOM_COLL_ALLREDUCE, 64, 1u << 20, 8, &dm);
             CHECK(1 == s, "ring P=64 1 MiB: %d segments, want 1", s);
         }

@@ -87,6 +87,9 @@ typedef struct mca_coll_loom_component_t {
     double model_latency_us, model_overhead_us, model_gap_us;
     double model_gap_per_byte_ns, model_reduce_per_byte_ns, model_copy_per_byte_ns;
 
+    /* coll_loom_scratch_keep: largest scratch buffer kept for reuse between calls */
+    int scratch_keep;
+
     /* serialises re-parsing of the run-time parameters (a no-op without threads) */
     opal_mutex_t lock;
 
@@ -203,6 +206,12 @@ int mca_coll_loom_comm_topo(struct ompi_communicator_t *comm, mca_coll_loom_topo
 int mca_coll_loom_exec(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s, const void *sbuf,
                        void *rbuf, size_t count, ompi_datatype_t *dtype, ompi_op_t *op,
                        ompi_communicator_t *comm, int tag, unsigned call, const size_t *part_displ);
+
+/* Scratch buffers of large calls: taken from / given back to a per-process pool
+ * (freed at component close). */
+void *mca_coll_loom_scratch_take(size_t bytes);
+void mca_coll_loom_scratch_give(void *p, size_t bytes);
+void mca_coll_loom_scratch_release_all(void);
 
 /* True when (op, dtype) has an exact inverse the executor's UNREDUCE implements:
  * wrapping integer sum or bitwise xor on a predefined fixed-width integer type. */

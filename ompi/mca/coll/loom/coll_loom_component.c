@@ -286,6 +286,14 @@ static int loom_register(void)
     }
     register_knobs();
     register_model_params();
+    cm->scratch_keep = 64 * 1024 * 1024;
+    (void) mca_base_component_var_register(c, "scratch_keep",
+                                           "Largest scratch buffer (bytes) loom keeps between calls "
+                                           "for reuse, one per process; larger ones are freed after "
+                                           "each call. Reuse spares large collectives the page "
+                                           "faults of fresh memory",
+                                           MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
+                                           MCA_BASE_VAR_SCOPE_READONLY, &cm->scratch_keep);
     register_pvars();
     return OMPI_SUCCESS;
 }
@@ -329,6 +337,7 @@ static int loom_close(void)
         p->nwarned = 0;
     }
     mca_coll_loom_rules_free(&cm->rules);
+    mca_coll_loom_scratch_release_all();
     if (cm->output >= 0) {
         opal_output_close(cm->output);
         cm->output = -1;

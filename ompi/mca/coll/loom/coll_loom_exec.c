@@ -181,9 +181,59 @@ static void drain_requests(ompi_request_t **reqs, int n)
 /* ------------------------------------------------------------------------------------ */
 /* the executor                                                                          */
 
+/* Large scratch buffers are kept in one per-process pool between calls, up to
+ * coll_loom_scratch_keep bytes: a large collective then reuses memory whose pages are
+ * already mapped instead of faulting in fresh ones on every call (at 16 MiB that was
+ * a large part of a reduce's time).  One buffer is enough: blocking collectives of
+ * one thread run one at a time; another thread finding the pool empty allocates. */
+static struct {
+    char *buf;
+    size_t bytes;
+} loom_pool;
+
+void *mca_coll_loom_scratch_take(size_t bytes)
+{
+    char *p = NULL;
+
+    OPAL_THREAD_LOCK(&mca_coll_loom_component.lock);
+    if (NULL != loom_pool.buf && loom_pool.bytes >= bytes) {
+        p = loom_pool.buf;
+        loom_pool.buf = NULL;
+    }
+    OPAL_THREAD_UNLOCK(&mca_coll_loom_component.lock);
+    return NULL != p ? p : malloc(bytes > 0 ? bytes : 1);
+}
+
+void mca_coll_loom_scratch_give(void *p, size_t bytes)
+{
+    char *drop = p;
+
+    if (NULL == p) {
+        return;
+    }
+    if (mca_coll_loom_component.scratch_keep > 0 && bytes <= (size_t) mca_coll_loom_component.scratch_keep) {
+        OPAL_THREAD_LOCK(&mca_coll_loom_component.lock);
+        if (NULL == loom_pool.buf || loom_pool.bytes < bytes) {
+            /* keep the larger buffer: sizes of one application repeat */
+            drop = loom_pool.buf;
+            loom_pool.buf = p;
+            loom_pool.bytes = bytes;
+        }
+        OPAL_THREAD_UNLOCK(&mca_coll_loom_component.lock);
+    }
+    free(drop);
+}
+
+void mca_coll_loom_scratch_release_all(void)
+{
+    free(loom_pool.buf);
+    loom_pool.buf = NULL;
+    loom_pool.bytes = 0;
+}
+
 /* Scratch memory for one call: the module's kept buffer when it is large enough (or
- * can grow within MCA_COLL_LOOM_KEEP_SCRATCH), else a buffer of its own that the
- * caller frees (*owned). */
+ * can grow within MCA_COLL_LOOM_KEEP_SCRATCH), else a buffer from the pool that the
+ * caller gives back (*owned). */
 static char *get_scratch(mca_coll_loom_module_t *m, size_t bytes, bool *owned)
 {
     *owned = false;
@@ -199,7 +249,7 @@ static char *get_scratch(mca_coll_loom_module_t *m, size_t bytes, bool *owned)
         }
     }
     *owned = true;
-    return malloc(bytes);
+    return mca_coll_loom_scratch_take(bytes);
 }
 
 int mca_coll_loom_exec(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s, const void *sbuf,
@@ -210,6 +260,7 @@ int mca_coll_loom_exec(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s
     ompi_request_t *stack_reqs[LOOM_STACK_REQS], **reqs = stack_reqs;
     char *scratch = NULL;
     bool scratch_owned = false;
+    size_t scratch_bytes = 0;
     const int P = ompi_comm_size(comm);
     const bool in_place = (MPI_IN_PLACE == sbuf);
     const bool save_input = in_place && s->input_after_result;
@@ -249,7 +300,8 @@ int mca_coll_loom_exec(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s
             if (stride < span || stride > SIZE_MAX / (size_t) nscratch) {
                 return OMPI_ERR_OUT_OF_RESOURCE;
             }
-            scratch = get_scratch(m, stride * (size_t) nscratch, &scratch_owned);
+            scratch_bytes = stride * (size_t) nscratch;
+            scratch = get_scratch(m, scratch_bytes, &scratch_owned);
             if (NULL == scratch) {
                 return OMPI_ERR_OUT_OF_RESOURCE;
             }
@@ -424,7 +476,7 @@ done:
         free(reqs);
     }
     if (scratch_owned) {
-        free(scratch);
+        mca_coll_loom_scratch_give(scratch, scratch_bytes);
     }
     return rc;
 }

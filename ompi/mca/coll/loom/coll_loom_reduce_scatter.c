@@ -30,7 +30,7 @@ static int run(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s, const 
     const void *input = MPI_IN_PLACE == sbuf ? rbuf : sbuf;
     ptrdiff_t gap = 0, lb, extent;
     size_t span = (size_t) opal_datatype_span(&dtype->super, total, &gap);
-    char *tmp = malloc(span > 0 ? span : 1);
+    char *tmp = mca_coll_loom_scratch_take(span);
     int rc;
 
     if (NULL == tmp) {
@@ -42,7 +42,7 @@ static int run(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s, const 
         rc = ompi_datatype_copy_content_same_ddt(dtype, displ[rank + 1] - displ[rank], (char *) rbuf,
                                                  tmp - gap + (ptrdiff_t) displ[rank] * extent);
     }
-    free(tmp);
+    mca_coll_loom_scratch_give(tmp, span);
     return rc;
 }
 
