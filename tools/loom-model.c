@@ -49,6 +49,11 @@ static void usage(FILE *f)
             "  --noncommutative --inexact   properties of the op (default commutative, exact)\n"
             "  --L us --o us --g us --G ns/B --gamma ns/B --copy ns/B   model parameters\n"
             "                     (defaults: measured with loom_pingpong on the build machine)\n"
+            "  --single-copy      shared memory with single-copy transfers (CMA, XPMEM): the\n"
+            "                     receiver copies, the sender's link costs nothing per byte\n"
+            "  --ranks-per-core R ranks time-sharing one core (shared memory, oversubscribed):\n"
+            "                     o, g, G, gamma and copy are CPU work there and are scaled\n"
+            "                     by R (default 1)\n"
             "  --sweep-P A..B     every power of two from A to B (and B)\n"
             "  --sweep-bytes A..B every power of two from A to B (and B)\n"
             "  --method M         auto (default), full, symmetric\n"
@@ -186,7 +191,8 @@ int main(int argc, char **argv)
     cli_t c = {.coll = MCA_COLL_LOOM_COLL_ALLREDUCE, .elem = 8, .P0 = 8, .P1 = 8,
                .b0 = 1 << 20, .b1 = 1 << 20,
                .call = MCA_COLL_LOOM_CALL_COMMUTATIVE | MCA_COLL_LOOM_CALL_EXACT};
-    double L, o, g, G, gamma, copy;
+    double L, o, g, G, gamma, copy, share = 1.0;
+    int single_copy = 0;
 
     L = MCA_COLL_LOOM_MODEL_DEFAULT_LATENCY_US;
     o = MCA_COLL_LOOM_MODEL_DEFAULT_OVERHEAD_US;
@@ -219,6 +225,9 @@ int main(int argc, char **argv)
             takes = false;
         } else if (0 == strcmp(a, "--inexact")) {
             c.call &= ~MCA_COLL_LOOM_CALL_EXACT;
+            takes = false;
+        } else if (0 == strcmp(a, "--single-copy")) {
+            single_copy = 1;
             takes = false;
         } else {
             NEED_ARG();
@@ -267,6 +276,9 @@ int main(int argc, char **argv)
                 gamma = atof(v);
             } else if (0 == strcmp(a, "--copy")) {
                 copy = atof(v);
+            } else if (0 == strcmp(a, "--ranks-per-core")) {
+                share = atof(v);
+
             } else if (0 == strcmp(a, "--method")) {
                 c.opts.method = 0 == strcmp(v, "full") ? MCA_COLL_LOOM_MODEL_FULL
                               : 0 == strcmp(v, "symmetric") ? MCA_COLL_LOOM_MODEL_SYMMETRIC : 0;
@@ -285,7 +297,19 @@ int main(int argc, char **argv)
     if (0 == c.elem) {
         c.elem = 1;
     }
+    if (share > 1.0) {
+        /* on one node every byte moved and combined is a CPU's work, and R ranks share
+         * each CPU: each rank runs at 1/R of its speed (docs/model.md) */
+        o *= share;
+        g *= share;
+        G *= share;
+        gamma *= share;
+        copy *= share;
+    }
     mca_coll_loom_model_params_set(&c.m, L, o, g, G, gamma, copy);
+    if (single_copy) {
+        c.m.G_out = 0.0;
+    }
     if (NULL != c.alg && mca_coll_loom_alg_find(c.coll, c.alg) < 0) {
         fprintf(stderr, "loom-model: no algorithm %s serves %s\n", c.alg, mca_coll_loom_coll_name(c.coll));
         return 2;

@@ -91,6 +91,7 @@ void mca_coll_loom_model_params_set(mca_coll_loom_model_params_t *m, double L_us
     m->o = o_us * 1e-6;
     m->g = g_us * 1e-6;
     m->G = G_ns * 1e-9;
+    m->G_out = m->G;
     m->gamma = gamma_ns * 1e-9;
     m->copy = copy_ns * 1e-9;
 }
@@ -245,7 +246,7 @@ static cop_t *compile(ctx_t *x, int rank, int *nops, int *rc)
 static void post_send(const mca_coll_loom_model_params_t *m, clock_t_ *c, double bytes, double *t0,
                       double *t1)
 {
-    double start, wire = m->G * bytes;
+    double start, wire = m->G_out * bytes;
     c->cpu += m->o;
     start = c->cpu > c->out_next ? c->cpu : c->out_next;
     c->out_next = start + (m->g > wire ? m->g : wire);

@@ -60,6 +60,8 @@ typedef struct {
     double G;      /* link time per byte, each direction (s/B) */
     double gamma;  /* reduction time per byte of the combined vector (s/B) */
     double copy;   /* local copy time per byte (s/B) */
+    double G_out;  /* sender's link time per byte (s/B): G in LogGP; 0 for shared memory
+                      with single-copy transfers, where the receiver does the copy */
 } mca_coll_loom_model_params_t;
 
 /* How a prediction was made. */

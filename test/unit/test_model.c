@@ -84,7 +84,7 @@ int main(void)
 
     /* Rounder numbers than the defaults, so that the closed forms are easy to read;
      * g below every step, so that it never binds. */
-    m = (mca_coll_loom_model_params_t) {.L = L, .o = o, .g = 0.1e-6, .G = G, .gamma = gam, .copy = cp};
+    m = (mca_coll_loom_model_params_t) {.L = L, .o = o, .g = 0.1e-6, .G = G, .gamma = gam, .copy = cp, .G_out = G};
     m0 = m;
     m0.gamma = m0.copy = 0.0;
 
