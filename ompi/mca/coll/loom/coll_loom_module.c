@@ -475,6 +475,7 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,
  * which every rank shares, so all ranks build the same schedule.  It costs up to a
  * millisecond, so answers are remembered per process. */
 #define LOOM_AUTO_SEGS_CACHE 32
+#define LOOM_MIN_AUTO_CHUNK  ((size_t) 512 * 1024)
 
 static struct {
     bool used;
@@ -533,6 +534,13 @@ int mca_coll_loom_pipeline_segs(int alg, mca_coll_loom_coll_t coll, int P, size_
         segs = (unit + (size_t) knob - 1) / (size_t) knob;
     } else {
         segs = (size_t) auto_segs(alg, coll, P, bytes);
+        /* Every chunk of a tree pipeline is a rendezvous transfer whose handshake
+         * costs far more than the model's small-message o.  loom_bw at np 8 found
+         * 256 KiB - 1 MiB chunks fastest at 16 MiB, the model's unbounded choice
+         * (~90 KiB) 1.25x slower: chunks stay at LOOM_MIN_AUTO_CHUNK or more. */
+        if (!ring && segs > (bytes + LOOM_MIN_AUTO_CHUNK - 1) / LOOM_MIN_AUTO_CHUNK) {
+            segs = (bytes + LOOM_MIN_AUTO_CHUNK - 1) / LOOM_MIN_AUTO_CHUNK;
+        }
     }
     if (segs < 1) {
         segs = 1;
