@@ -42,16 +42,17 @@
 
 #include "opal/loom/loom_registry.h"
 
-/* Defaults: measured on the development machine (2 cores, one node, shared memory,
- * Open MPI 4.1.4) with test/bench/loom_pingpong at np 2, median of 3 runs.  Units as
- * the MCA parameters: microseconds for L, o, g, nanoseconds per byte for G, gamma,
- * copy. */
-#define MCA_COLL_LOOM_MODEL_DEFAULT_LATENCY_US         0.18
-#define MCA_COLL_LOOM_MODEL_DEFAULT_OVERHEAD_US        0.08
-#define MCA_COLL_LOOM_MODEL_DEFAULT_GAP_US             0.09
-#define MCA_COLL_LOOM_MODEL_DEFAULT_GAP_PER_BYTE_NS    0.38
-#define MCA_COLL_LOOM_MODEL_DEFAULT_REDUCE_PER_BYTE_NS 0.025
-#define MCA_COLL_LOOM_MODEL_DEFAULT_COPY_PER_BYTE_NS   0.024
+/* Defaults: measured on the development machine (2 cores, 32 MiB L3, one node, shared
+ * memory, Open MPI 4.1.4), idle, with `test/bench/loom_pingpong --max-bytes 64M` at
+ * np 2 (G fitted up to 64 MiB, gamma and copy on 64 MiB: out of cache, like a large
+ * collective's working set), median of 3 runs.  Units as the MCA parameters:
+ * microseconds for L, o, g, nanoseconds per byte for G, gamma, copy. */
+#define MCA_COLL_LOOM_MODEL_DEFAULT_LATENCY_US         0.17
+#define MCA_COLL_LOOM_MODEL_DEFAULT_OVERHEAD_US        0.072
+#define MCA_COLL_LOOM_MODEL_DEFAULT_GAP_US             0.094
+#define MCA_COLL_LOOM_MODEL_DEFAULT_GAP_PER_BYTE_NS    0.196
+#define MCA_COLL_LOOM_MODEL_DEFAULT_REDUCE_PER_BYTE_NS 0.071
+#define MCA_COLL_LOOM_MODEL_DEFAULT_COPY_PER_BYTE_NS   0.068
 
 typedef struct {
     double L;      /* latency: first byte out to first byte in (s) */

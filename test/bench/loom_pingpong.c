@@ -2,7 +2,7 @@
  * loom_pingpong: measures the LogGP parameters of opal/loom/loom_model.h between two
  * ranks and prints them as loom-model flags and as coll_loom_model_* MCA settings.
  *
- *   mpirun -np 2 test/bench/loom_pingpong [--max-bytes N] [--iters N]
+ *   mpirun -np 2 test/bench/loom_pingpong [--max-bytes N] [--local-bytes N] [--iters N]
  *   mpirun -np P ...   all P ranks in pairs (0-1, 2-3, ...) measuring at once: the
  *                      parameters of a node where every rank communicates, as in a
  *                      collective at that process count
@@ -17,8 +17,9 @@
  *     burst; L is then (L + 2o) - 2o, and not below 0.
  *   - g: a burst of small messages one way, acknowledged at the end: time per
  *     message (the message rate's inverse).
- *   - gamma: MPI_Reduce_local(MPI_SUM) on doubles of an 8 MiB vector (past the caches, like a large collective), per byte.
- *   - copy: memcpy of 8 MiB, per byte.
+ *   - gamma: MPI_Reduce_local(MPI_SUM) on doubles of a --local-bytes vector (default
+ *     64 MiB: past a 32 MiB L3, like the working set of a large collective), per byte.
+ *   - copy: memcpy of --local-bytes, per byte.
  * On one node (shared memory) G is a memory copy bandwidth, and L and o are
  * software costs: measure between nodes for a multi-node model.
  */
@@ -138,7 +139,7 @@ static void local_costs(size_t bytes, int reps, double *gamma, double *copy)
 
 int main(int argc, char **argv)
 {
-    int rank, size, max_bytes = 4 << 20, iters = 200;
+    int rank, size, max_bytes = 4 << 20, iters = 200, local_bytes = 64 << 20;
     double lat0, o, gap, gamma, copy, G, L, sx = 0, sy = 0, sxx = 0, sxy = 0;
     int npts = 0;
     char *buf;
@@ -149,6 +150,8 @@ int main(int argc, char **argv)
     for (int i = 1; i + 1 < argc; i += 2) {
         if (0 == strcmp(argv[i], "--max-bytes")) {
             max_bytes = atoi(argv[i + 1]);
+        } else if (0 == strcmp(argv[i], "--local-bytes")) {
+            local_bytes = atoi(argv[i + 1]);
         } else if (0 == strcmp(argv[i], "--iters")) {
             iters = atoi(argv[i + 1]);
         }
@@ -191,7 +194,7 @@ int main(int argc, char **argv)
     if (L < 0) {
         L = 0;
     }
-    local_costs(8 << 20, 10, &gamma, &copy);
+    local_costs((size_t) local_bytes, 5, &gamma, &copy);
 
     if (0 == rank) {
         printf("\n# LogGP parameters (loom_model.h)\n");
@@ -201,8 +204,9 @@ int main(int argc, char **argv)
         printf("g       %8.3f us   time per message of a burst\n", gap * 1e6);
         printf("G       %8.4f ns/B  slope of the half round trip, %d sizes >= 4 KiB (%.0f MB/s)\n", G * 1e9, npts,
                G > 0 ? 1e-6 / G : 0.0);
-        printf("gamma   %8.4f ns/B  MPI_Reduce_local(MPI_SUM) on doubles, 8 MiB\n", gamma * 1e9);
-        printf("copy    %8.4f ns/B  memcpy, 8 MiB\n", copy * 1e9);
+        printf("gamma   %8.4f ns/B  MPI_Reduce_local(MPI_SUM) on doubles, %d MiB\n", gamma * 1e9,
+               local_bytes >> 20);
+        printf("copy    %8.4f ns/B  memcpy, %d MiB\n", copy * 1e9, local_bytes >> 20);
         printf("\n# loom-model flags\n--L %.3f --o %.3f --g %.3f --G %.4f --gamma %.4f --copy %.4f\n", L * 1e6,
                o * 1e6, gap * 1e6, G * 1e9, gamma * 1e9, copy * 1e9);
         printf("\n# MCA parameters\n");

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Plots and tables from loom_bw --csv files (docs/performance.md, "Large messages").
 
-usage: plot_bw.py [--model tools/loom-model] [--png docs/bandwidth-np8.png]
+usage: plot_bw.py [--model tools/loom-model] [--model-args "FLAGS"] [--png docs/bandwidth-np8.png]
                   [--table BYTES] FILE.csv [FILE.csv ...]
 
 --png: time vs size (log-log), one panel per collective, every variant of the CSV
@@ -35,10 +35,10 @@ def load(paths):
     return data, nps.pop()
 
 
-def model(exe, coll, p, lo, hi):
-    """{alg: {bytes: time_us}} from loom-model --csv."""
-    out = subprocess.run([exe, "--csv", "--coll", coll, "--P", str(p), "--sweep-bytes", "%d..%d" % (lo, hi)],
-                         check=True, capture_output=True, text=True).stdout
+def model(exe, coll, p, lo, hi, extra=()):
+    """{alg: {bytes: time_us}} from loom-model --csv (extra: its parameter flags)."""
+    out = subprocess.run([exe, "--csv", "--coll", coll, "--P", str(p), "--sweep-bytes", "%d..%d" % (lo, hi)]
+                         + list(extra), check=True, capture_output=True, text=True).stdout
     res = collections.defaultdict(dict)
     for r in csv.DictReader(out.splitlines()):
         try:
@@ -157,6 +157,8 @@ def model_table(data, p, models, size):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", default="tools/loom-model")
+    ap.add_argument("--model-args", default="",
+                    help="loom-model parameter flags, e.g. \"--G 0.141 --ranks-per-core 4 --single-copy\"")
     ap.add_argument("--png")
     ap.add_argument("--table", type=int)
     ap.add_argument("csv", nargs="+")
@@ -166,7 +168,7 @@ def main():
     for c, variants in data.items():
         sizes = sorted({b for pts in variants.values() for b in pts})
         try:
-            models[c] = model(a.model, c, p, sizes[0], sizes[-1])
+            models[c] = model(a.model, c, p, sizes[0], sizes[-1], a.model_args.split())
         except (OSError, subprocess.CalledProcessError) as e:
             print("plot_bw.py: no model for %s: %s" % (c, e), file=sys.stderr)
     if not a.png and not a.table:
