@@ -24,15 +24,17 @@
 #define MIB(x)    ((size_t) (x) * 1024 * 1024)
 
 /* The ring takes 2(P-1) steps: it pays once each rank's part is large enough for the
- * step latency not to dominate (about 8 KiB per part here).  One row per P band. */
-#define RING_ROWS(COLL, MASK)                                                                    \
-    {COLL, .min_bytes = KIB(64), .max_bytes = SIZE_MAX, .max_P = 8, .call_mask = MASK,            \
+ * step latency not to dominate.  BASE is the threshold measured at P <= 8 (loom_bw,
+ * docs/performance.md); larger P keeps the same part size: 4x BASE up to 32 ranks,
+ * 16x up to 128, 64x beyond. */
+#define RING_ROWS(COLL, MASK, BASE)                                                              \
+    {COLL, .min_bytes = (BASE), .max_bytes = SIZE_MAX, .max_P = 8, .call_mask = MASK,             \
      .call_value = MASK, .alg = "ring"},                                                         \
-    {COLL, .min_bytes = KIB(256), .max_bytes = SIZE_MAX, .min_P = 9, .max_P = 32,                 \
+    {COLL, .min_bytes = 4 * (BASE), .max_bytes = SIZE_MAX, .min_P = 9, .max_P = 32,               \
      .call_mask = MASK, .call_value = MASK, .alg = "ring"},                                       \
-    {COLL, .min_bytes = MIB(1), .max_bytes = SIZE_MAX, .min_P = 33, .max_P = 128,                \
+    {COLL, .min_bytes = 16 * (BASE), .max_bytes = SIZE_MAX, .min_P = 33, .max_P = 128,            \
      .call_mask = MASK, .call_value = MASK, .alg = "ring"},                                       \
-    {COLL, .min_bytes = MIB(4), .max_bytes = SIZE_MAX, .min_P = 129, .call_mask = MASK,           \
+    {COLL, .min_bytes = 64 * (BASE), .max_bytes = SIZE_MAX, .min_P = 129, .call_mask = MASK,      \
      .call_value = MASK, .alg = "ring"}
 
 /* Unset fields mean "any": min_bytes 0, min_* 0 and max_* 0 (no bound) for P, nodes
@@ -54,26 +56,25 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
     /* rank order kept, bit-identical floating point, any op */
     {ALLREDUCE, .max_bytes = 8192, .alg = "pairwise"},
     /* bandwidth-bound, commutative (float sums included: each part is combined once
-     * and copied, so every rank gets the same bits) */
-    RING_ROWS(ALLREDUCE, C),
+     * and copied, so every rank gets the same bits); 0.5-0.95x tuned from 1 MiB at np 8 */
+    RING_ROWS(ALLREDUCE, C, MIB(1)),
     {ALLREDUCE, .max_bytes = SIZE_MAX, .alg = NULL},
 
-    /* large bcast / reduce: the pipelined two-tree; with two ranks it is one message,
-     * which binomial sends whole */
-    {BCAST, .min_bytes = KIB(64), .max_bytes = SIZE_MAX, .min_P = 2, .max_P = 2, .alg = "binomial"},
-    {BCAST, .min_bytes = KIB(64), .max_bytes = SIZE_MAX, .alg = "twotree"},
+    /* large bcast / reduce: the pipelined two-tree.  Measured at np 8 on one node,
+     * reduce is 0.3-0.9x tuned's default from 1 MiB; bcast only reaches parity at 16 MiB
+     * and above (tuned's default bcast is its best there), below it stays with tuned */
+    {BCAST, .min_bytes = MIB(16), .max_bytes = SIZE_MAX, .min_P = 3, .alg = "twotree"},
     {BCAST, .max_bytes = SIZE_MAX, .alg = NULL},
-    {REDUCE, .min_bytes = KIB(64), .max_bytes = SIZE_MAX, .min_P = 2, .max_P = 2, .alg = "binomial"},
-    {REDUCE, .min_bytes = KIB(64), .max_bytes = SIZE_MAX, .call_mask = C, .call_value = C,
+    {REDUCE, .min_bytes = MIB(1), .max_bytes = SIZE_MAX, .min_P = 3, .call_mask = C, .call_value = C,
      .alg = "twotree"},
     {REDUCE, .max_bytes = SIZE_MAX, .alg = NULL},
 
     /* allgather / reduce_scatter: the ring, by the size of the whole vector */
-    RING_ROWS(ALLGATHER, 0),
+    RING_ROWS(ALLGATHER, 0, MIB(4)),
     {ALLGATHER, .max_bytes = SIZE_MAX, .alg = NULL},
-    RING_ROWS(RS, C),
+    RING_ROWS(RS, C, MIB(1)),
     {RS, .max_bytes = SIZE_MAX, .alg = NULL},
-    RING_ROWS(RSB, C),
+    RING_ROWS(RSB, C, MIB(4)),
     {RSB, .max_bytes = SIZE_MAX, .alg = NULL},
 };
 
