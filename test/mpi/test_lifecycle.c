@@ -1,7 +1,9 @@
 /*
  * loom: communicator life cycle.  Creates and frees communicators many times (dup,
- * split with shuffled keys), runs loom's allreduce and barrier on each so that loom
- * builds its per-communicator state (topology, schedules, scratch), and checks
+ * split with shuffled keys), runs loom's allreduce and barrier on each, and bcast,
+ * reduce, allgather and reduce_scatter_block forced onto twotree / ring (with a 2 MiB
+ * reduce every tenth cycle, through the scratch pool), so that loom builds its
+ * per-communicator state (topology, schedules, scratch), and checks
  *   - every result (an integer sum whose value is known in closed form),
  *   - that loom served the calls (its MPI_T counters moved),
  *   - that the resident set size does not keep growing: loom's module state must be
@@ -59,6 +61,57 @@ static int check_sum(MPI_Comm comm, int count, int *fails)
     return 0;
 }
 
+/* The other collectives loom serves, forced onto its pipelined algorithms (small
+ * chunks, so the schedules have many blocks), checked; every tenth cycle one reduce
+ * large enough to go through the scratch pool. */
+#define LT_OTHERS_N   3000
+#define LT_OTHERS_BIG (1 << 19)
+
+/* a, b: LT_OTHERS_BIG * size ints each, allocated once (so the test's own large
+ * allocations do not move the allocator's state between the RSS samples) */
+static void check_others(MPI_Comm comm, int c, int *a, int *b, int *fails)
+{
+    int size, rank, n = LT_OTHERS_N, big = (0 == c % 10) ? LT_OTHERS_BIG : 0;
+    MPI_Comm_size(comm, &size);
+    MPI_Comm_rank(comm, &rank);
+    int m = n > big ? n : big;
+    for (int i = 0; i < m * size; ++i) {
+        a[i] = rank + i;
+    }
+    MPI_Bcast(a, n, MPI_INT, c % size, comm);
+    for (int i = 0; i < n; ++i) {
+        if (a[i] != c % size + i) {
+            if ((*fails)++ < 10) fprintf(stderr, "test_lifecycle: bcast element %d is %d\n", i, a[i]);
+            break;
+        }
+    }
+    for (int i = 0; i < m * size; ++i) {
+        a[i] = rank + i;
+    }
+    int cnt = big ? big : n;
+    MPI_Reduce(a, b, cnt, MPI_INT, MPI_SUM, 0, comm);
+    for (int i = 0; 0 == rank && i < cnt; ++i) {
+        if (b[i] != size * (size - 1) / 2 + size * i) {
+            if ((*fails)++ < 10) fprintf(stderr, "test_lifecycle: reduce element %d is %d\n", i, b[i]);
+            break;
+        }
+    }
+    MPI_Allgather(a, n, MPI_INT, b, n, MPI_INT, comm);
+    for (int r = 0; r < size; ++r) {
+        if (b[r * n + n - 1] != r + n - 1) {
+            if ((*fails)++ < 10) fprintf(stderr, "test_lifecycle: allgather part %d wrong\n", r);
+            break;
+        }
+    }
+    MPI_Reduce_scatter_block(a, b, n, MPI_INT, MPI_SUM, comm);
+    for (int i = 0; i < n; ++i) {
+        if (b[i] != size * (size - 1) / 2 + size * (rank * n + i)) {
+            if ((*fails)++ < 10) fprintf(stderr, "test_lifecycle: reduce_scatter_block element %d is %d\n", i, b[i]);
+            break;
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     int cycles = argc > 1 ? atoi(argv[1]) : 1000;
@@ -77,6 +130,23 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     lt_read(LT_ALLREDUCE, &before);
+    lt_counts_t obefore[4], oafter[4];
+    static const lt_coll_t others[4] = {LT_BCAST, LT_REDUCE, LT_ALLGATHER, LT_REDUCE_SCATTER_BLOCK};
+    static const char *forced[4][2] = {{"coll_loom_bcast_algorithm", "twotree"},
+                                       {"coll_loom_reduce_algorithm", "twotree"},
+                                       {"coll_loom_allgather_algorithm", "ring"},
+                                       {"coll_loom_reduce_scatter_block_algorithm", "ring"}};
+    for (int k = 0; k < 4; ++k) {
+        if (MPI_SUCCESS != lt_cvar_write_str(forced[k][0], forced[k][1])) {
+            fprintf(stderr, "test_lifecycle: rank %d: FAIL: cannot set %s\n", rank, forced[k][0]);
+            fails++;
+        }
+        lt_read(others[k], &obefore[k]);
+    }
+    int *oa = malloc((size_t) LT_OTHERS_BIG * size * sizeof(int));
+    int *ob = malloc((size_t) LT_OTHERS_BIG * size * sizeof(int));
+    lt_cvar_write_int("coll_loom_twotree_chunk_size", 1000);
+    lt_cvar_write_int("coll_loom_ring_segment_size", 1000);
 
     for (int c = 0; c < cycles; ++c) {
         MPI_Comm dup, split;
@@ -85,6 +155,7 @@ int main(int argc, char **argv)
         MPI_Comm_split(MPI_COMM_WORLD, rank % 2, (rank * 7 + c) % size, &split);
         check_sum(dup, 1 + c % 7, &fails);
         check_sum(split, 255, &fails);
+        check_others(dup, c, oa, ob, &fails);
         MPI_Comm_free(&split);
         MPI_Comm_free(&dup);
         if (c == cycles / 10) {
@@ -92,7 +163,21 @@ int main(int argc, char **argv)
         }
     }
     rss_end = rss_kib();
+    free(oa);
+    free(ob);
     lt_read(LT_ALLREDUCE, &after);
+    for (int k = 0; k < 4 && size > 1; ++k) {
+        unsigned long long got = 0;
+        lt_read(others[k], &oafter[k]);
+        for (int a = 0; a < lt_nalgs(others[k]); ++a) {
+            got += oafter[k].alg[a] - obefore[k].alg[a];
+        }
+        if (got < (unsigned long long) cycles) {
+            fprintf(stderr, "test_lifecycle: rank %d: FAIL: loom served %llu of %d %s calls\n", rank, got,
+                    cycles, forced[k][0]);
+            fails++;
+        }
+    }
     for (int a = 0; a < lt_nalgs(LT_ALLREDUCE); ++a) {
         served += after.alg[a] - before.alg[a];
     }

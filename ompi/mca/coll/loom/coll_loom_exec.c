@@ -13,6 +13,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "mpi.h"
 #include "opal/datatype/opal_datatype.h"
@@ -191,42 +192,66 @@ static struct {
     size_t bytes;
 } loom_pool;
 
+/* Pool buffers are mapped directly, not malloc'ed: a large malloc/free pair moves
+ * glibc's dynamic mmap threshold, after which the application's own large buffers
+ * come from the heap, where a kept buffer pins fragments (test_lifecycle saw the
+ * resident set creep by megabytes). */
+static char *pool_map(size_t bytes)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return MAP_FAILED == p ? NULL : p;
+}
+
+static void pool_unmap(char *p, size_t bytes)
+{
+    if (NULL != p) {
+        (void) munmap(p, bytes);
+    }
+}
+
 void *mca_coll_loom_scratch_take(size_t bytes)
 {
     char *p = NULL;
 
+    if (0 == bytes) {
+        bytes = 1;
+    }
     OPAL_THREAD_LOCK(&mca_coll_loom_component.lock);
-    if (NULL != loom_pool.buf && loom_pool.bytes >= bytes) {
+    if (NULL != loom_pool.buf && loom_pool.bytes == bytes) {
         p = loom_pool.buf;
         loom_pool.buf = NULL;
     }
     OPAL_THREAD_UNLOCK(&mca_coll_loom_component.lock);
-    return NULL != p ? p : malloc(bytes > 0 ? bytes : 1);
+    return NULL != p ? p : pool_map(bytes);
 }
 
 void mca_coll_loom_scratch_give(void *p, size_t bytes)
 {
     char *drop = p;
+    size_t drop_bytes = bytes;
 
     if (NULL == p) {
         return;
     }
-    if (mca_coll_loom_component.scratch_keep > 0 && bytes <= (size_t) mca_coll_loom_component.scratch_keep) {
+    if (0 == bytes) {
+        bytes = drop_bytes = 1;
+    }
+    if (mca_coll_loom_component.scratch_keep > 0 &&
+        bytes <= (size_t) mca_coll_loom_component.scratch_keep) {
         OPAL_THREAD_LOCK(&mca_coll_loom_component.lock);
-        if (NULL == loom_pool.buf || loom_pool.bytes < bytes) {
-            /* keep the larger buffer: sizes of one application repeat */
-            drop = loom_pool.buf;
-            loom_pool.buf = p;
-            loom_pool.bytes = bytes;
-        }
+        /* keep the latest buffer: the sizes of one application repeat */
+        drop = loom_pool.buf;
+        drop_bytes = loom_pool.bytes;
+        loom_pool.buf = p;
+        loom_pool.bytes = bytes;
         OPAL_THREAD_UNLOCK(&mca_coll_loom_component.lock);
     }
-    free(drop);
+    pool_unmap(drop, drop_bytes);
 }
 
 void mca_coll_loom_scratch_release_all(void)
 {
-    free(loom_pool.buf);
+    pool_unmap(loom_pool.buf, loom_pool.bytes);
     loom_pool.buf = NULL;
     loom_pool.bytes = 0;
 }
