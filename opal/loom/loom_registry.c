@@ -86,6 +86,19 @@ const mca_coll_loom_alg_t mca_coll_loom_algs[] = {
         .reference = "seed 001, section 1 (baseline)",
         .build = mca_coll_loom_build_binomial,
     },
+    {
+        .name = "hierarchical",
+        .colls = COLL_BIT(MCA_COLL_LOOM_COLL_ALLREDUCE) | COLL_BIT(MCA_COLL_LOOM_COLL_BARRIER) |
+                 COLL_BIT(MCA_COLL_LOOM_COLL_BCAST) | COLL_BIT(MCA_COLL_LOOM_COLL_REDUCE),
+        .needs = 0,
+        .description = "two-level: binomial inside each node, pairwise (allreduce) or binomial "
+                       "(bcast, reduce) among the node leaders; any op on node-consecutive ranks",
+        .reference = "seed 003, sections 3.1-3.3",
+        .build = mca_coll_loom_build_hierarchical,
+        .can_serve = mca_coll_loom_hierarchical_can_serve,
+        .refusal = "the op is not commutative and the ranks of a node are not consecutive "
+                   "(reduce: the op is not commutative)",
+    },
 };
 
 const int mca_coll_loom_num_algs = (int) (sizeof(mca_coll_loom_algs) / sizeof(mca_coll_loom_algs[0]));
@@ -130,7 +143,8 @@ const char *mca_coll_loom_alg_refusal(int alg, const mca_coll_loom_params_t *p)
     }
     q.knob = knob_or_default(a, p->knob);
     if (NULL != a->can_serve && !a->can_serve(&q)) {
-        return "no adaption exists for this communicator size and number of ways";
+        return NULL != a->refusal ? a->refusal
+                                  : "no adaption exists for this communicator size and number of ways";
     }
     return NULL;
 }

@@ -62,6 +62,8 @@ typedef struct {
     int coll;       /* mca_coll_loom_coll_t being built (builders serving several) */
     int segs;       /* pipelining depth chosen for this call: segments per part (ring),
                        chunks (twotree); 0 or 1: none */
+    const int *node_of; /* [P] node index of each rank, nodes numbered in order of their
+                           lowest rank (loom_topo.h); NULL: all on one node */
 } mca_coll_loom_params_t;
 
 typedef int (*mca_coll_loom_build_fn_t)(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);
@@ -79,6 +81,7 @@ typedef struct {
     const char *reference;     /* paper and section */
     mca_coll_loom_build_fn_t build;
     mca_coll_loom_can_serve_fn_t can_serve;
+    const char *refusal;       /* why can_serve() said no (NULL: the adaption message) */
     bool pipelined;            /* the knob is a segment / chunk size in bytes, turned into
                                   params.segs per call (0: the cost model chooses) */
 } mca_coll_loom_alg_t;
@@ -118,6 +121,8 @@ int mca_coll_loom_build_bruck(mca_coll_loom_sched_t *s, const mca_coll_loom_para
 int mca_coll_loom_build_ring(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);
 int mca_coll_loom_build_twotree(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);
 int mca_coll_loom_build_binomial(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);
+int mca_coll_loom_build_hierarchical(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);
+bool mca_coll_loom_hierarchical_can_serve(const mca_coll_loom_params_t *p);
 
 /* The adaption of seed 000, Theorem 1, for (n, P): the last round takes s-1 full
  * partial results, a prefix of `send_prefix` contributions from sender s, and the

@@ -109,6 +109,27 @@ void mca_coll_loom_sched_copy_blk(mca_coll_loom_sched_t *s, int src, int dst, in
     }
 }
 
+void mca_coll_loom_sched_append_mapped(mca_coll_loom_sched_t *dst, const mca_coll_loom_sched_t *src,
+                                       const int *peer_map, int res_slot, int in_slot, int scratch_base)
+{
+    if (MCA_COLL_LOOM_OK != src->error || src->nblocks > 0) {
+        dst->error = MCA_COLL_LOOM_OK != src->error ? src->error : MCA_COLL_LOOM_ERR_NOTSUP;
+        return;
+    }
+    for (int i = 0; i < src->nops; ++i) {
+        const mca_coll_loom_op_t *o = &src->ops[i];
+        int slot_src = 0 == o->src ? res_slot : 1 == o->src ? in_slot : scratch_base + o->src - 2;
+        int slot_dst = 0 == o->dst ? res_slot : 1 == o->dst ? in_slot : scratch_base + o->dst - 2;
+        int peer = o->peer >= 0 ? peer_map[o->peer] : -1;
+
+        if (MCA_COLL_LOOM_OP_COPY == o->kind && slot_src == slot_dst) {
+            continue; /* a copy the mapping made pointless */
+        }
+        sched_append(dst, o->kind, MCA_COLL_LOOM_OP_WAIT == o->kind ? 0 : slot_src,
+                     MCA_COLL_LOOM_OP_WAIT == o->kind ? 0 : slot_dst, peer);
+    }
+}
+
 void mca_coll_loom_sched_send(mca_coll_loom_sched_t *s, int peer, int slot)
 {
     sched_append(s, MCA_COLL_LOOM_OP_SEND, slot, slot, peer);

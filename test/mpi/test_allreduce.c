@@ -149,6 +149,9 @@ static int alg_may_serve(const char *alg, int n, int P, tkind_t t, okind_t o)
     if (0 == strcmp(alg, "ring")) return op_commutative(o);
     /* two trees over the same blocks: as ring, each block combined in one fixed order */
     if (0 == strcmp(alg, "twotree")) return op_commutative(o);
+    /* any op on node-consecutive ranks, commutative ones otherwise: this test does not
+     * know the node map, so a non-commutative call may go either way (both exact) */
+    if (0 == strcmp(alg, "hierarchical")) return op_commutative(o) ? 1 : -1;
     if (0 == strcmp(alg, "dissemination"))
         return op_commutative(o) && op_exact(t, o) && (op_idempotent(o) || dissemination_adaptable(n, P));
     return -1;

@@ -96,7 +96,11 @@ static int is_reduction(ckind_t c) { return c == C_REDUCE || c == C_RS || c == C
 static int is_rooted(ckind_t c) { return c == C_BCAST || c == C_REDUCE; }
 static int op_commutative(okind_t o) { return o != O_UNONCOMM; }
 /* Algorithms that only serve commutative operations (interface of the component). */
-static int alg_commutative_only(const char *alg) { return 0 == strcmp(alg, "ring") || 0 == strcmp(alg, "twotree"); }
+static int alg_commutative_only(const char *alg)
+{
+    /* hierarchical serves non-commutative bcast (no op) but not reduce */
+    return 0 == strcmp(alg, "ring") || 0 == strcmp(alg, "twotree") || 0 == strcmp(alg, "hierarchical");
+}
 static const char *alg_knob(const char *alg)
 {
     if (0 == strcmp(alg, "ring")) return "coll_loom_ring_segment_size";

@@ -820,6 +820,96 @@ static void print_nonadaptable(void)
     }
 }
 
+/* Node maps for `hierarchical`: node index of rank r under map kind `kind`, before
+ * renumbering.  0: blocks of b ranks; 1: round-robin over b nodes; 2: pseudo-random
+ * over b nodes; 3: uneven blocks (1, 3, 2, 1, 3, 2, ...). */
+static int raw_node(int kind, int b, int r, int P)
+{
+    switch (kind) {
+    case 0: return r / b;
+    case 1: return r % b;
+    case 2: return (int) ((unsigned) (r * 2654435761u + (unsigned) P * 40503u) >> 7) % b;
+    default: {
+        static const int sz[3] = {1, 3, 2};
+        int node = 0, left = r;
+        while (left >= sz[node % 3]) {
+            left -= sz[node % 3];
+            node++;
+        }
+        return node;
+    }
+    }
+}
+
+/* hierarchical: every collective on node maps that are consecutive, round-robin,
+ * random and uneven, every root, every op kind (non-commutative ones only where the
+ * ranks are node-consecutive, else the refusal is checked). */
+static void test_hierarchical_maps(void)
+{
+    const int alg = mca_coll_loom_alg_find(MCA_COLL_LOOM_COLL_ALLREDUCE, "hierarchical");
+    static const int colls[] = {MCA_COLL_LOOM_COLL_ALLREDUCE, MCA_COLL_LOOM_COLL_BARRIER,
+                                MCA_COLL_LOOM_COLL_BCAST, MCA_COLL_LOOM_COLL_REDUCE};
+    long verified = 0, refused = 0;
+    int node_of[64], map[64];
+    char err[256];
+
+    CHECK(alg >= 0, "no hierarchical algorithm");
+    if (alg < 0) {
+        return;
+    }
+    for (int P = 1; P <= 40; ++P) {
+        for (int kind = 0; kind < 4; ++kind) {
+            for (int b = 1; b <= 5; ++b) {
+                int nn = 0;
+                bool consecutive = true;
+                /* renumber the nodes in order of their lowest rank (loom_topo.h) */
+                for (int i = 0; i < 64; ++i) {
+                    map[i] = -1;
+                }
+                for (int r = 0; r < P; ++r) {
+                    int raw = raw_node(kind, b, r, P);
+                    if (map[raw] < 0) {
+                        map[raw] = nn++;
+                    }
+                    node_of[r] = map[raw];
+                    consecutive = consecutive && (0 == r || node_of[r] >= node_of[r - 1]);
+                }
+                for (size_t ci = 0; ci < sizeof(colls) / sizeof(colls[0]); ++ci) {
+                    for (size_t kd = 0; kd < sizeof(kinds) / sizeof(kinds[0]); ++kd) {
+                        const int coll = colls[ci];
+                        const bool rooted = MCA_COLL_LOOM_COLL_BCAST == coll || MCA_COLL_LOOM_COLL_REDUCE == coll;
+                        const unsigned call = (MCA_COLL_LOOM_COLL_BCAST == coll || MCA_COLL_LOOM_COLL_BARRIER == coll)
+                                                  ? (C | E | I) : kinds[kd].call;
+                        mca_coll_loom_params_t p = {.P = P, .call = call, .coll = coll, .node_of = node_of,
+                                                    .nodes = nn, .root = rooted ? MCA_COLL_LOOM_VERIFY_ALL_ROOTS : 0};
+                        const bool may = (call & C) || (MCA_COLL_LOOM_COLL_REDUCE != coll && consecutive);
+                        mca_coll_loom_params_t q = p;
+                        q.root = 0;
+                        CHECK((NULL == mca_coll_loom_alg_refusal(alg, &q)) == may,
+                              "hierarchical %s P=%d map %d/%d call %x: refusal %s", mca_coll_loom_coll_name(coll), P,
+                              kind, b, call, may ? "unexpected" : "missing");
+                        if (!may) {
+                            refused++;
+                            continue;
+                        }
+                        for (int ip = 0; ip < (MCA_COLL_LOOM_COLL_BCAST == coll ? 1 : 2); ++ip) {
+                            int rc = mca_coll_loom_verify(alg, coll, &p, ip, NULL, err, sizeof(err));
+                            CHECK(0 == rc, "hierarchical %s P=%d map %d/%d %s%s: %s", mca_coll_loom_coll_name(coll), P,
+                                  kind, b, kinds[kd].name, ip ? " in place" : "", err);
+                            verified++;
+                        }
+                        if (MCA_COLL_LOOM_COLL_BCAST == coll || MCA_COLL_LOOM_COLL_BARRIER == coll) {
+                            break; /* no op: one kind is enough */
+                        }
+                    }
+                }
+            }
+        }
+    }
+    printf("hierarchical   %ld verifications over node maps (P = 1..40, consecutive, round-robin, random, "
+           "uneven; every root), %ld refusals checked\n", verified, refused);
+}
+
 int main(int argc, char **argv)
 {
     int pmax = 300;
@@ -836,6 +926,7 @@ int main(int argc, char **argv)
     test_topo();
     test_decide();
     test_algorithms(pmax);
+    test_hierarchical_maps();
     if (failures) {
         fprintf(stderr, "%d failures\n", failures);
         return 1;

@@ -384,6 +384,7 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,
         .knob = 0,
         .call = call,
         .coll = coll,
+        .node_of = m->have_topo ? m->topo.node_of : NULL,
     };
     mca_coll_loom_sched_entry_t *e;
     int forced;

@@ -1,0 +1,244 @@
+/*
+ * loom algorithm `hierarchical`: the two-level collectives of seed 003 (Zhu, Goodell,
+ * Gropp, Thakur), built from point-to-point messages only, over the node map of the
+ * communicator (p->node_of; nodes numbered in order of their lowest rank, whose rank
+ * is the node's leader).
+ *
+ *   allreduce, barrier (section 3.3): binomial reduce inside each node to its leader,
+ *       the pairwise exchange among the leaders, binomial bcast inside each node;
+ *   bcast (section 3.1): a binomial tree among the nodes, rooted at the root's node,
+ *       where the root itself stands in for its node's leader (no extra hop, so the
+ *       cost does not depend on the root), then a binomial bcast inside each node;
+ *   reduce (section 3.2): the mirror image of bcast.
+ *
+ * Only one message per node pair crosses the network in each inter-node round, and
+ * the inter-node phase has ceil(log2 nodes) rounds instead of ceil(log2 P).
+ *
+ * Exactness.  Inside a node the binomial tree combines the ranks of the node in
+ * increasing order (acc := acc o child, children's ranges following acc's), and the
+ * pairwise exchange keeps the order of the leaders; when every node holds one
+ * contiguous range of ranks (node-consecutive), that is rank order, so the allreduce
+ * then serves non-commutative ops too.  Every rank receives the leaders' result as
+ * a copy: bit-identical everywhere.  reduce with a root that is not its node's
+ * leader combines out of order, so it needs a commutative op.
+ */
+#include <stdlib.h>
+
+#include "opal/loom/loom_registry.h"
+
+#define RES MCA_COLL_LOOM_SLOT_RESULT
+#define IN  MCA_COLL_LOOM_SLOT_INPUT
+#define ACC MCA_COLL_LOOM_SLOT_SCRATCH0       /* this rank's partial of its node subtree */
+#define TMP (MCA_COLL_LOOM_SLOT_SCRATCH0 + 1) /* a child's partial */
+#define SUB (MCA_COLL_LOOM_SLOT_SCRATCH0 + 2) /* first scratch slot of the leaders' phase */
+
+static int node_of(const mca_coll_loom_params_t *p, int r)
+{
+    return NULL != p->node_of ? p->node_of[r] : 0;
+}
+
+bool mca_coll_loom_hierarchical_can_serve(const mca_coll_loom_params_t *p)
+{
+    if (p->call & MCA_COLL_LOOM_CALL_COMMUTATIVE) {
+        return true;
+    }
+    if (MCA_COLL_LOOM_COLL_REDUCE == p->coll) {
+        return false;
+    }
+    /* node-consecutive: nodes are numbered by their lowest rank, so the node index
+     * never decreases along the ranks exactly when every node is one range */
+    for (int r = 1; r < p->P; ++r) {
+        if (node_of(p, r) < node_of(p, r - 1)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The ranks of node `node` in increasing order; returns how many. */
+static int members(const mca_coll_loom_params_t *p, int node, int *out)
+{
+    int n = 0;
+    for (int r = 0; r < p->P; ++r) {
+        if (node_of(p, r) == node) {
+            out[n++] = r;
+        }
+    }
+    return n;
+}
+
+/* lowest set bit of v > 0; for v = 0 the first power of two >= n */
+static int subtree(int v, int n)
+{
+    int m = 1;
+    if (v > 0) {
+        return v & -v;
+    }
+    while (m < n) {
+        m <<= 1;
+    }
+    return m;
+}
+
+/* Binomial reduce among mem[0..n-1] to mem[top] (virtual index v = i - top mod n);
+ * returns the slot holding this rank's partial (its whole subtree; the node's
+ * result at mem[top]).  Children are combined in increasing v: rank order when
+ * top = 0. */
+static int node_reduce(mca_coll_loom_sched_t *s, const int *mem, int n, int me, int top, int in_slot)
+{
+    const int v = mca_coll_loom_rank_mod((long) me - top, n), sub = subtree(v, n);
+    int acc = in_slot;
+
+    for (int m = 1; m < sub && v + m < n; m <<= 1) {
+        if (acc == in_slot) {
+            mca_coll_loom_sched_copy(s, in_slot, ACC);
+            acc = ACC;
+        }
+        mca_coll_loom_sched_recv(s, mem[mca_coll_loom_rank_mod((long) v + m + top, n)], TMP);
+        mca_coll_loom_sched_wait(s);
+        mca_coll_loom_sched_reduce_r(s, TMP, acc);
+    }
+    if (v > 0) {
+        mca_coll_loom_sched_send(s, mem[mca_coll_loom_rank_mod((long) v - sub + top, n)], acc);
+        mca_coll_loom_sched_wait(s);
+    }
+    return acc;
+}
+
+/* Binomial bcast of `slot` among mem[0..n-1] from mem[top]. */
+static void node_bcast(mca_coll_loom_sched_t *s, const int *mem, int n, int me, int top, int slot)
+{
+    const int v = mca_coll_loom_rank_mod((long) me - top, n), sub = subtree(v, n);
+
+    if (n < 2) {
+        return;
+    }
+    if (v > 0) {
+        mca_coll_loom_sched_recv(s, mem[mca_coll_loom_rank_mod((long) v - sub + top, n)], slot);
+        mca_coll_loom_sched_wait(s);
+    }
+    for (int m = sub >> 1; m > 0; m >>= 1) {
+        if (v + m < n) {
+            mca_coll_loom_sched_send(s, mem[mca_coll_loom_rank_mod((long) v + m + top, n)], slot);
+        }
+    }
+    mca_coll_loom_sched_wait(s);
+}
+
+/* The inter-node phase: `build` run for the sub-communicator of the node
+ * representatives rep[0..nn-1] (this rank is rep[mynode]), appended with its peers
+ * and slots mapped. */
+static int leaders_phase(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p,
+                         mca_coll_loom_build_fn_t build, int coll, const int *rep, int nn, int mynode,
+                         int root_node, int in_slot)
+{
+    mca_coll_loom_params_t q = *p;
+    mca_coll_loom_sched_t sub;
+    int rc;
+
+    q.P = nn;
+    q.rank = mynode;
+    q.root = root_node;
+    q.coll = coll;
+    q.nodes = nn;
+    q.rpn = 1;
+    q.node_of = NULL;
+    q.segs = 0;
+    mca_coll_loom_sched_init(&sub);
+    rc = build(&sub, &q);
+    if (MCA_COLL_LOOM_OK == rc) {
+        mca_coll_loom_sched_append_mapped(s, &sub, rep, RES, in_slot, SUB);
+        rc = s->error;
+    }
+    mca_coll_loom_sched_fini(&sub);
+    return rc;
+}
+
+int mca_coll_loom_build_hierarchical(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p)
+{
+    const int P = p->P, r = p->rank;
+    int nn = 0, mynode, n, me = -1, top, rc = MCA_COLL_LOOM_OK;
+    int *mem, *rep;
+
+    if (P < 1 || r < 0 || r >= P || p->root < 0 || p->root >= P) {
+        return MCA_COLL_LOOM_ERR_BADPARAM;
+    }
+    for (int i = 0; i < P; ++i) {
+        if (node_of(p, i) < 0 || node_of(p, i) > i) {
+            return MCA_COLL_LOOM_ERR_BADPARAM; /* not numbered by lowest rank */
+        }
+        nn = node_of(p, i) + 1 > nn ? node_of(p, i) + 1 : nn;
+    }
+    mem = malloc(sizeof(int) * (size_t) P);
+    rep = malloc(sizeof(int) * (size_t) nn);
+    if (NULL == mem || NULL == rep) {
+        free(mem);
+        free(rep);
+        return MCA_COLL_LOOM_ERR_NOMEM;
+    }
+    mynode = node_of(p, r);
+    n = members(p, mynode, mem);
+    for (int i = 0; i < n; ++i) {
+        me = mem[i] == r ? i : me;
+    }
+    /* node representatives: the leaders, except that the root stands in for its own
+     * node's leader in bcast and reduce */
+    {
+        int k = 0;
+        for (int i = 0; i < P; ++i) {
+            if (node_of(p, i) == k) {
+                rep[k++] = i;
+            }
+        }
+        if (k != nn) {
+            free(mem);
+            free(rep);
+            return MCA_COLL_LOOM_ERR_BADPARAM; /* nodes not numbered by their lowest rank */
+        }
+    }
+
+    switch (p->coll) {
+    case MCA_COLL_LOOM_COLL_ALLREDUCE:
+    case MCA_COLL_LOOM_COLL_BARRIER: {
+        int part = node_reduce(s, mem, n, me, 0, IN);
+        if (0 == me) {
+            rc = leaders_phase(s, p, mca_coll_loom_build_pairwise, MCA_COLL_LOOM_COLL_ALLREDUCE, rep, nn,
+                               mynode, 0, part);
+        }
+        node_bcast(s, mem, n, me, 0, RES);
+        break;
+    }
+    case MCA_COLL_LOOM_COLL_BCAST:
+        rep[node_of(p, p->root)] = p->root;
+        top = 0;
+        for (int i = 0; i < n; ++i) {
+            top = mem[i] == rep[mynode] ? i : top;
+        }
+        if (me == top) {
+            rc = leaders_phase(s, p, mca_coll_loom_build_binomial, MCA_COLL_LOOM_COLL_BCAST, rep, nn, mynode,
+                               node_of(p, p->root), IN);
+        }
+        node_bcast(s, mem, n, me, top, RES);
+        break;
+    case MCA_COLL_LOOM_COLL_REDUCE: {
+        int part;
+        rep[node_of(p, p->root)] = p->root;
+        top = 0;
+        for (int i = 0; i < n; ++i) {
+            top = mem[i] == rep[mynode] ? i : top;
+        }
+        part = node_reduce(s, mem, n, me, top, IN);
+        if (me == top) {
+            rc = leaders_phase(s, p, mca_coll_loom_build_binomial, MCA_COLL_LOOM_COLL_REDUCE, rep, nn, mynode,
+                               node_of(p, p->root), part);
+        }
+        break;
+    }
+    default:
+        rc = MCA_COLL_LOOM_ERR_NOTSUP;
+        break;
+    }
+    free(mem);
+    free(rep);
+    return rc;
+}
