@@ -17,7 +17,9 @@
 #   --loom-dir D  directory of mca_coll_loom.so (default $LOOM_COMPONENT_DIR, else the
 #                 build tree's .libs); ignored when OMPI_MCA_mca_base_component_path is set
 #   --dry-run     print the hostfile and the mpirun command, run nothing
-# Anything else before `--` goes to mpirun unchanged (e.g. --mca coll ^loom, -x VAR).
+# Anything else before `--` goes to mpirun unchanged (e.g. --mca coll ^loom, -x VAR);
+# an --mca of pml, btl, btl_tcp_if_include, pml_ucx_* or mpi_yield_when_idle replaces
+# this script's value.
 #
 # The ranks see LOOM_CLUSTER_NODES (nodes used) and LOOM_CLUSTER_PLACEMENT (the node
 # of each rank, comma-separated, in rank order); test/cluster/smoke checks them.
@@ -113,13 +115,29 @@ printf '%s\n' "${place[@]}" >"$hostfile"
 
 cmd=(mpirun -np "$np" --hostfile "$hostfile" --mca rmaps seq
     --mca plm_rsh_agent "$here/agent.sh" --mca plm_rsh_no_tree_spawn 1
-    --mca oob_tcp_if_include "$subnet.0/24" --bind-to none --mca mpi_yield_when_idle 1
+    --mca oob_tcp_if_include "$subnet.0/24" --bind-to none
     -x OMPI_MCA_mca_base_component_path -x LOOM_CLUSTER_NODES -x LOOM_CLUSTER_PLACEMENT)
+# mca NAME VALUE: add --mca NAME VALUE unless the caller passed NAME already (Open
+# MPI refuses a parameter given twice), so e.g. --mca btl self,tcp overrides ours
+mca() {
+    local i
+    for ((i = 0; i + 1 < ${#extra[@]}; i++)); do
+        case "${extra[i]}" in
+        --mca | -mca | --gmca | -gmca) [ "${extra[i + 1]}" = "$1" ] && return ;;
+        esac
+    done
+    cmd+=(--mca "$1" "$2")
+}
+mca mpi_yield_when_idle 1
 if [ $pml = ob1 ]; then
-    cmd+=(--mca pml ob1 --mca btl self,vader,tcp --mca btl_tcp_if_include "$subnet.0/24")
+    mca pml ob1
+    mca btl self,vader,tcp
+    mca btl_tcp_if_include "$subnet.0/24"
 else
-    cmd+=(--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any
-        -x UCX_TLS=self,sm,tcp -x UCX_NET_DEVICES=cl0)
+    mca pml ucx
+    mca pml_ucx_tls any
+    mca pml_ucx_devices any
+    cmd+=(-x UCX_TLS=${UCX_TLS:-self,sm,tcp} -x UCX_NET_DEVICES=${UCX_NET_DEVICES:-cl0})
 fi
 cmd+=("${extra[@]}" "$@")
 
