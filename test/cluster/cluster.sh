@@ -167,10 +167,14 @@ do_up() {
     echo "$n" >"$STATE/nodes"
     echo "$rate" >"$STATE/shape"
     echo "$SUBNET" >"$STATE/subnet"
-    # the bridge port needs a moment to forward: wait until the last node answers
-    for i in $(seq 50); do
-        ping -c 1 -W 1 "$SUBNET.$n" >/dev/null 2>&1 && break
-        if ! command -v ping >/dev/null; then sleep 0.5; break; fi
+    # wait until every bridge port forwards (immediate without STP, but be sure)
+    local fwd
+    for _ in $(seq 50); do
+        fwd=0
+        for i in $(seq 0 $((n - 1))); do
+            [ "$(cat "/sys/class/net/$VP$i/brport/state" 2>/dev/null)" = 3 ] && fwd=$((fwd + 1))
+        done
+        [ "$fwd" = "$n" ] && break
         sleep 0.1
     done
     trap - ERR
