@@ -137,7 +137,7 @@ else
     mca pml ucx
     mca pml_ucx_tls any
     mca pml_ucx_devices any
-    cmd+=(-x UCX_TLS=${UCX_TLS:-self,sm,tcp} -x UCX_NET_DEVICES=${UCX_NET_DEVICES:-cl0})
+    cmd+=(-x "UCX_TLS=${UCX_TLS:-self,sm,tcp}" -x "UCX_NET_DEVICES=${UCX_NET_DEVICES:-cl0}")
 fi
 cmd+=("${extra[@]}" "$@")
 

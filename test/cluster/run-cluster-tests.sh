@@ -9,8 +9,10 @@
 # root it prints SKIP and exits 77.
 #
 # Environment: LOOM_COMPONENT_DIR (mca_coll_loom.so; default the build tree's .libs),
-# LOOM_TEST_LOGDIR (default a new /tmp dir), LOOM_CLUSTER_TIMEOUT (seconds per
-# mpirun, default 120), LOOM_CLUSTER_SUBNET (see cluster.sh).
+# LOOM_CLUSTER_LOGDIR (default $LOOM_TEST_LOGDIR/cluster, else a new /tmp dir),
+# LOOM_CLUSTER_TIMEOUT (seconds per mpirun, default 120), LOOM_CLUSTER_SUBNET (see
+# cluster.sh).  Brings the cluster down first: do not run it while other jobs use
+# the emulated cluster.
 #
 # Runs, each printed as one PASS/FAIL line:
 #   1. cluster.sh: up, up again (idempotent), status;
@@ -28,7 +30,13 @@
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 bindir=${1:-${LOOM_MPI_TEST_DIR:-$here/../mpi}}
-logdir=${LOOM_TEST_LOGDIR:-$(mktemp -d "${TMPDIR:-/tmp}/loom-cluster-tests.XXXXXX")}
+if [ -n "${LOOM_CLUSTER_LOGDIR:-}" ]; then
+    logdir=$LOOM_CLUSTER_LOGDIR
+elif [ -n "${LOOM_TEST_LOGDIR:-}" ]; then
+    logdir=$LOOM_TEST_LOGDIR/cluster # make check's log directory: a subdirectory of our own
+else
+    logdir=$(mktemp -d "${TMPDIR:-/tmp}/loom-cluster-tests.XXXXXX")
+fi
 mkdir -p "$logdir"
 export LOOM_CLUSTER_TIMEOUT=${LOOM_CLUSTER_TIMEOUT:-120}
 CL=$here/cluster.sh
@@ -83,6 +91,7 @@ build() { # build NAME SOURCE: echo the binary's path, or nothing
 }
 SMOKE=$(build smoke "$here/smoke.c")
 [ -n "$SMOKE" ] || result FAIL "build smoke" 0 "$logdir/smoke.build.log"
+test_allreduce="" test_colls="" test_barrier=""
 for p in test_allreduce test_colls test_barrier; do
     if [ -x "$bindir/$p" ]; then
         eval "$p=\$bindir/\$p"
