@@ -1,0 +1,206 @@
+#!/bin/bash
+# loom: tests on the emulated multi-node cluster (one network namespace per node).
+#
+#   run-cluster-tests.sh [DIR]
+#
+# DIR holds test_allreduce, test_colls, test_barrier (default $LOOM_MPI_TEST_DIR, else
+# ../mpi beside this script); a missing one, and smoke, are compiled with mpicc into
+# the log directory.  Needs root, iproute2 (ip, tc) and util-linux (unshare); without
+# root it prints SKIP and exits 77.
+#
+# Environment: LOOM_COMPONENT_DIR (mca_coll_loom.so; default the build tree's .libs),
+# LOOM_CLUSTER_LOGDIR (default $LOOM_TEST_LOGDIR/cluster, else a new /tmp dir),
+# LOOM_CLUSTER_TIMEOUT (seconds per mpirun, default 120), LOOM_CLUSTER_SUBNET (see
+# cluster.sh).  Brings the cluster down first: do not run it while other jobs use
+# the emulated cluster.
+#
+# Runs, each printed as one PASS/FAIL line:
+#   1. cluster.sh: up, up again (idempotent), status;
+#   2. 4 nodes x 2: smoke (distinct nodes, one shared-memory communicator per node,
+#      loom loaded and serving on every rank), test_allreduce, test_colls, test_barrier;
+#      a negative control (--mca coll ^loom: smoke must FAIL); smoke over UCX;
+#   3. 4 x 2 with round-robin placement (rank i on node i mod 4);
+#   4. 3 nodes x 3 (the cluster rebuilt at another size);
+#   5. uneven nodes: --map 1,3,2 round-robin, and --map 3,1,2 consecutive;
+#   6. 1 Gbit/s tbf shaping on the links: smoke;
+#   7. cluster.sh down leaves nothing behind, and down again succeeds.
+# The cluster is torn down at the end, also on failure or interruption.
+# Ends with "N passed, M failed" and the total time; exits non-zero on any failure.
+
+set -u
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+bindir=${1:-${LOOM_MPI_TEST_DIR:-$here/../mpi}}
+if [ -n "${LOOM_CLUSTER_LOGDIR:-}" ]; then
+    logdir=$LOOM_CLUSTER_LOGDIR
+elif [ -n "${LOOM_TEST_LOGDIR:-}" ]; then
+    logdir=$LOOM_TEST_LOGDIR/cluster # make check's log directory: a subdirectory of our own
+else
+    logdir=$(mktemp -d "${TMPDIR:-/tmp}/loom-cluster-tests.XXXXXX")
+fi
+mkdir -p "$logdir"
+export LOOM_CLUSTER_TIMEOUT=${LOOM_CLUSTER_TIMEOUT:-120}
+CL=$here/cluster.sh
+MR=$here/mpirun.sh
+t_start=$SECONDS
+
+if [ "$(id -u)" != 0 ]; then
+    echo "SKIP: the emulated cluster needs root (network namespaces)"
+    exit 77
+fi
+for c in ip tc unshare mpirun mpicc; do
+    if ! command -v "$c" >/dev/null; then
+        echo "FAIL: $c not found (apt-get install iproute2 util-linux openmpi-bin libopenmpi-dev)"
+        exit 1
+    fi
+done
+# No loom parameter may leak in from the caller's environment
+for v in $(env | sed -n 's/^\(OMPI_MCA_coll_loom_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
+
+cleanup() { "$CL" down >>"$logdir/cluster.log" 2>&1; }
+trap cleanup EXIT
+trap 'echo "interrupted"; exit 130' INT TERM
+
+echo "loom cluster tests"
+echo "  binaries .... $bindir"
+echo "  logs ........ $logdir"
+
+pass=0
+fail=0
+failed_runs=()
+result() { # result PASS|FAIL name seconds [log]
+    printf '%s: %-58s (%ss)\n' "$1" "$2" "$3"
+    if [ "$1" = PASS ]; then
+        pass=$((pass + 1))
+    else
+        fail=$((fail + 1))
+        failed_runs+=("$2")
+        if [ -n "${4:-}" ] && [ -f "$4" ]; then
+            echo "---- last lines of $4 ----"
+            grep -v '^ *$' "$4" | tail -n 25 | sed 's/^/    /'
+            echo "----"
+        fi
+    fi
+}
+log_of() { echo "$logdir/$(echo "$1" | tr -c 'A-Za-z0-9_.=-' '_').log"; }
+
+# ---- binaries ---------------------------------------------------------------------------
+build() { # build NAME SOURCE: echo the binary's path, or nothing
+    if mpicc -std=gnu11 -O2 -Wall -Wextra -o "$logdir/$1" "$2" -lm >"$logdir/$1.build.log" 2>&1; then
+        echo "$logdir/$1"
+    fi
+}
+SMOKE=$(build smoke "$here/smoke.c")
+[ -n "$SMOKE" ] || result FAIL "build smoke" 0 "$logdir/smoke.build.log"
+test_allreduce="" test_colls="" test_barrier=""
+for p in test_allreduce test_colls test_barrier; do
+    if [ -x "$bindir/$p" ]; then
+        eval "$p=\$bindir/\$p"
+    else
+        b=$(build "$p" "$here/../mpi/$p.c")
+        [ -n "$b" ] || result FAIL "build $p" 0 "$logdir/$p.build.log"
+        eval "$p=\$b"
+    fi
+done
+
+# ---- helpers ------------------------------------------------------------------------------
+# cl NAME ARGS...: a cluster.sh command as one PASS/FAIL line
+cl() {
+    local name=$1 t0=$SECONDS log
+    shift
+    log=$(log_of "$name")
+    if "$CL" "$@" >"$log" 2>&1; then
+        result PASS "$name" $((SECONDS - t0))
+    else
+        result FAIL "$name" $((SECONDS - t0)) "$log"
+    fi
+}
+
+# run NAME EXPECT(0|nonzero) [mpirun.sh options] -- PROGRAM [ARGS]
+run() {
+    local name=$1 expect=$2 t0=$SECONDS log rc
+    shift 2
+    log=$(log_of "$name")
+    local opts=()
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do opts+=("$1"); shift; done
+    shift
+    if [ -z "${1:-}" ]; then
+        result FAIL "$name (program not built)" 0
+        return
+    fi
+    "$MR" "${opts[@]}" -- "$@" >"$log" 2>&1 </dev/null
+    rc=$?
+    if { [ "$expect" = 0 ] && [ $rc = 0 ]; } ||
+        { [ "$expect" != 0 ] && [ $rc != 0 ] && [ $rc != 124 ] && [ $rc != 137 ]; }; then
+        result PASS "$name" $((SECONDS - t0))
+    else
+        echo "exit status $rc (expected $expect)" >>"$log"
+        result FAIL "$name" $((SECONDS - t0)) "$log"
+    fi
+}
+
+# check NAME COMMAND...: a shell check as one PASS/FAIL line
+check() {
+    local name=$1 log
+    shift
+    log=$(log_of "$name")
+    if "$@" >"$log" 2>&1; then result PASS "$name" 0; else result FAIL "$name" 0 "$log"; fi
+}
+n_ns() { ip netns list | awk '{print $1}' | grep -cE '^loomnode[0-9]+$'; }
+n_hosts() { grep -c '# loom-cluster' /etc/hosts; }
+is_4_nodes() { "$CL" status && [ "$(n_ns)" = 4 ] && [ "$(n_hosts)" = 4 ]; }
+nothing_left() {
+    "$CL" status
+    [ "$(n_ns)" = 0 ] && [ "$(n_hosts)" = 0 ] && ! ip link show loombr0 2>/dev/null &&
+        [ -z "$(ip -o link show | grep -E ': loomv[0-9]+')" ]
+}
+shaped() { for i in 0 1 2; do tc -n loomnode$i qdisc show dev cl0 | grep -q 'tbf.*rate 1Gbit' || return 1; done; }
+
+# ---- 1. the cluster itself ----------------------------------------------------------------------
+cl "cluster.sh down (clean start)" down
+cl "cluster.sh up 4" up 4
+cl "cluster.sh up 4 again (idempotent)" up 4
+check "4 namespaces, 4 /etc/hosts lines, status ok" is_4_nodes
+
+# ---- 2. 4 nodes x 2 ranks, consecutive ------------------------------------------------------
+run "smoke 4x2" 0 --ppn 2 -- "$SMOKE"
+run "test_allreduce 4x2" 0 --ppn 2 -- "$test_allreduce"
+run "test_colls 4x2" 0 --ppn 2 -- "$test_colls"
+run "test_barrier 4x2" 0 --ppn 2 -- "$test_barrier"
+run "negative control: smoke 4x2 --mca coll ^loom must FAIL" nonzero --ppn 2 --mca coll '^loom' -- "$SMOKE"
+run "smoke 4x2 over UCX" 0 --ucx --ppn 2 -- "$SMOKE"
+
+# ---- 3. 4 x 2, round-robin: rank i on node i mod 4 --------------------------------------------
+run "smoke 4x2 round-robin" 0 --ppn 2 --rr -- "$SMOKE"
+run "test_allreduce 4x2 round-robin" 0 --ppn 2 --rr -- "$test_allreduce"
+run "test_colls 4x2 round-robin" 0 --ppn 2 --rr -- "$test_colls"
+
+# ---- 4. 3 nodes x 3 ranks -----------------------------------------------------------------------
+cl "cluster.sh up 3 (rebuilt at another size)" up 3
+run "smoke 3x3" 0 --ppn 3 -- "$SMOKE"
+run "test_allreduce 3x3" 0 --ppn 3 -- "$test_allreduce"
+run "test_colls 3x3" 0 --ppn 3 -- "$test_colls"
+
+# ---- 5. uneven nodes -------------------------------------------------------------------------------
+run "smoke map 1,3,2 round-robin" 0 --map 1,3,2 --rr -- "$SMOKE"
+run "test_allreduce map 1,3,2 round-robin" 0 --map 1,3,2 --rr -- "$test_allreduce"
+run "test_colls map 1,3,2 round-robin" 0 --map 1,3,2 --rr -- "$test_colls"
+run "smoke map 3,1,2 consecutive" 0 --map 3,1,2 -- "$SMOKE"
+
+# ---- 6. shaped links ----------------------------------------------------------------------------------
+cl "cluster.sh up 3 --shape 1gbit" up 3 --shape 1gbit
+check "tbf 1gbit on every node's link" shaped
+run "smoke 3x2 on 1 Gbit/s links" 0 --ppn 2 -- "$SMOKE"
+
+# ---- 7. teardown -------------------------------------------------------------------------------------------
+cl "cluster.sh down" down
+check "nothing left (namespaces, links, /etc/hosts)" nothing_left
+cl "cluster.sh down again (nothing there)" down
+
+echo
+if [ $fail -gt 0 ]; then
+    echo "failed runs:"
+    for f in "${failed_runs[@]}"; do echo "  $f"; done
+    echo "logs: $logdir"
+fi
+echo "$pass passed, $fail failed (total $((SECONDS - t_start)) s)"
+[ $fail = 0 ]
