@@ -19,7 +19,7 @@
 
 set -euo pipefail
 
-PACKAGES=(openmpi-bin libopenmpi-dev libucx-dev libhwloc-dev autoconf automake libtool
+PACKAGES=(openmpi-bin iproute2 util-linux libopenmpi-dev libucx-dev libhwloc-dev autoconf automake libtool
           pkg-config make gcc python3 python3-matplotlib valgrind)
 
 run_demo=1
