@@ -28,9 +28,9 @@
 
 #define RES MCA_COLL_LOOM_SLOT_RESULT
 #define IN  MCA_COLL_LOOM_SLOT_INPUT
-#define ACC MCA_COLL_LOOM_SLOT_SCRATCH0       /* this rank's partial of its node subtree */
-#define TMP (MCA_COLL_LOOM_SLOT_SCRATCH0 + 1) /* a child's partial */
-#define SUB (MCA_COLL_LOOM_SLOT_SCRATCH0 + 2) /* first scratch slot of the leaders' phase */
+#define PART         MCA_COLL_LOOM_SLOT_SCRATCH0       /* the node's result at its top rank */
+#define NODE_SCRATCH (MCA_COLL_LOOM_SLOT_SCRATCH0 + 1) /* scratch of the node phase (2 slots) */
+#define SUB          (MCA_COLL_LOOM_SLOT_SCRATCH0 + 3) /* scratch of the leaders' phase */
 
 static int node_of(const mca_coll_loom_params_t *p, int r)
 {
@@ -67,91 +67,60 @@ static int members(const mca_coll_loom_params_t *p, int node, int *out)
     return n;
 }
 
-/* lowest set bit of v > 0; for v = 0 the first power of two >= n */
-static int subtree(int v, int n)
-{
-    int m = 1;
-    if (v > 0) {
-        return v & -v;
-    }
-    while (m < n) {
-        m <<= 1;
-    }
-    return m;
-}
-
-/* Binomial reduce among mem[0..n-1] to mem[top] (virtual index v = i - top mod n);
- * returns the slot holding this rank's partial (its whole subtree; the node's
- * result at mem[top]).  Children are combined in increasing v: rank order when
- * top = 0. */
-static int node_reduce(mca_coll_loom_sched_t *s, const int *mem, int n, int me, int top, int in_slot)
-{
-    const int v = mca_coll_loom_rank_mod((long) me - top, n), sub = subtree(v, n);
-    int acc = in_slot;
-
-    for (int m = 1; m < sub && v + m < n; m <<= 1) {
-        if (acc == in_slot) {
-            mca_coll_loom_sched_copy(s, in_slot, ACC);
-            acc = ACC;
-        }
-        mca_coll_loom_sched_recv(s, mem[mca_coll_loom_rank_mod((long) v + m + top, n)], TMP);
-        mca_coll_loom_sched_wait(s);
-        mca_coll_loom_sched_reduce_r(s, TMP, acc);
-    }
-    if (v > 0) {
-        mca_coll_loom_sched_send(s, mem[mca_coll_loom_rank_mod((long) v - sub + top, n)], acc);
-        mca_coll_loom_sched_wait(s);
-    }
-    return acc;
-}
-
-/* Binomial bcast of `slot` among mem[0..n-1] from mem[top]. */
-static void node_bcast(mca_coll_loom_sched_t *s, const int *mem, int n, int me, int top, int slot)
-{
-    const int v = mca_coll_loom_rank_mod((long) me - top, n), sub = subtree(v, n);
-
-    if (n < 2) {
-        return;
-    }
-    if (v > 0) {
-        mca_coll_loom_sched_recv(s, mem[mca_coll_loom_rank_mod((long) v - sub + top, n)], slot);
-        mca_coll_loom_sched_wait(s);
-    }
-    for (int m = sub >> 1; m > 0; m >>= 1) {
-        if (v + m < n) {
-            mca_coll_loom_sched_send(s, mem[mca_coll_loom_rank_mod((long) v + m + top, n)], slot);
-        }
-    }
-    mca_coll_loom_sched_wait(s);
-}
-
-/* The inter-node phase: `build` run for the sub-communicator of the node
- * representatives rep[0..nn-1] (this rank is rep[mynode]), appended with its peers
- * and slots mapped. */
-static int leaders_phase(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p,
-                         mca_coll_loom_build_fn_t build, int coll, const int *rep, int nn, int mynode,
-                         int root_node, int in_slot)
+/* One phase among a subset of the ranks: `build` run for the sub-communicator
+ * peers[0..n-1] (this rank is peers[me], the phase's root peers[root]), appended
+ * with its peers and slots mapped.  Both levels reuse the registry's builders: the
+ * binomial tree inside a node and between the nodes, pairwise among the leaders. */
+static int sub_phase(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p,
+                     mca_coll_loom_build_fn_t build, int coll, const int *peers, int n, int me, int root,
+                     int res_slot, int in_slot, int scratch_base)
 {
     mca_coll_loom_params_t q = *p;
     mca_coll_loom_sched_t sub;
     int rc;
 
-    q.P = nn;
-    q.rank = mynode;
-    q.root = root_node;
+    q.P = n;
+    q.rank = me;
+    q.root = root;
     q.coll = coll;
-    q.nodes = nn;
-    q.rpn = 1;
+    q.nodes = 1;
+    q.rpn = n;
     q.node_of = NULL;
     q.segs = 0;
     mca_coll_loom_sched_init(&sub);
     rc = build(&sub, &q);
     if (MCA_COLL_LOOM_OK == rc) {
-        mca_coll_loom_sched_append_mapped(s, &sub, rep, RES, in_slot, SUB);
+        mca_coll_loom_sched_append_mapped(s, &sub, peers, res_slot, in_slot, scratch_base);
         rc = s->error;
     }
     mca_coll_loom_sched_fini(&sub);
     return rc;
+}
+
+/* The node phases: a binomial reduce of `in_slot` to mem[top], or a binomial bcast
+ * of RESULT from mem[top].  With top = 0 the reduce combines the node's ranks in
+ * increasing order (binomial keeps rank order on non-commutative calls with its tree
+ * rooted at 0).  A node of one rank has nothing to do.  The reduce returns the slot
+ * that holds the node's result at mem[top]. */
+static int node_reduce(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p, const int *mem, int n,
+                       int me, int top, int in_slot, int *rc)
+{
+    if (n < 2) {
+        return in_slot;
+    }
+    *rc = sub_phase(s, p, mca_coll_loom_build_binomial, MCA_COLL_LOOM_COLL_REDUCE, mem, n, me, top, PART,
+                    in_slot, NODE_SCRATCH);
+    return PART;
+}
+
+static int node_bcast(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p, const int *mem, int n,
+                      int me, int top)
+{
+    if (n < 2) {
+        return MCA_COLL_LOOM_OK;
+    }
+    return sub_phase(s, p, mca_coll_loom_build_binomial, MCA_COLL_LOOM_COLL_BCAST, mem, n, me, top, RES, IN,
+                     NODE_SCRATCH);
 }
 
 int mca_coll_loom_build_hierarchical(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p)
@@ -200,12 +169,14 @@ int mca_coll_loom_build_hierarchical(mca_coll_loom_sched_t *s, const mca_coll_lo
     switch (p->coll) {
     case MCA_COLL_LOOM_COLL_ALLREDUCE:
     case MCA_COLL_LOOM_COLL_BARRIER: {
-        int part = node_reduce(s, mem, n, me, 0, IN);
-        if (0 == me) {
-            rc = leaders_phase(s, p, mca_coll_loom_build_pairwise, MCA_COLL_LOOM_COLL_ALLREDUCE, rep, nn,
-                               mynode, 0, part);
+        int part = node_reduce(s, p, mem, n, me, 0, IN, &rc);
+        if (MCA_COLL_LOOM_OK == rc && 0 == me) {
+            rc = sub_phase(s, p, mca_coll_loom_build_pairwise, MCA_COLL_LOOM_COLL_ALLREDUCE, rep, nn, mynode, 0,
+                           RES, part, SUB);
         }
-        node_bcast(s, mem, n, me, 0, RES);
+        if (MCA_COLL_LOOM_OK == rc) {
+            rc = node_bcast(s, p, mem, n, me, 0);
+        }
         break;
     }
     case MCA_COLL_LOOM_COLL_BCAST:
@@ -215,10 +186,12 @@ int mca_coll_loom_build_hierarchical(mca_coll_loom_sched_t *s, const mca_coll_lo
             top = mem[i] == rep[mynode] ? i : top;
         }
         if (me == top) {
-            rc = leaders_phase(s, p, mca_coll_loom_build_binomial, MCA_COLL_LOOM_COLL_BCAST, rep, nn, mynode,
-                               node_of(p, p->root), IN);
+            rc = sub_phase(s, p, mca_coll_loom_build_binomial, MCA_COLL_LOOM_COLL_BCAST, rep, nn, mynode,
+                           node_of(p, p->root), RES, IN, SUB);
         }
-        node_bcast(s, mem, n, me, top, RES);
+        if (MCA_COLL_LOOM_OK == rc) {
+            rc = node_bcast(s, p, mem, n, me, top);
+        }
         break;
     case MCA_COLL_LOOM_COLL_REDUCE: {
         int part;
@@ -227,10 +200,10 @@ int mca_coll_loom_build_hierarchical(mca_coll_loom_sched_t *s, const mca_coll_lo
         for (int i = 0; i < n; ++i) {
             top = mem[i] == rep[mynode] ? i : top;
         }
-        part = node_reduce(s, mem, n, me, top, IN);
-        if (me == top) {
-            rc = leaders_phase(s, p, mca_coll_loom_build_binomial, MCA_COLL_LOOM_COLL_REDUCE, rep, nn, mynode,
-                               node_of(p, p->root), part);
+        part = node_reduce(s, p, mem, n, me, top, IN, &rc);
+        if (MCA_COLL_LOOM_OK == rc && me == top) {
+            rc = sub_phase(s, p, mca_coll_loom_build_binomial, MCA_COLL_LOOM_COLL_REDUCE, rep, nn, mynode,
+                           node_of(p, p->root), RES, part, SUB);
         }
         break;
     }
