@@ -55,18 +55,6 @@ bool mca_coll_loom_hierarchical_can_serve(const mca_coll_loom_params_t *p)
     return true;
 }
 
-/* The ranks of node `node` in increasing order; returns how many. */
-static int members(const mca_coll_loom_params_t *p, int node, int *out)
-{
-    int n = 0;
-    for (int r = 0; r < p->P; ++r) {
-        if (node_of(p, r) == node) {
-            out[n++] = r;
-        }
-    }
-    return n;
-}
-
 /* One phase among a subset of the ranks: `build` run for the sub-communicator
  * peers[0..n-1] (this rank is peers[me], the phase's root peers[root]), appended
  * with its peers and slots mapped.  Both levels reuse the registry's builders: the
@@ -123,48 +111,24 @@ static int node_bcast(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p,
                      NODE_SCRATCH);
 }
 
-int mca_coll_loom_build_hierarchical(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p)
+/* Index of rank `rank` among mem[0..n-1] (NULL: the identity). */
+static int node_index(const int *mem, int n, int rank)
 {
-    const int P = p->P, r = p->rank;
-    int nn = 0, mynode, n, me = -1, top, rc = MCA_COLL_LOOM_OK;
-    int *mem, *rep;
+    for (int i = 0; NULL != mem && i < n; ++i) {
+        if (mem[i] == rank) {
+            return i;
+        }
+    }
+    return NULL != mem ? 0 : rank;
+}
 
-    if (P < 1 || r < 0 || r >= P || p->root < 0 || p->root >= P) {
-        return MCA_COLL_LOOM_ERR_BADPARAM;
-    }
-    for (int i = 0; i < P; ++i) {
-        if (node_of(p, i) < 0 || node_of(p, i) > i) {
-            return MCA_COLL_LOOM_ERR_BADPARAM; /* not numbered by lowest rank */
-        }
-        nn = node_of(p, i) + 1 > nn ? node_of(p, i) + 1 : nn;
-    }
-    mem = malloc(sizeof(int) * (size_t) P);
-    rep = malloc(sizeof(int) * (size_t) nn);
-    if (NULL == mem || NULL == rep) {
-        free(mem);
-        free(rep);
-        return MCA_COLL_LOOM_ERR_NOMEM;
-    }
-    mynode = node_of(p, r);
-    n = members(p, mynode, mem);
-    for (int i = 0; i < n; ++i) {
-        me = mem[i] == r ? i : me;
-    }
-    /* node representatives: the leaders, except that the root stands in for its own
-     * node's leader in bcast and reduce */
-    {
-        int k = 0;
-        for (int i = 0; i < P; ++i) {
-            if (node_of(p, i) == k) {
-                rep[k++] = i;
-            }
-        }
-        if (k != nn) {
-            free(mem);
-            free(rep);
-            return MCA_COLL_LOOM_ERR_BADPARAM; /* nodes not numbered by their lowest rank */
-        }
-    }
+/* Both levels for this rank: mem[0..n-1] are its node's ranks (NULL: the identity,
+ * all ranks on one node), it is mem[me]; rep[0..nn-1] the nodes' leaders, its node
+ * is mynode.  rep may be changed (the root's node). */
+static int build_levels(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p, const int *mem, int n,
+                        int me, int mynode, int *rep, int nn)
+{
+    int top, rc = MCA_COLL_LOOM_OK;
 
     switch (p->coll) {
     case MCA_COLL_LOOM_COLL_ALLREDUCE:
@@ -181,10 +145,7 @@ int mca_coll_loom_build_hierarchical(mca_coll_loom_sched_t *s, const mca_coll_lo
     }
     case MCA_COLL_LOOM_COLL_BCAST:
         rep[node_of(p, p->root)] = p->root;
-        top = 0;
-        for (int i = 0; i < n; ++i) {
-            top = mem[i] == rep[mynode] ? i : top;
-        }
+        top = node_index(mem, n, rep[mynode]);
         if (me == top) {
             rc = sub_phase(s, p, mca_coll_loom_build_binomial, MCA_COLL_LOOM_COLL_BCAST, rep, nn, mynode,
                            node_of(p, p->root), RES, IN, SUB);
@@ -196,10 +157,7 @@ int mca_coll_loom_build_hierarchical(mca_coll_loom_sched_t *s, const mca_coll_lo
     case MCA_COLL_LOOM_COLL_REDUCE: {
         int part;
         rep[node_of(p, p->root)] = p->root;
-        top = 0;
-        for (int i = 0; i < n; ++i) {
-            top = mem[i] == rep[mynode] ? i : top;
-        }
+        top = node_index(mem, n, rep[mynode]);
         part = node_reduce(s, p, mem, n, me, top, IN, &rc);
         if (MCA_COLL_LOOM_OK == rc && me == top) {
             rc = sub_phase(s, p, mca_coll_loom_build_binomial, MCA_COLL_LOOM_COLL_REDUCE, rep, nn, mynode,
@@ -211,6 +169,54 @@ int mca_coll_loom_build_hierarchical(mca_coll_loom_sched_t *s, const mca_coll_lo
         rc = MCA_COLL_LOOM_ERR_NOTSUP;
         break;
     }
+    return rc;
+}
+
+int mca_coll_loom_build_hierarchical(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p)
+{
+    const int P = p->P, r = p->rank;
+    int nn = 0, mynode, n, me = -1, rc;
+    int *mem, *rep;
+
+    if (P < 1 || r < 0 || r >= P || p->root < 0 || p->root >= P) {
+        return MCA_COLL_LOOM_ERR_BADPARAM;
+    }
+    if (NULL == p->node_of) {
+        /* one node: its ranks are the communicator (identity peers), rank 0 leads */
+        int leader = 0;
+        mem = NULL;
+        rep = &leader;
+        return build_levels(s, p, mem, P, r, 0, rep, 1);
+    }
+    mem = malloc(sizeof(int) * (size_t) P);
+    rep = malloc(sizeof(int) * (size_t) P);
+    if (NULL == mem || NULL == rep) {
+        free(mem);
+        free(rep);
+        return MCA_COLL_LOOM_ERR_NOMEM;
+    }
+    /* One pass over the node map: this node's ranks in increasing order, and the node
+     * representatives, first the leaders (the root stands in for its own node's leader
+     * in bcast and reduce, below).  Nodes numbered by their lowest rank appear in
+     * order, each new one as the next index. */
+    mynode = node_of(p, r);
+    n = 0;
+    for (int i = 0; i < P; ++i) {
+        const int k = node_of(p, i);
+        if (k == nn) {
+            rep[nn++] = i;
+        } else if (k < 0 || k > nn) {
+            free(mem);
+            free(rep);
+            return MCA_COLL_LOOM_ERR_BADPARAM; /* nodes not numbered by their lowest rank */
+        }
+        if (k == mynode) {
+            me = i == r ? n : me;
+            mem[n++] = i;
+        }
+    }
+
+    rc = build_levels(s, p, mem, n, me, mynode, rep, nn);
     free(mem);
     free(rep);
     return rc;

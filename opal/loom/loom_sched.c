@@ -120,7 +120,7 @@ void mca_coll_loom_sched_append_mapped(mca_coll_loom_sched_t *dst, const mca_col
         const mca_coll_loom_op_t *o = &src->ops[i];
         int slot_src = 0 == o->src ? res_slot : 1 == o->src ? in_slot : scratch_base + o->src - 2;
         int slot_dst = 0 == o->dst ? res_slot : 1 == o->dst ? in_slot : scratch_base + o->dst - 2;
-        int peer = o->peer >= 0 ? peer_map[o->peer] : -1;
+        int peer = o->peer < 0 ? -1 : NULL != peer_map ? peer_map[o->peer] : o->peer;
 
         if (MCA_COLL_LOOM_OP_COPY == o->kind && slot_src == slot_dst) {
             continue; /* a copy the mapping made pointless */
