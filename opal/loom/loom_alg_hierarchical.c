@@ -21,6 +21,10 @@
  * then serves non-commutative ops too.  Every rank receives the leaders' result as
  * a copy: bit-identical everywhere.  reduce with a root that is not its node's
  * leader combines out of order, so it needs a commutative op.
+ *
+ * With p->leaders_only the node phases are left out: the component runs them through
+ * the node's shared segment (opal/loom/loom_shm.h, section 3's short-message case)
+ * and this schedule is only the representatives' phase, on the node's part.
  */
 #include <stdlib.h>
 
@@ -93,7 +97,7 @@ static int sub_phase(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p,
 static int node_reduce(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p, const int *mem, int n,
                        int me, int top, int in_slot, int *rc)
 {
-    if (n < 2) {
+    if (n < 2 || p->leaders_only) {
         return in_slot;
     }
     *rc = sub_phase(s, p, mca_coll_loom_build_binomial, MCA_COLL_LOOM_COLL_REDUCE, mem, n, me, top, PART,
@@ -104,7 +108,7 @@ static int node_reduce(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p
 static int node_bcast(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p, const int *mem, int n,
                       int me, int top)
 {
-    if (n < 2) {
+    if (n < 2 || p->leaders_only) {
         return MCA_COLL_LOOM_OK;
     }
     return sub_phase(s, p, mca_coll_loom_build_binomial, MCA_COLL_LOOM_COLL_BCAST, mem, n, me, top, RES, IN,

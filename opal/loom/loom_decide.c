@@ -46,6 +46,15 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * 1.24-1.5x: every one of its rounds crosses the network several times */
     {BARRIER, .max_bytes = SIZE_MAX, .min_nodes = 2, .alg = "hierarchical"},
     {ALLREDUCE, .max_bytes = 65536, .min_nodes = 2, .alg = "hierarchical"},
+    /* one node, up to coll_loom_shm_slot_size's default: hierarchical's node phases
+     * run through the node's shared segment (gather to rank 0, combine, release), no
+     * message at all.  At np 8 on one node (8 ranks, 2 cores) allreduce took 0.21-0.46x
+     * tuned's time from 8 B to 8 KiB and the barrier 0.48x; at np 4 0.34-0.86x; at
+     * np 2 0.49-1.10x (docs/performance.md).  With coll_loom_shm=0 this is the
+     * point-to-point variant, a binomial reduce and bcast. */
+    {BARRIER, .max_bytes = SIZE_MAX, .max_nodes = 1, .min_P = 3, .alg = "hierarchical"},
+    {ALLREDUCE, .max_bytes = 8192, .max_nodes = 1, .min_P = 3, .alg = "hierarchical"},
+    {ALLREDUCE, .min_bytes = 512, .max_bytes = 8192, .max_nodes = 1, .alg = "hierarchical"},
     {BARRIER, .max_bytes = SIZE_MAX, .alg = "dissemination"},
     /* two ranks: every algorithm is one exchange, pairwise has the fewest copies;
      * from 2 to 8 KiB tuned's ring sends halves, which stay under the shared-memory

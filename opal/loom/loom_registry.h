@@ -64,6 +64,10 @@ typedef struct {
                        chunks (twotree); 0 or 1: none */
     const int *node_of; /* [P] node index of each rank, nodes numbered in order of their
                            lowest rank (loom_topo.h); NULL: all on one node */
+    int leaders_only;   /* hierarchical: build only the phase among the nodes'
+                           representatives, whose INPUT is already their node's part (the
+                           node phases run through shared memory); other ranks get an
+                           empty schedule */
 } mca_coll_loom_params_t;
 
 typedef int (*mca_coll_loom_build_fn_t)(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);

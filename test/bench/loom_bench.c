@@ -34,6 +34,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,7 +51,10 @@ typedef struct {
     int tuned;             /* runs on the tuned communicator */
     char alg[LT_NAME_LEN]; /* "auto" or an algorithm name */
     int n;                 /* knob, 0 = default */
+    int spin;              /* coll_loom_shm_spin for this variant; INT_MIN: the default */
 } variant_t;
+
+static int def_spin = INT_MIN; /* coll_loom_shm_spin as the job started */
 
 typedef struct {
     double *samples;            /* [rounds] */
@@ -74,14 +78,34 @@ static void usage(const char *prog)
     if (wrank == 0)
         fprintf(stderr,
                 "usage: %s [-c allreduce|barrier] [-i iterations | -t batch_ms] [-r rounds] [-s maxbytes]\n"
-                "          [--op sum|max] [--type int|double] [--csv FILE] [-q]\n",
+                "          [--op sum|max] [--type int|double] [--csv FILE] [-q]\n"
+                "          [--algs A,B,...] [--shm-spin N,M,...]\n"
+                "  --algs      time only these loom algorithms (besides tuned and loom auto)\n"
+                "  --shm-spin  add 'hierarchical' variants with coll_loom_shm_spin set to each value\n",
                 prog);
+}
+
+/* true when `name` is an element of the comma-separated `list` */
+static int in_list(const char *list, const char *name)
+{
+    size_t len = strlen(name);
+    for (const char *p = list; NULL != p && '\0' != *p; ) {
+        const char *comma = strchr(p, ',');
+        size_t n = comma ? (size_t) (comma - p) : strlen(p);
+        if (n == len && 0 == strncmp(p, name, n)) return 1;
+        p = comma ? comma + 1 : NULL;
+    }
+    return 0;
 }
 
 static int set_variant(const variant_t *v, lt_coll_t coll, int def_ways, int def_ports)
 {
     int rc;
     if (v->tuned) return MPI_SUCCESS;
+    if (def_spin != INT_MIN) {
+        rc = lt_cvar_write_int("coll_loom_shm_spin", v->spin != INT_MIN ? v->spin : def_spin);
+        if (MPI_SUCCESS != rc) return rc;
+    }
     rc = lt_cvar_write_str(coll == LT_ALLREDUCE ? "coll_loom_allreduce_algorithm" : "coll_loom_barrier_algorithm",
                            v->alg);
     if (MPI_SUCCESS != rc) return rc;
@@ -107,6 +131,7 @@ int main(int argc, char **argv)
     long maxbytes = 1L << 20;
     int use_max = 0, use_double = 0;
     const char *csv = NULL;
+    const char *only_algs = NULL, *spins = NULL;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
@@ -135,6 +160,8 @@ int main(int argc, char **argv)
             i++;
         } else if (0 == strcmp(a, "--csv") && val) { csv = val; i++; }
         else if (0 == strcmp(a, "-q")) quiet = 1;
+        else if (0 == strcmp(a, "--algs") && val) { only_algs = val; i++; }
+        else if (0 == strcmp(a, "--shm-spin") && val) { spins = val; i++; }
         else { usage(argv[0]); MPI_Finalize(); return 2; }
     }
     if (iterations < 0) iterations = 0;
@@ -187,23 +214,38 @@ int main(int argc, char **argv)
 
     variant_t vs[MAX_VARIANTS];
     int nv = 0;
-    vs[nv++] = (variant_t){"tuned", 1, "", 0};
-    vs[nv++] = (variant_t){"loom auto", 0, "auto", 0};
+    lt_cvar_read_int("coll_loom_shm_spin", &def_spin);
+    vs[nv++] = (variant_t){"tuned", 1, "", 0, INT_MIN};
+    vs[nv++] = (variant_t){"loom auto", 0, "auto", 0, INT_MIN};
     for (int a = 0; a < lt_nalgs(coll) && nv < MAX_VARIANTS - 3; a++) {
         const char *name = lt_alg_name(coll, a);
+        if (NULL != only_algs && !in_list(only_algs, name)) continue;
         if (lt_knob_cvar(name)) {
             for (int n = 1; n <= 3; n++) {
-                vs[nv] = (variant_t){"", 0, "", n};
+                vs[nv] = (variant_t){"", 0, "", n, INT_MIN};
                 snprintf(vs[nv].alg, LT_NAME_LEN, "%s", name);
                 snprintf(vs[nv].label, sizeof(vs[nv].label), "loom %.*s n=%d", LT_NAME_LEN - 1, name, n);
                 nv++;
             }
         } else {
-            vs[nv] = (variant_t){"", 0, "", 0};
+            vs[nv] = (variant_t){"", 0, "", 0, INT_MIN};
             snprintf(vs[nv].alg, LT_NAME_LEN, "%s", name);
             snprintf(vs[nv].label, sizeof(vs[nv].label), "loom %.*s", LT_NAME_LEN - 1, name);
             nv++;
         }
+    }
+    for (const char *p = spins; NULL != p && '\0' != *p && nv < MAX_VARIANTS; ) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p || def_spin == INT_MIN) {
+            if (wrank == 0) fprintf(stderr, "loom_bench: --shm-spin needs integers and coll_loom_shm_spin\n");
+            errors++;
+            break;
+        }
+        vs[nv] = (variant_t){"", 0, "hierarchical", 0, (int) v};
+        snprintf(vs[nv].label, sizeof(vs[nv].label), "loom hierarchical spin=%ld", v);
+        nv++;
+        p = ',' == *end ? end + 1 : end;
     }
     for (int v = 0; v < nv; v++) {
         int rc = set_variant(&vs[v], coll, def_ways, def_ports);
@@ -332,6 +374,7 @@ int main(int argc, char **argv)
     lt_cvar_write_str(alg_cvar, saved_alg);
     if (def_ways > 0) lt_cvar_write_int("coll_loom_dissemination_ways", def_ways);
     if (def_ports > 0) lt_cvar_write_int("coll_loom_bruck_ports", def_ports);
+    if (def_spin != INT_MIN) lt_cvar_write_int("coll_loom_shm_spin", def_spin);
 
     /* ---- report (rank 0's counters; every rank runs the same calls) ---- */
     int wrong_any = 0, wrong_local = 0;

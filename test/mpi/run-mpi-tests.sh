@@ -304,12 +304,12 @@ run "rules file: 4 KiB -> previous np=5" 5 0 \
     --mca coll_loom_rules_file "$rules_good" -- "$T_RULES" previous 4096
 # (b) a malformed file: reported with path:line:column, built-in rules used
 name="rules file malformed (line 3): built-in rules np=5"
-run "$name" 5 0 --mca coll_loom_rules_file "$rules_bad" -- "$T_RULES" dissemination 4
+run "$name" 5 0 --mca coll_loom_rules_file "$rules_bad" -- "$T_RULES" hierarchical 4
 check_log "rules file malformed: error message at MPI_Init" "$(log_of "$name")" \
     "coll/loom: $rules_bad:3:" "using the built-in rules"
 # (c) a file that does not exist: reported (no line number), built-in rules used
 name="rules file missing: built-in rules np=5"
-run "$name" 5 0 --mca coll_loom_rules_file "$rules_missing" -- "$T_RULES" dissemination 4
+run "$name" 5 0 --mca coll_loom_rules_file "$rules_missing" -- "$T_RULES" hierarchical 4
 check_log "rules file missing: error message at MPI_Init" "$(log_of "$name")" \
     "coll/loom: $rules_missing: " "using the built-in rules"
 # (d) coll_loom_dump_rules: the file's rules, then the built-in ones (the barrier rule
@@ -342,7 +342,7 @@ run "$name" 3 0 --mca coll_loom_rules_file "$rules_good" --mca coll_loom_verbose
 check_log "verbose 20 names the rules file line (previous)" "$(log_of "$name")" "rules file line 4)"
 name="rules file malformed + verbose 20 np=3"
 run "$name" 3 0 --mca coll_loom_rules_file "$rules_bad" --mca coll_loom_verbose 20 \
-    -- "$T_RULES" dissemination 4
+    -- "$T_RULES" hierarchical 4
 log=$(log_of "$name")
 if grep -qF "built-in rule #" "$log" && ! grep -qF "rules file line" "$log"; then
     result PASS "verbose 20 names built-in rules when the file is refused" 0

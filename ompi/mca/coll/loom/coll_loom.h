@@ -26,6 +26,7 @@
 #include "opal/loom/loom_registry.h"
 #include "opal/loom/loom_rules.h"
 #include "opal/loom/loom_sched.h"
+#include "opal/loom/loom_shm.h"
 #include "opal/loom/loom_topo.h"
 
 BEGIN_C_DECLS
@@ -90,6 +91,14 @@ typedef struct mca_coll_loom_component_t {
     /* coll_loom_scratch_keep: largest scratch buffer kept for reuse between calls */
     int scratch_keep;
 
+    /* the shared-memory node phases of `hierarchical` (coll_loom_shm*, coll_loom_shm.c) */
+    bool shm;               /* use them at all */
+    int shm_slot_size;      /* bytes per rank slot: calls up to this size use them */
+    char *shm_dir;          /* directory of the segment files (a tmpfs) */
+    int shm_spin;           /* checks before a waiting rank sleeps; -1: automatic */
+    int hier_alg;           /* registry index of `hierarchical` (-1: none) */
+    unsigned long long shm_node_phases; /* MPI_T: calls whose node phases used it */
+
     /* serialises re-parsing of the run-time parameters (a no-op without threads) */
     opal_mutex_t lock;
 
@@ -110,6 +119,7 @@ typedef struct {
     unsigned call;
     int root;
     int segs;
+    int leaders_only;   /* hierarchical's representatives' phase alone */
     uint64_t stamp;     /* last use, for replacement */
     mca_coll_loom_sched_t sched;
 } mca_coll_loom_sched_entry_t;
@@ -163,6 +173,15 @@ typedef struct mca_coll_loom_module_t {
     char *scratch;
     size_t scratch_bytes;
 
+    /* the node's shared segment: state 0 = not set up yet (done at the first call that
+     * would use it, collectively), 1 = in use (seg.base is NULL on a node of one
+     * rank), -1 = off (node phases by point-to-point) */
+    struct {
+        int state;
+        uint32_t seq;       /* calls made on the segment, the protocol's call number */
+        mca_coll_loom_shm_t seg;
+    } shm;
+
     /* warn once per communicator and collective (refusals: per forced algorithm,
      * stored as index + 1) */
     int warned_refused[MCA_COLL_LOOM_NUM_COLLS];
@@ -188,6 +207,28 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,
                                                 struct ompi_communicator_t *comm, size_t bytes,
                                                 unsigned call, int root,
                                                 mca_coll_loom_choice_t *choice);
+
+/* hierarchical's representatives' phase alone (leaders_only), cached like plan's */
+const mca_coll_loom_sched_t *mca_coll_loom_plan_leaders(mca_coll_loom_module_t *m,
+                                                        mca_coll_loom_coll_t coll,
+                                                        struct ompi_communicator_t *comm,
+                                                        unsigned call, int root);
+
+/* The shared-memory node phases of `hierarchical` (coll_loom_shm.c).  wanted: the call
+ * of `bytes` would use them (same answer on every rank).  The collectives return
+ * OMPI_ERR_NOT_AVAILABLE, before any data moved, when the segment could not be set up
+ * on this communicator: the caller then runs the point-to-point schedule. */
+bool mca_coll_loom_shm_wanted(const mca_coll_loom_module_t *m, size_t bytes);
+int mca_coll_loom_shm_allreduce(mca_coll_loom_module_t *m, const void *sbuf, void *rbuf, size_t count,
+                                ompi_datatype_t *dtype, ompi_op_t *op, ompi_communicator_t *comm,
+                                unsigned call);
+int mca_coll_loom_shm_barrier(mca_coll_loom_module_t *m, ompi_communicator_t *comm);
+int mca_coll_loom_shm_bcast(mca_coll_loom_module_t *m, void *buf, size_t count, ompi_datatype_t *dtype,
+                            int root, ompi_communicator_t *comm);
+int mca_coll_loom_shm_reduce(mca_coll_loom_module_t *m, const void *sbuf, void *rbuf, size_t count,
+                             ompi_datatype_t *dtype, ompi_op_t *op, int root, ompi_communicator_t *comm,
+                             unsigned call);
+void mca_coll_loom_shm_fini(mca_coll_loom_module_t *m);
 
 /* Segments / chunks a pipelined algorithm uses for `bytes` (knob: bytes per
  * segment, 0 = automatic). */

@@ -29,6 +29,12 @@ int mca_coll_loom_barrier(struct ompi_communicator_t *comm, mca_coll_base_module
     }
 
     mca_coll_loom_count(&mca_coll_loom_component.alg_calls[MCA_COLL_LOOM_COLL_BARRIER][choice.alg]);
+    if (choice.alg == mca_coll_loom_component.hier_alg && mca_coll_loom_shm_wanted(m, 0)) {
+        int rc = mca_coll_loom_shm_barrier(m, comm);
+        if (OMPI_ERR_NOT_AVAILABLE != rc) {
+            return rc;
+        }
+    }
     /* count 0: no buffers are touched and no op is applied */
     return mca_coll_loom_exec(m, s, NULL, NULL, 0, &ompi_mpi_byte.dt, NULL, comm,
                               MCA_COLL_BASE_TAG_BARRIER, call, NULL);

@@ -31,6 +31,13 @@ int mca_coll_loom_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int
         return m->previous_bcast(buf, count, dtype, root, comm, m->previous_bcast_module);
     }
     mca_coll_loom_count(&mca_coll_loom_component.alg_calls[MCA_COLL_LOOM_COLL_BCAST][choice.alg]);
+    if (choice.alg == mca_coll_loom_component.hier_alg &&
+        mca_coll_loom_shm_wanted(m, (size_t) count * tsize)) {
+        int rc = mca_coll_loom_shm_bcast(m, buf, (size_t) count, dtype, root, comm);
+        if (OMPI_ERR_NOT_AVAILABLE != rc) {
+            return rc;
+        }
+    }
     return mca_coll_loom_exec(m, s, NULL, buf, (size_t) count, dtype, NULL, comm,
                               MCA_COLL_BASE_TAG_BCAST, MCA_COLL_LOOM_CALL_NO_OP, NULL);
 }

@@ -225,6 +225,54 @@ static void register_pvars(void)
                                                 MCA_BASE_VAR_BIND_NO_OBJECT, flags, NULL, NULL,
                                                 NULL, &cm->fallback_calls[coll]);
     }
+    (void) mca_base_component_pvar_register(c, "shm_node_phases",
+                                            "Number of hierarchical calls whose node phases ran "
+                                            "through the node's shared segment",
+                                            OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_COUNTER,
+                                            MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
+                                            MCA_BASE_VAR_BIND_NO_OBJECT, flags, NULL, NULL, NULL,
+                                            &cm->shm_node_phases);
+}
+
+static void register_shm_params(void)
+{
+    mca_coll_loom_component_t *cm = &mca_coll_loom_component;
+    mca_base_component_t *c = &cm->super.collm_version;
+
+    cm->shm = true;
+    (void) mca_base_component_var_register(c, "shm",
+                                           "Run the node phases of the hierarchical algorithm "
+                                           "through a shared segment per node for calls up to "
+                                           "coll_loom_shm_slot_size bytes (0: always "
+                                           "point-to-point). Must be the same on every process",
+                                           MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_5,
+                                           MCA_BASE_VAR_SCOPE_ALL_EQ, &cm->shm);
+    cm->shm_slot_size = 8192;
+    (void) mca_base_component_var_register(c, "shm_slot_size",
+                                           "Bytes per rank in a node's shared segment; hierarchical "
+                                           "calls up to this size use shared memory inside the "
+                                           "node, larger ones point-to-point messages. A node of "
+                                           "n ranks maps about (n + 2) times this much per "
+                                           "communicator. Must be the same on every process",
+                                           MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
+                                           MCA_BASE_VAR_SCOPE_ALL_EQ, &cm->shm_slot_size);
+    cm->shm_dir = "/dev/shm";
+    (void) mca_base_component_var_register(c, "shm_dir",
+                                           "Directory (a tmpfs) where a node's leader creates the "
+                                           "shared segment; the file is removed as soon as every "
+                                           "rank of the node has mapped it. If it cannot be created "
+                                           "or mapped, loom says so at coll_loom_verbose >= 1 and "
+                                           "uses point-to-point messages",
+                                           MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_5,
+                                           MCA_BASE_VAR_SCOPE_ALL_EQ, &cm->shm_dir);
+    cm->shm_spin = -1;
+    (void) mca_base_component_var_register(c, "shm_spin",
+                                           "Checks of a shared-memory flag (each followed by MPI "
+                                           "progress) before a waiting rank sleeps until it is "
+                                           "woken; -1: 64 when ranks share cores "
+                                           "(mpi_yield_when_idle), 100000 otherwise",
+                                           MCA_BASE_VAR_TYPE_INT, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE,
+                                           OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_LOCAL, &cm->shm_spin);
 }
 
 static int loom_register(void)
@@ -294,6 +342,7 @@ static int loom_register(void)
                                            "faults of fresh memory",
                                            MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
                                            MCA_BASE_VAR_SCOPE_READONLY, &cm->scratch_keep);
+    register_shm_params();
     register_pvars();
     return OMPI_SUCCESS;
 }
@@ -318,6 +367,13 @@ static int loom_open(void)
     }
     memset(cm->alg_calls, 0, sizeof(cm->alg_calls));
     memset(cm->fallback_calls, 0, sizeof(cm->fallback_calls));
+    cm->shm_node_phases = 0;
+    cm->hier_alg = -1;
+    for (int a = 0; a < cm->nalgs; ++a) {
+        if (0 == strcmp(mca_coll_loom_algs[a].name, "hierarchical")) {
+            cm->hier_alg = a;
+        }
+    }
     cm->rules.rules = NULL;
     cm->rules.nrules = 0;
     return OMPI_SUCCESS;

@@ -48,6 +48,9 @@ static void loom_module_construct(mca_coll_loom_module_t *m)
     m->flags_op = NULL;
     m->flags_dtype = NULL;
     m->flags_call = 0;
+    m->shm.state = 0;
+    m->shm.seq = 0;
+    memset(&m->shm.seg, 0, sizeof(m->shm.seg));
 }
 
 /* Also runs when enable failed half-way: every field is checked. */
@@ -60,6 +63,7 @@ static void loom_module_destruct(mca_coll_loom_module_t *m)
     free(m->scratch);
     m->scratch = NULL;
     m->scratch_bytes = 0;
+    mca_coll_loom_shm_fini(m);
     if (m->have_topo) {
         mca_coll_loom_topo_fini(&m->topo);
         m->have_topo = false;
@@ -280,7 +284,8 @@ static mca_coll_loom_sched_entry_t *cache_get(mca_coll_loom_module_t *m,
     for (int i = 0; i < MCA_COLL_LOOM_SCHED_CACHE; ++i) {
         e = &m->cache[i];
         if (e->used && e->alg == alg && e->knob == params->knob && e->call == params->call &&
-            e->coll == params->coll && e->root == params->root && e->segs == params->segs) {
+            e->coll == params->coll && e->root == params->root && e->segs == params->segs &&
+            e->leaders_only == params->leaders_only) {
             e->stamp = ++m->clock;
             return e;
         }
@@ -302,6 +307,7 @@ static mca_coll_loom_sched_entry_t *cache_get(mca_coll_loom_module_t *m,
     e->coll = params->coll;
     e->root = params->root;
     e->segs = params->segs;
+    e->leaders_only = params->leaders_only;
     e->stamp = ++m->clock;
     e->rc = mca_coll_loom_alg_build(alg, &e->sched, params);
     if (MCA_COLL_LOOM_OK == e->rc && MCA_COLL_LOOM_VERBOSE(30)) {
@@ -407,7 +413,7 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,
             return NULL;
         }
         if (e->used && e->alg == choice->alg && e->knob == choice->knob && e->call == call &&
-            e->coll == (int) coll && e->root == root) {
+            e->coll == (int) coll && e->root == root && !e->leaders_only) {
             e->stamp = ++m->clock;
             if (MCA_COLL_LOOM_VERBOSE(20)) {
                 print_call(m, coll, comm, bytes, call, choice, NULL);
@@ -466,6 +472,29 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,
         print_call(m, coll, comm, bytes, call, choice, NULL);
     }
     return &e->sched;
+}
+
+/* The representatives' phase of `hierarchical` alone (its node phases run through the
+ * node's shared segment), from the same cache; NULL when it cannot be built. */
+const mca_coll_loom_sched_t *mca_coll_loom_plan_leaders(mca_coll_loom_module_t *m,
+                                                        mca_coll_loom_coll_t coll,
+                                                        struct ompi_communicator_t *comm,
+                                                        unsigned call, int root)
+{
+    mca_coll_loom_params_t params = {
+        .P = ompi_comm_size(comm),
+        .nodes = m->topo.nnodes,
+        .rpn = m->topo.max_per_node,
+        .rank = ompi_comm_rank(comm),
+        .root = root,
+        .call = call,
+        .coll = coll,
+        .node_of = m->topo.node_of,
+        .leaders_only = 1,
+    };
+    mca_coll_loom_sched_entry_t *e = cache_get(m, &params, mca_coll_loom_component.hier_alg);
+
+    return MCA_COLL_LOOM_OK == e->rc ? &e->sched : NULL;
 }
 
 /* ------------------------------------------------------------------------------------ */

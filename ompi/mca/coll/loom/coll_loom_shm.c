@@ -1,0 +1,591 @@
+/*
+ * coll/loom: the shared-memory node phases of `hierarchical` (seed 003, section 3:
+ * inside a node, short messages and flags through shared memory; seed 003's
+ * conclusion is that this is where shared memory pays).  Calls up to
+ * coll_loom_shm_slot_size bytes:
+ *
+ *   allreduce  every rank puts its contribution in its slot of the node's segment; the
+ *              leader combines the slots in rank order, runs the leaders' phase over
+ *              the network (the same schedule as the point-to-point variant), and
+ *              writes the result to the segment, where the other ranks copy it from;
+ *   barrier    the same without data;
+ *   bcast      the root's node: the root writes the data to the segment; other nodes:
+ *              the leader receives it in the leaders' phase and writes it there;
+ *   reduce     the node's slots are combined by the root (on its node) or the leader,
+ *              which then takes part in the leaders' reduce.
+ *
+ * The protocol (call numbers, arrive words, release) is opal/loom/loom_shm.h.  Slots
+ * hold the packed form of the data (the type signature), so ranks may pass different
+ * datatypes with the same signature, as MPI allows.
+ *
+ * The segment is set up at the first call that uses it, collectively: each node's
+ * leader creates the file, every rank learns through an allreduce of the previous
+ * component whether all leaders succeeded, the others map it, a second allreduce
+ * says whether all of them did, and the leader removes the file at once.  Nothing is
+ * left in the file system even if the job is killed afterwards; the mappings go at
+ * communicator free.  If anything fails, every rank of the communicator turns the
+ * shared-memory path off and the node phases use point-to-point messages.
+ */
+#include "ompi_config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi.h"
+#include "opal/datatype/opal_convertor.h"
+#include "opal/runtime/opal_progress.h"
+#include "opal/util/output.h"
+#include "ompi/communicator/communicator.h"
+#include "ompi/constants.h"
+#include "ompi/datatype/ompi_datatype.h"
+#include "ompi/group/group.h"
+#include "ompi/mca/coll/base/coll_tags.h"
+#include "ompi/op/op.h"
+
+#include "coll_loom.h"
+
+/* Checks before sleeping when coll_loom_shm_spin is -1.  Ranks with a core each spin
+ * on.  Ranks that share cores (mpi_yield_when_idle) spin briefly for what the node
+ * does alone, but sleep at once while the leaders talk to other nodes: a waiting rank
+ * that polls then takes the core from the leader that works (4 nodes x 2 ranks on 2
+ * cores, 8 B allreduce: ~110 us spinning, ~80 us sleeping; one node, 8 ranks: 7 us
+ * spinning 64 checks, 50 us sleeping at once, as a futex wake costs tens of us). */
+#define LOOM_SHM_SPIN_SHARED    64
+#define LOOM_SHM_SPIN_DEDICATED 100000
+/* A sleeping rank looks again (and runs MPI progress) at least this often. */
+#define LOOM_SHM_SLEEP_US 1000
+
+static void loom_progress(void)
+{
+    (void) opal_progress();
+}
+
+/* long: the wait spans the leaders' phase over the network */
+static void wait_policy(mca_coll_loom_shm_wait_t *w, bool long_wait)
+{
+    int spin = mca_coll_loom_component.shm_spin;
+
+    if (spin < 0) {
+        spin = !opal_progress_yield_when_idle ? LOOM_SHM_SPIN_DEDICATED
+               : long_wait                    ? 0
+                                              : LOOM_SHM_SPIN_SHARED;
+    }
+    w->spin = spin;
+    w->sleep_us = LOOM_SHM_SLEEP_US;
+    w->progress = loom_progress;
+
+}
+
+bool mca_coll_loom_shm_wanted(const mca_coll_loom_module_t *m, size_t bytes)
+{
+    const mca_coll_loom_component_t *cm = &mca_coll_loom_component;
+
+    return cm->shm && m->have_topo && m->shm.state >= 0 && bytes <= (size_t) cm->shm_slot_size;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* setup                                                                                 */
+
+/* This rank's index among its node's ranks (in rank order) and their number. */
+static void node_position(const mca_coll_loom_module_t *m, int rank, int *n, int *me)
+{
+    const int node = m->topo.node_of[rank];
+
+    *n = m->topo.node_size[node];
+    *me = 0;
+    for (int r = 0; r < rank; ++r) {
+        *me += m->topo.node_of[r] == node;
+    }
+}
+
+/* MIN of `ok` over the communicator, by the previous component. */
+static int agree(mca_coll_loom_module_t *m, ompi_communicator_t *comm, int *ok)
+{
+    return m->previous_allreduce(MPI_IN_PLACE, ok, 1, &ompi_mpi_int.dt, &ompi_mpi_op_min.op, comm,
+                                 m->previous_allreduce_module);
+}
+
+static int setup(mca_coll_loom_module_t *m, ompi_communicator_t *comm)
+{
+    mca_coll_loom_component_t *cm = &mca_coll_loom_component;
+    const int rank = ompi_comm_rank(comm);
+    const int leader = m->topo.leader[m->topo.node_of[rank]];
+    const size_t slot = (size_t) cm->shm_slot_size;
+    opal_process_name_t lname;
+    const char *what = "";
+    char path[PATH_MAX];
+    int n, me, ok = 1, err = 0, rc;
+    bool created = false;
+
+    node_position(m, rank, &n, &me);
+    m->shm.seq = 0;
+    if (m->topo.max_per_node < 2) {
+        m->shm.state = 1; /* one rank per node: no segment anywhere, nothing to agree on */
+        return OMPI_SUCCESS;
+    }
+
+    /* Unique among live segments: the leader's process name and the communicator's
+     * context id (the same on every rank of it). */
+    lname = ompi_group_get_proc_name(comm->c_local_group, leader);
+    snprintf(path, sizeof(path), "%s/loom-%x-%x-%x", NULL != cm->shm_dir ? cm->shm_dir : "/dev/shm",
+             (unsigned) lname.jobid, (unsigned) lname.vpid, (unsigned) comm->c_contextid);
+
+    if (n >= 2 && 0 == me) {
+        if (0 == mca_coll_loom_shm_create(&m->shm.seg, path, n, slot, &err, &what)) {
+            created = true;
+        } else {
+            ok = 0;
+            opal_output_verbose(1, cm->output,
+                                "coll/loom: communicator %s (cid %u) rank %d: cannot create the "
+                                "node's shared segment %s (%zu bytes): %s: %s; the node phases "
+                                "use point-to-point messages", comm->c_name,
+                                (unsigned) comm->c_contextid, rank, path,
+                                mca_coll_loom_shm_segment_bytes(n, slot), what, strerror(err));
+        }
+    }
+    rc = agree(m, comm, &ok);
+    if (OMPI_SUCCESS == rc && ok && n >= 2 && 0 != me) {
+        if (0 != mca_coll_loom_shm_attach(&m->shm.seg, path, n, me, slot, &err, &what)) {
+            ok = 0;
+            opal_output_verbose(1, cm->output,
+                                "coll/loom: communicator %s (cid %u) rank %d: cannot map the "
+                                "node's shared segment %s: %s: %s; the node phases use "
+                                "point-to-point messages", comm->c_name,
+                                (unsigned) comm->c_contextid, rank, path, what, strerror(err));
+        }
+    }
+    if (OMPI_SUCCESS == rc && ok) {
+        rc = agree(m, comm, &ok);
+    }
+    if (created) {
+        /* everyone who will ever map it has: the name is no longer needed */
+        (void) mca_coll_loom_shm_unlink(path);
+    }
+    if (OMPI_SUCCESS != rc || !ok) {
+        mca_coll_loom_shm_detach(&m->shm.seg);
+        m->shm.state = -1;
+        if (0 == rank) {
+            opal_output_verbose(1, cm->output,
+                                "coll/loom: communicator %s (cid %u): shared-memory node phases "
+                                "are off (%s)", comm->c_name, (unsigned) comm->c_contextid,
+                                OMPI_SUCCESS != rc ? "the setup allreduce failed"
+                                                   : "a node could not set up its segment");
+        }
+        return OMPI_SUCCESS == rc ? OMPI_ERR_NOT_AVAILABLE : rc;
+    }
+    m->shm.state = 1;
+    if (MCA_COLL_LOOM_VERBOSE(10) && NULL != m->shm.seg.base && 0 == me) {
+        opal_output(cm->output,
+                    "coll/loom: communicator %s (cid %u) rank %d: node segment of %zu bytes for "
+                    "%d ranks, slots of %zu bytes", comm->c_name, (unsigned) comm->c_contextid,
+                    rank, m->shm.seg.bytes, n, slot);
+    }
+    return OMPI_SUCCESS;
+}
+
+/* Ready to run a call on the segment: OMPI_SUCCESS, OMPI_ERR_NOT_AVAILABLE (off), or
+ * the error of the setup. */
+static int ready(mca_coll_loom_module_t *m, ompi_communicator_t *comm)
+{
+    if (OPAL_LIKELY(m->shm.state > 0)) {
+        return OMPI_SUCCESS;
+    }
+    if (m->shm.state < 0) {
+        return OMPI_ERR_NOT_AVAILABLE;
+    }
+    return setup(m, comm);
+}
+
+void mca_coll_loom_shm_fini(mca_coll_loom_module_t *m)
+{
+    mca_coll_loom_shm_detach(&m->shm.seg);
+    m->shm.state = 0;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* data in and out of the segment: the packed form of (buf, count, dtype)                */
+
+static bool packed_is_layout(ompi_datatype_t *dtype, size_t count)
+{
+    return ompi_datatype_is_contiguous_memory_layout(dtype, (int32_t) count);
+}
+
+static int pack(const void *buf, size_t count, ompi_datatype_t *dtype, void *dst, size_t bytes)
+{
+    opal_convertor_t conv;
+    struct iovec iov = {.iov_base = dst, .iov_len = bytes};
+    uint32_t iov_count = 1;
+    size_t max = bytes;
+    int rc;
+
+    if (packed_is_layout(dtype, count)) {
+        ptrdiff_t lb, extent;
+        ompi_datatype_get_true_extent(dtype, &lb, &extent);
+        memcpy(dst, (const char *) buf + lb, bytes);
+        return OMPI_SUCCESS;
+    }
+    OBJ_CONSTRUCT(&conv, opal_convertor_t);
+    rc = opal_convertor_copy_and_prepare_for_send(ompi_mpi_local_convertor, &dtype->super, count, buf,
+                                                  0, &conv);
+    if (OPAL_SUCCESS == rc) {
+        rc = opal_convertor_pack(&conv, &iov, &iov_count, &max) >= 0 && max == bytes ? OMPI_SUCCESS
+                                                                                      : OMPI_ERROR;
+    }
+    OBJ_DESTRUCT(&conv);
+    return rc;
+}
+
+static int unpack(const void *src, size_t bytes, void *buf, size_t count, ompi_datatype_t *dtype)
+{
+    opal_convertor_t conv;
+    struct iovec iov = {.iov_base = (void *) (uintptr_t) src, .iov_len = bytes};
+    uint32_t iov_count = 1;
+    size_t max = bytes;
+    int rc;
+
+    if (packed_is_layout(dtype, count)) {
+        ptrdiff_t lb, extent;
+        ompi_datatype_get_true_extent(dtype, &lb, &extent);
+        memcpy((char *) buf + lb, src, bytes);
+        return OMPI_SUCCESS;
+    }
+    OBJ_CONSTRUCT(&conv, opal_convertor_t);
+    rc = opal_convertor_copy_and_prepare_for_recv(ompi_mpi_local_convertor, &dtype->super, count, buf,
+                                                  0, &conv);
+    if (OPAL_SUCCESS == rc) {
+        rc = opal_convertor_unpack(&conv, &iov, &iov_count, &max) >= 0 && max == bytes ? OMPI_SUCCESS
+                                                                                        : OMPI_ERROR;
+    }
+    OBJ_DESTRUCT(&conv);
+    return rc;
+}
+
+/* A temporary buffer laid out like `count` elements of dtype (coll/base's way). */
+typedef struct {
+    char *mem;
+    size_t bytes;
+    char *buf; /* the MPI buffer address inside mem */
+} loom_tmp_t;
+
+static int tmp_get(loom_tmp_t *t, size_t count, ompi_datatype_t *dtype)
+{
+    ptrdiff_t gap = 0;
+    size_t span = (size_t) opal_datatype_span(&dtype->super, count, &gap);
+
+    t->bytes = span > 0 ? span : 1;
+    t->mem = mca_coll_loom_scratch_take(t->bytes);
+    t->buf = NULL != t->mem ? t->mem - gap : NULL;
+    return NULL != t->mem ? OMPI_SUCCESS : OMPI_ERR_OUT_OF_RESOURCE;
+}
+
+static void tmp_put(loom_tmp_t *t)
+{
+    mca_coll_loom_scratch_give(t->mem, t->bytes);
+    t->mem = t->buf = NULL;
+}
+
+/* acc := slot_i o acc (in = the slot's data in dtype's layout) */
+static int reduce_slot(const mca_coll_loom_shm_t *seg, int i, void *acc, size_t count,
+                       ompi_datatype_t *dtype, ompi_op_t *op, size_t bytes, loom_tmp_t *t)
+{
+    if (packed_is_layout(dtype, count)) {
+        ptrdiff_t lb, extent;
+        ompi_datatype_get_true_extent(dtype, &lb, &extent);
+        ompi_op_reduce(op, mca_coll_loom_shm_slot(seg, i) - lb, acc, count, dtype);
+        return OMPI_SUCCESS;
+    }
+    if (NULL == t->mem) {
+        int rc = tmp_get(t, count, dtype);
+        if (OMPI_SUCCESS != rc) {
+            return rc;
+        }
+    }
+    int rc = unpack(mca_coll_loom_shm_slot(seg, i), bytes, t->buf, count, dtype);
+    if (OMPI_SUCCESS == rc) {
+        ompi_op_reduce(op, t->buf, acc, count, dtype);
+    }
+    return rc;
+}
+
+/* The node's combination, in acc (dtype's layout), of the slots of every rank but
+ * `self` and of `own` (self's contribution, dtype's layout; may be acc itself).
+ * Non-commutative ops: self is index 0 (the leader of a node-consecutive node) and the
+ * result is x0 o x1 o ... o x(n-1), formed from the right. */
+static int combine(const mca_coll_loom_shm_t *seg, int self, const void *own, void *acc, size_t count,
+                   ompi_datatype_t *dtype, ompi_op_t *op, size_t bytes, bool commutative)
+{
+    loom_tmp_t t = {NULL, 0, NULL};
+    int rc = OMPI_SUCCESS;
+
+    if (commutative) {
+        if (own != acc) {
+            rc = ompi_datatype_copy_content_same_ddt(dtype, count, acc, (char *) (uintptr_t) own);
+        }
+        for (int i = 0; OMPI_SUCCESS == rc && i < seg->n; ++i) {
+            if (i != self) {
+                rc = reduce_slot(seg, i, acc, count, dtype, op, bytes, &t);
+            }
+        }
+    } else {
+        /* self == 0 here; acc may alias own, so the right-hand side is built in a
+         * temporary unless acc is free to use */
+        loom_tmp_t right = {NULL, 0, NULL};
+        char *r = acc;
+
+        if (own == acc) {
+            rc = tmp_get(&right, count, dtype);
+            r = right.buf;
+        }
+        if (OMPI_SUCCESS == rc) {
+            rc = unpack(mca_coll_loom_shm_slot(seg, seg->n - 1), bytes, r, count, dtype);
+        }
+        for (int i = seg->n - 2; OMPI_SUCCESS == rc && i >= 1; --i) {
+            rc = reduce_slot(seg, i, r, count, dtype, op, bytes, &t);
+        }
+        if (OMPI_SUCCESS == rc) {
+            ompi_op_reduce(op, (void *) (uintptr_t) own, r, count, dtype);
+            if (r != acc) {
+                rc = ompi_datatype_copy_content_same_ddt(dtype, count, acc, r);
+            }
+        }
+        if (NULL != right.mem) {
+            tmp_put(&right);
+        }
+    }
+    if (NULL != t.mem) {
+        tmp_put(&t);
+    }
+    return rc;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* the collectives                                                                       */
+
+static int run_leaders(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, ompi_communicator_t *comm,
+                       const void *sbuf, void *rbuf, size_t count, ompi_datatype_t *dtype, ompi_op_t *op,
+                       unsigned call, int root, int tag)
+{
+    const mca_coll_loom_sched_t *s = mca_coll_loom_plan_leaders(m, coll, comm, call, root);
+
+    if (NULL == s) {
+        return OMPI_ERROR;
+    }
+    if (0 == s->nops) {
+        return OMPI_SUCCESS;
+    }
+    return mca_coll_loom_exec(m, s, sbuf, rbuf, count, dtype, op, comm, tag, call, NULL);
+}
+
+int mca_coll_loom_shm_allreduce(mca_coll_loom_module_t *m, const void *sbuf, void *rbuf, size_t count,
+                                ompi_datatype_t *dtype, ompi_op_t *op, ompi_communicator_t *comm,
+                                unsigned call)
+{
+    mca_coll_loom_shm_t *seg = &m->shm.seg;
+    const bool in_place = MPI_IN_PLACE == sbuf;
+    mca_coll_loom_shm_wait_t w, wl;
+    size_t tsize = 0, bytes;
+    uint32_t seq;
+    int rc = ready(m, comm);
+
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    mca_coll_loom_count(&mca_coll_loom_component.shm_node_phases);
+    if (NULL == seg->base) {
+        /* alone on the node: the leaders' phase is the whole call */
+        return run_leaders(m, MCA_COLL_LOOM_COLL_ALLREDUCE, comm, sbuf, rbuf, count, dtype, op, call, 0,
+                           MCA_COLL_BASE_TAG_ALLREDUCE);
+    }
+    ompi_datatype_type_size(dtype, &tsize);
+    bytes = count * tsize;
+    wait_policy(&w, false);
+    wait_policy(&wl, m->topo.nnodes > 1);
+    seq = ++m->shm.seq;
+
+    mca_coll_loom_shm_enter(seg, seq, &w);
+    if (0 != seg->me) {
+        rc = pack(in_place ? rbuf : sbuf, count, dtype, mca_coll_loom_shm_slot(seg, seg->me), bytes);
+        mca_coll_loom_shm_arrive(seg, seq);
+        mca_coll_loom_shm_wait_release(seg, seq, &wl);
+        if (OMPI_SUCCESS == rc) {
+            rc = unpack(mca_coll_loom_shm_area(seg, seq), bytes, rbuf, count, dtype);
+        }
+        return rc;
+    }
+
+    /* the leader: its node's part, the leaders' phase, the result for the node.  The
+     * release happens even after an error, so the node is never left waiting. */
+    mca_coll_loom_shm_arrive(seg, seq);
+    mca_coll_loom_shm_wait_arrived(seg, seq, &w);
+    rc = combine(seg, 0, in_place ? rbuf : sbuf, rbuf, count, dtype, op, bytes,
+                 0 != (call & MCA_COLL_LOOM_CALL_COMMUTATIVE));
+    if (OMPI_SUCCESS == rc) {
+        rc = run_leaders(m, MCA_COLL_LOOM_COLL_ALLREDUCE, comm, MPI_IN_PLACE, rbuf, count, dtype, op, call,
+                         0, MCA_COLL_BASE_TAG_ALLREDUCE);
+    }
+    if (OMPI_SUCCESS == rc) {
+        rc = pack(rbuf, count, dtype, mca_coll_loom_shm_area(seg, seq), bytes);
+    }
+    mca_coll_loom_shm_release(seg, seq);
+    return rc;
+}
+
+int mca_coll_loom_shm_barrier(mca_coll_loom_module_t *m, ompi_communicator_t *comm)
+{
+    const unsigned call = MCA_COLL_LOOM_CALL_COMMUTATIVE | MCA_COLL_LOOM_CALL_EXACT |
+                          MCA_COLL_LOOM_CALL_IDEMPOTENT;
+    mca_coll_loom_shm_t *seg = &m->shm.seg;
+    mca_coll_loom_shm_wait_t w, wl;
+    uint32_t seq;
+    int rc = ready(m, comm);
+
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    mca_coll_loom_count(&mca_coll_loom_component.shm_node_phases);
+    if (NULL == seg->base) {
+        return run_leaders(m, MCA_COLL_LOOM_COLL_BARRIER, comm, NULL, NULL, 0, &ompi_mpi_byte.dt, NULL,
+                           call, 0, MCA_COLL_BASE_TAG_BARRIER);
+    }
+    wait_policy(&w, false);
+    wait_policy(&wl, m->topo.nnodes > 1);
+    seq = ++m->shm.seq;
+    mca_coll_loom_shm_enter(seg, seq, &w);
+    mca_coll_loom_shm_arrive(seg, seq);
+    if (0 != seg->me) {
+        mca_coll_loom_shm_wait_release(seg, seq, &wl);
+        return OMPI_SUCCESS;
+    }
+    mca_coll_loom_shm_wait_arrived(seg, seq, &w);
+    rc = run_leaders(m, MCA_COLL_LOOM_COLL_BARRIER, comm, NULL, NULL, 0, &ompi_mpi_byte.dt, NULL, call, 0,
+                     MCA_COLL_BASE_TAG_BARRIER);
+    mca_coll_loom_shm_release(seg, seq);
+    return rc;
+}
+
+/* Index among its node's ranks of the rank that coordinates a rooted call on this
+ * rank's node: the root on its own node, else the leader (index 0). */
+static int coordinator(const mca_coll_loom_module_t *m, int rank, int root)
+{
+    int n, me;
+
+    if (m->topo.node_of[root] != m->topo.node_of[rank]) {
+        return 0;
+    }
+    node_position(m, root, &n, &me);
+    return me;
+}
+
+int mca_coll_loom_shm_bcast(mca_coll_loom_module_t *m, void *buf, size_t count, ompi_datatype_t *dtype,
+                            int root, ompi_communicator_t *comm)
+{
+    mca_coll_loom_shm_t *seg = &m->shm.seg;
+    const int rank = ompi_comm_rank(comm);
+    mca_coll_loom_shm_wait_t w, wl;
+    size_t tsize = 0, bytes;
+    uint32_t seq;
+    int rc = ready(m, comm), coord;
+
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    mca_coll_loom_count(&mca_coll_loom_component.shm_node_phases);
+    if (NULL == seg->base) {
+        return run_leaders(m, MCA_COLL_LOOM_COLL_BCAST, comm, NULL, buf, count, dtype, NULL,
+                           MCA_COLL_LOOM_CALL_NO_OP, root, MCA_COLL_BASE_TAG_BCAST);
+    }
+    ompi_datatype_type_size(dtype, &tsize);
+    bytes = count * tsize;
+    wait_policy(&w, false);
+    wait_policy(&wl, m->topo.nnodes > 1);
+    seq = ++m->shm.seq;
+    coord = coordinator(m, rank, root);
+
+    mca_coll_loom_shm_enter(seg, seq, &w);
+    mca_coll_loom_shm_arrive(seg, seq);
+    if (coord != seg->me) {
+        mca_coll_loom_shm_wait_release(seg, seq,
+                                       m->topo.node_of[root] == m->topo.node_of[rank] ? &w : &wl);
+        return unpack(mca_coll_loom_shm_area(seg, seq), bytes, buf, count, dtype);
+    }
+
+    /* the coordinator: the root hands the data to its node first, a leader of another
+     * node once it has it; area[seq % 2] is free when everyone is done with seq - 2 */
+    if (rank != root) {
+        rc = run_leaders(m, MCA_COLL_LOOM_COLL_BCAST, comm, NULL, buf, count, dtype, NULL,
+                         MCA_COLL_LOOM_CALL_NO_OP, root, MCA_COLL_BASE_TAG_BCAST);
+    }
+    mca_coll_loom_shm_wait_arrived(seg, seq - 1, &w);
+    if (OMPI_SUCCESS == rc) {
+        rc = pack(buf, count, dtype, mca_coll_loom_shm_area(seg, seq), bytes);
+    }
+    mca_coll_loom_shm_release(seg, seq);
+    if (rank == root && OMPI_SUCCESS == rc) {
+        rc = run_leaders(m, MCA_COLL_LOOM_COLL_BCAST, comm, NULL, buf, count, dtype, NULL,
+                         MCA_COLL_LOOM_CALL_NO_OP, root, MCA_COLL_BASE_TAG_BCAST);
+    }
+    return rc;
+}
+
+int mca_coll_loom_shm_reduce(mca_coll_loom_module_t *m, const void *sbuf, void *rbuf, size_t count,
+                             ompi_datatype_t *dtype, ompi_op_t *op, int root, ompi_communicator_t *comm,
+                             unsigned call)
+{
+    mca_coll_loom_shm_t *seg = &m->shm.seg;
+    const int rank = ompi_comm_rank(comm);
+    const bool is_root = rank == root, in_place = MPI_IN_PLACE == sbuf;
+    mca_coll_loom_shm_wait_t w;
+    loom_tmp_t acc = {NULL, 0, NULL};
+    size_t tsize = 0, bytes;
+    uint32_t seq;
+    int rc = ready(m, comm), coord;
+    char *part;
+
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    mca_coll_loom_count(&mca_coll_loom_component.shm_node_phases);
+    if (NULL == seg->base) {
+        return run_leaders(m, MCA_COLL_LOOM_COLL_REDUCE, comm, is_root || !in_place ? sbuf : NULL,
+                           is_root ? rbuf : NULL, count, dtype, op, call, root, MCA_COLL_BASE_TAG_REDUCE);
+    }
+    ompi_datatype_type_size(dtype, &tsize);
+    bytes = count * tsize;
+    wait_policy(&w, false);
+    seq = ++m->shm.seq;
+    coord = coordinator(m, rank, root);
+
+    mca_coll_loom_shm_enter(seg, seq, &w);
+    if (coord != seg->me) {
+        /* a contribution, and nothing to wait for: MPI_Reduce's non-roots may leave */
+        rc = pack(sbuf, count, dtype, mca_coll_loom_shm_slot(seg, seg->me), bytes);
+        mca_coll_loom_shm_arrive(seg, seq);
+        return rc;
+    }
+
+    /* the coordinator: the node's part in rbuf (the root) or a temporary, the slots
+     * released as soon as they are read, then the leaders' reduce */
+    mca_coll_loom_shm_arrive(seg, seq);
+    if (is_root) {
+        part = rbuf;
+    } else {
+        rc = tmp_get(&acc, count, dtype);
+        part = acc.buf;
+    }
+    mca_coll_loom_shm_wait_arrived(seg, seq, &w);
+    if (OMPI_SUCCESS == rc) {
+        /* hierarchical serves reduce for commutative ops only */
+        rc = combine(seg, seg->me, is_root && in_place ? rbuf : sbuf, part, count, dtype, op, bytes, true);
+    }
+    mca_coll_loom_shm_release(seg, seq);
+    if (OMPI_SUCCESS == rc) {
+        rc = run_leaders(m, MCA_COLL_LOOM_COLL_REDUCE, comm, is_root ? MPI_IN_PLACE : part,
+                         is_root ? rbuf : NULL, count, dtype, op, call, root, MCA_COLL_BASE_TAG_REDUCE);
+    }
+    if (NULL != acc.mem) {
+        tmp_put(&acc);
+    }
+    return rc;
+}

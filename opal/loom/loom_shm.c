@@ -1,0 +1,324 @@
+/*
+ * loom: the per-node shared segment (loom_shm.h).
+ */
+#include "opal/loom/loom_shm.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef __linux__
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#endif
+
+#define LOOM_SHM_LINE MCA_COLL_LOOM_SHM_LINE
+
+/* Header line, the bell line, the release line, the two areas, then per rank one
+ * line with its arrive word followed by its slot. */
+typedef struct {
+    uint64_t magic;
+    uint64_t n;
+    uint64_t slot_bytes;
+} loom_shm_header_t;
+
+#define LOOM_SHM_OFF_BELL    (1 * LOOM_SHM_LINE)
+#define LOOM_SHM_OFF_RELEASE (2 * LOOM_SHM_LINE)
+#define LOOM_SHM_OFF_DATA    (3 * LOOM_SHM_LINE)
+
+static size_t round_line(size_t b)
+{
+    return (b + LOOM_SHM_LINE - 1) & ~((size_t) LOOM_SHM_LINE - 1);
+}
+
+size_t mca_coll_loom_shm_segment_bytes(int n, size_t slot_bytes)
+{
+    size_t stride = round_line(slot_bytes > 0 ? slot_bytes : 1);
+
+    if (n < 1 || stride > SIZE_MAX / 4 / ((size_t) n + 2)) {
+        return 0;
+    }
+    return LOOM_SHM_OFF_DATA + 2 * stride + (stride + LOOM_SHM_LINE) * (size_t) n;
+}
+
+static void layout(mca_coll_loom_shm_t *s, int n, int me, size_t slot_bytes)
+{
+    s->n = n;
+    s->me = me;
+    s->slot_bytes = slot_bytes;
+    s->stride = round_line(slot_bytes > 0 ? slot_bytes : 1);
+    s->bell = (uint32_t *) (s->base + LOOM_SHM_OFF_BELL);
+    s->bell_waiters = s->bell + 1;
+    s->release = (uint32_t *) (s->base + LOOM_SHM_OFF_RELEASE);
+    s->release_waiters = s->release + 1;
+    s->area[0] = s->base + LOOM_SHM_OFF_DATA;
+    s->area[1] = s->area[0] + s->stride;
+    s->slot0 = s->area[1] + s->stride + LOOM_SHM_LINE;
+}
+
+static void clear(mca_coll_loom_shm_t *s)
+{
+    memset(s, 0, sizeof(*s));
+}
+
+int mca_coll_loom_shm_create(mca_coll_loom_shm_t *s, const char *path, int n, size_t slot_bytes,
+                             int *err, const char **what)
+{
+    const size_t bytes = mca_coll_loom_shm_segment_bytes(n, slot_bytes);
+    loom_shm_header_t *h;
+    void *p;
+    int fd, rc;
+
+    clear(s);
+    if (0 == bytes || bytes > (size_t) LONG_MAX) {
+        *err = EINVAL;
+        *what = "size";
+        return -1;
+    }
+    fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0 && EEXIST == errno) {
+        /* a leftover of a job that died at the same path: ours replaces it (the name
+         * holds the job id, so no live job uses it) */
+        (void) unlink(path);
+        fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    }
+    if (fd < 0) {
+        *err = errno;
+        *what = "open";
+        return -1;
+    }
+    /* allocate now: on a full tmpfs a plain ftruncate succeeds and the first touch
+     * of a missing page kills the process with SIGBUS */
+    rc = posix_fallocate(fd, 0, (off_t) bytes);
+    if (0 != rc) {
+        *err = rc;
+        *what = "posix_fallocate";
+        goto fail;
+    }
+    p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (MAP_FAILED == p) {
+        *err = errno;
+        *what = "mmap";
+        goto fail;
+    }
+    close(fd);
+    s->base = p;
+    s->bytes = bytes;
+    layout(s, n, 0, slot_bytes);
+    h = (loom_shm_header_t *) s->base;
+    h->n = (uint64_t) n;
+    h->slot_bytes = (uint64_t) slot_bytes;
+    /* the fresh file is zero: counters start at 0, calls at 1 */
+    __atomic_store_n(&h->magic, MCA_COLL_LOOM_SHM_MAGIC, __ATOMIC_RELEASE);
+    return 0;
+
+fail:
+    close(fd);
+    (void) unlink(path);
+    return -1;
+}
+
+int mca_coll_loom_shm_attach(mca_coll_loom_shm_t *s, const char *path, int n, int me,
+                             size_t slot_bytes, int *err, const char **what)
+{
+    const size_t bytes = mca_coll_loom_shm_segment_bytes(n, slot_bytes);
+    const loom_shm_header_t *h;
+    struct stat st;
+    void *p;
+    int fd;
+
+    clear(s);
+    if (0 == bytes || me < 0 || me >= n) {
+        *err = EINVAL;
+        *what = "size";
+        return -1;
+    }
+    fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+        *err = errno;
+        *what = "open";
+        return -1;
+    }
+    if (0 != fstat(fd, &st) || (size_t) st.st_size != bytes) {
+        *err = EINVAL;
+        *what = "fstat (size)";
+        close(fd);
+        return -1;
+    }
+    p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (MAP_FAILED == p) {
+        *err = errno;
+        *what = "mmap";
+        close(fd);
+        return -1;
+    }
+    close(fd);
+    h = p;
+    if (MCA_COLL_LOOM_SHM_MAGIC != __atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) ||
+        h->n != (uint64_t) n || h->slot_bytes != (uint64_t) slot_bytes) {
+        munmap(p, bytes);
+        *err = EINVAL;
+        *what = "header";
+        return -1;
+    }
+    s->base = p;
+    s->bytes = bytes;
+    layout(s, n, me, slot_bytes);
+    return 0;
+}
+
+void mca_coll_loom_shm_detach(mca_coll_loom_shm_t *s)
+{
+    if (NULL != s->base) {
+        (void) munmap(s->base, s->bytes);
+    }
+    clear(s);
+}
+
+int mca_coll_loom_shm_unlink(const char *path)
+{
+    return unlink(path);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* waiting and posting                                                                   */
+
+static void sleep_on(uint32_t *word, uint32_t seen, int sleep_us)
+{
+#ifdef __linux__
+    struct timespec ts = {.tv_sec = sleep_us / 1000000, .tv_nsec = (long) (sleep_us % 1000000) * 1000};
+    /* not FUTEX_PRIVATE_FLAG: the word is shared between processes.  Returns at once
+     * when *word is no longer `seen`, so a post between our check and the sleep is
+     * not lost. */
+    (void) syscall(SYS_futex, word, FUTEX_WAIT, seen, &ts, NULL, 0);
+#else
+    (void) word;
+    (void) seen;
+    (void) sleep_us;
+    (void) sched_yield();
+#endif
+}
+
+static void wake_all(uint32_t *word)
+{
+#ifdef __linux__
+    (void) syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+#else
+    (void) word;
+#endif
+}
+
+void mca_coll_loom_shm_wait(uint32_t *word, uint32_t *waiters, uint32_t target,
+                            const mca_coll_loom_shm_wait_t *w)
+{
+    for (int i = 0; i < w->spin; ++i) {
+        if (mca_coll_loom_shm_reached(__atomic_load_n(word, __ATOMIC_ACQUIRE), target)) {
+            return;
+        }
+        if (NULL != w->progress) {
+            w->progress();
+        }
+    }
+    for (;;) {
+        uint32_t v;
+
+        /* announce the sleeper before the last look: a poster that stores after this
+         * look sees waiters > 0 and wakes us (both sides are sequentially consistent) */
+        __atomic_fetch_add(waiters, 1, __ATOMIC_SEQ_CST);
+        v = __atomic_load_n(word, __ATOMIC_SEQ_CST);
+        if (!mca_coll_loom_shm_reached(v, target)) {
+            sleep_on(word, v, w->sleep_us > 0 ? w->sleep_us : 1000);
+        }
+        __atomic_fetch_sub(waiters, 1, __ATOMIC_SEQ_CST);
+        if (mca_coll_loom_shm_reached(__atomic_load_n(word, __ATOMIC_ACQUIRE), target)) {
+            return;
+        }
+        if (NULL != w->progress) {
+            w->progress();
+        }
+    }
+}
+
+static void posted(uint32_t *word, uint32_t *waiters)
+{
+    if (0 != __atomic_load_n(waiters, __ATOMIC_SEQ_CST)) {
+        wake_all(word);
+    }
+}
+
+void mca_coll_loom_shm_enter(mca_coll_loom_shm_t *s, uint32_t seq, const mca_coll_loom_shm_wait_t *w)
+{
+    mca_coll_loom_shm_wait(s->release, s->release_waiters, seq - 1u, w);
+}
+
+void mca_coll_loom_shm_arrive(mca_coll_loom_shm_t *s, uint32_t seq)
+{
+    /* the slot's contents are visible to whoever sees the arrive word (seq_cst
+     * includes release ordering) */
+    __atomic_store_n(mca_coll_loom_shm_arrive_word(s, s->me), seq, __ATOMIC_SEQ_CST);
+    if (0 != __atomic_load_n(s->bell_waiters, __ATOMIC_SEQ_CST)) {
+        __atomic_fetch_add(s->bell, 1u, __ATOMIC_SEQ_CST);
+        wake_all(s->bell);
+    }
+}
+
+static bool all_arrived(const mca_coll_loom_shm_t *s, uint32_t seq)
+{
+    for (int i = 0; i < s->n; ++i) {
+        if (!mca_coll_loom_shm_reached(
+                __atomic_load_n(mca_coll_loom_shm_arrive_word(s, i), __ATOMIC_ACQUIRE), seq)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+void mca_coll_loom_shm_wait_arrived(mca_coll_loom_shm_t *s, uint32_t seq,
+                                    const mca_coll_loom_shm_wait_t *w)
+{
+    /* the condition is on n words, the sleep on the bell the arriving ranks ring */
+    for (int i = 0; i < w->spin; ++i) {
+        if (all_arrived(s, seq)) {
+            return;
+        }
+        if (NULL != w->progress) {
+            w->progress();
+        }
+    }
+    for (;;) {
+        uint32_t b;
+        bool done;
+
+        __atomic_fetch_add(s->bell_waiters, 1, __ATOMIC_SEQ_CST);
+        b = __atomic_load_n(s->bell, __ATOMIC_SEQ_CST);
+        done = all_arrived(s, seq);
+        if (!done) {
+            sleep_on(s->bell, b, w->sleep_us > 0 ? w->sleep_us : 1000);
+        }
+        __atomic_fetch_sub(s->bell_waiters, 1, __ATOMIC_SEQ_CST);
+        if (done || all_arrived(s, seq)) {
+            return;
+        }
+        if (NULL != w->progress) {
+            w->progress();
+        }
+    }
+}
+
+void mca_coll_loom_shm_release(mca_coll_loom_shm_t *s, uint32_t seq)
+{
+    __atomic_store_n(s->release, seq, __ATOMIC_SEQ_CST);
+    posted(s->release, s->release_waiters);
+}
+
+void mca_coll_loom_shm_wait_release(mca_coll_loom_shm_t *s, uint32_t seq,
+                                    const mca_coll_loom_shm_wait_t *w)
+{
+    mca_coll_loom_shm_wait(s->release, s->release_waiters, seq, w);
+}

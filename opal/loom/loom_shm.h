@@ -1,0 +1,127 @@
+/*
+ * loom: the per-node shared segment of the hierarchical collectives' node phases
+ * (seed 003, section 3: shared memory pays for short messages and for flags).
+ *
+ * One segment per node of a communicator, created by the node's leader and mapped
+ * by the node's other ranks.  It holds two counters and small data areas:
+ *
+ *   arrive[i] set to `seq` (calls are counted from 1) by rank i of the node when it
+ *             enters call `seq`, after its contribution (if any) is in its slot; it
+ *             also means that rank i is done with every earlier call;
+ *   bell      rung by an arriving rank only when the coordinator sleeps on it;
+ *   release   set to `seq` by the rank that coordinates call `seq` on this node once
+ *             it has read every slot and, if the call delivers data, written it to
+ *             area[seq % 2];
+ *   slot[i]   rank i's contribution (slot_bytes each);
+ *   area[2]   data every rank of the node reads (double-buffered by call parity).
+ *
+ * The protocol of one call `seq` on a node, for any coordinator (the leader, or the
+ * root standing in for it):
+ *
+ *   everyone     wait release >= seq - 1   (the previous call read every slot)
+ *                write own slot (if any); arrive[me] = seq
+ *   coordinator  wait every arrive[i] >= seq (gathering calls) or >= seq - 1 (pure
+ *                bcast: every rank is done reading area[(seq - 2) % 2]),
+ *                combine / write area[seq % 2]; release = seq
+ *   everyone     wait release >= seq (calls that deliver data or synchronise)
+ *
+ * release only grows: the coordinator of call seq + 1 writes it after waiting for
+ * release >= seq.  Counters are 32 bits and compared modulo 2^32, so they may wrap.
+ *
+ * Waiting spins first, calling a progress hook, then sleeps on a futex (Linux; a
+ * yield loop elsewhere), so ranks that wait for another node do not take the core
+ * from those that work.  Posting wakes sleepers only when there are any.
+ *
+ * MPI-agnostic: the component supplies the path, sizes and the progress hook.
+ */
+#ifndef MCA_COLL_LOOM_SHM_H
+#define MCA_COLL_LOOM_SHM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* What the segment's creator stamps in its header; attach checks it. */
+#define MCA_COLL_LOOM_SHM_MAGIC 0x6c6f6f6d73686d31ull /* "loomshm1" */
+
+typedef struct {
+    char *base;          /* the mapping, NULL when not attached */
+    size_t bytes;        /* its length */
+    int n;               /* ranks sharing it */
+    int me;              /* this rank's index among them */
+    size_t slot_bytes;   /* bytes of one slot / area */
+    size_t stride;       /* distance between slots (slot_bytes, cache-line aligned) */
+    uint32_t *bell, *bell_waiters;
+    uint32_t *release, *release_waiters;
+    char *area[2];
+    char *slot0;         /* slot i: slot0 + i * (stride + line); its arrive word just before */
+} mca_coll_loom_shm_t;
+
+/* How to wait: `spin` checks before sleeping (each followed by progress(), if any);
+ * a sleep lasts at most sleep_us before the condition and progress are checked
+ * again. */
+typedef struct {
+    int spin;
+    int sleep_us;
+    void (*progress)(void);
+} mca_coll_loom_shm_wait_t;
+
+/* Bytes of a segment for n ranks with slots of slot_bytes. */
+size_t mca_coll_loom_shm_segment_bytes(int n, size_t slot_bytes);
+
+/* The creator (the node's leader, index 0): creates `path` exclusively (a stale file
+ * of a dead job at the same path is replaced), allocates its pages so that a full
+ * file system fails here and not later with SIGBUS, maps and initialises it.
+ * Returns 0, or -1 with *err an errno value and *what the failing call. */
+int mca_coll_loom_shm_create(mca_coll_loom_shm_t *s, const char *path, int n, size_t slot_bytes,
+                             int *err, const char **what);
+
+/* The other ranks: maps the segment `path` created for (n, slot_bytes) as rank `me`.
+ * Returns 0, or -1 with *err / *what (EINVAL: not a loom segment of that shape). */
+int mca_coll_loom_shm_attach(mca_coll_loom_shm_t *s, const char *path, int n, int me,
+                             size_t slot_bytes, int *err, const char **what);
+
+/* Unmaps (idempotent).  The file is removed separately, by its creator, as soon as
+ * every rank has mapped it: a segment then never outlives its communicator, even
+ * when the job is killed. */
+void mca_coll_loom_shm_detach(mca_coll_loom_shm_t *s);
+int mca_coll_loom_shm_unlink(const char *path);
+
+#define MCA_COLL_LOOM_SHM_LINE 64
+
+static inline char *mca_coll_loom_shm_slot(const mca_coll_loom_shm_t *s, int i)
+{
+    return s->slot0 + (size_t) i * (s->stride + MCA_COLL_LOOM_SHM_LINE);
+}
+
+static inline uint32_t *mca_coll_loom_shm_arrive_word(const mca_coll_loom_shm_t *s, int i)
+{
+    return (uint32_t *) (mca_coll_loom_shm_slot(s, i) - MCA_COLL_LOOM_SHM_LINE);
+}
+
+static inline char *mca_coll_loom_shm_area(const mca_coll_loom_shm_t *s, uint32_t seq)
+{
+    return s->area[seq & 1u];
+}
+
+/* true when counter `v` has reached `target` (modulo 2^32) */
+static inline bool mca_coll_loom_shm_reached(uint32_t v, uint32_t target)
+{
+    return (int32_t) (v - target) >= 0;
+}
+
+/* Waits until *word has reached target. */
+void mca_coll_loom_shm_wait(uint32_t *word, uint32_t *waiters, uint32_t target,
+                            const mca_coll_loom_shm_wait_t *w);
+
+/* The protocol's steps (see above). */
+void mca_coll_loom_shm_enter(mca_coll_loom_shm_t *s, uint32_t seq, const mca_coll_loom_shm_wait_t *w);
+void mca_coll_loom_shm_arrive(mca_coll_loom_shm_t *s, uint32_t seq);
+/* waits until every rank of the node has arrived at call `seq` */
+void mca_coll_loom_shm_wait_arrived(mca_coll_loom_shm_t *s, uint32_t seq,
+                                    const mca_coll_loom_shm_wait_t *w);
+void mca_coll_loom_shm_release(mca_coll_loom_shm_t *s, uint32_t seq);
+void mca_coll_loom_shm_wait_release(mca_coll_loom_shm_t *s, uint32_t seq,
+                                    const mca_coll_loom_shm_wait_t *w);
+
+#endif /* MCA_COLL_LOOM_SHM_H */

@@ -1,0 +1,202 @@
+/*
+ * Unit test of the per-node shared segment (opal/loom/loom_shm.h), without MPI: n
+ * forked processes run a long random sequence of the four call kinds the component
+ * builds on it (gather-and-release like allreduce, pure bcast, reduce to a varying
+ * coordinator, barrier), with coordinators that change from call to call, once with
+ * spinning waits and once with every wait sleeping on its futex.  Every value read is
+ * checked against the value the writer must have written for that call; a lost wake
+ * or a protocol hole shows up as a wrong value or as the alarm firing.
+ *
+ * Also: attach refuses a segment of another shape or a missing file, create fails
+ * cleanly in a missing directory, and no file is left behind.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "opal/loom/loom_shm.h"
+#include "test/unit/unit_check.h"
+
+#define SLOT 256 /* bytes per slot: 32 uint64 values */
+#define NVAL (SLOT / 8)
+
+enum { K_ALLREDUCE, K_BCAST, K_REDUCE, K_BARRIER, K_NUM };
+
+/* what rank r contributes to call seq, element j */
+static uint64_t val(int r, uint32_t seq, int j)
+{
+    return (uint64_t) seq * 1000003u + (uint64_t) r * 7919u + (uint64_t) j;
+}
+
+static uint64_t rng(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
+
+static void yield_progress(void)
+{
+    (void) sched_yield();
+}
+
+/* one process: returns the number of wrong values seen */
+static int run_rank(const char *path, int n, int me, int calls, int spin)
+{
+    mca_coll_loom_shm_t s;
+    mca_coll_loom_shm_wait_t w = {.spin = spin, .sleep_us = 30000000, .progress = yield_progress};
+    uint64_t x = 0x9e3779b97f4a7c15ull; /* the same sequence of calls on every rank */
+    const char *what = "";
+    int err = 0, bad = 0;
+
+    if (0 != mca_coll_loom_shm_attach(&s, path, n, me, SLOT, &err, &what)) {
+        fprintf(stderr, "rank %d: attach: %s: %s\n", me, what, strerror(err));
+        return 1000;
+    }
+    for (uint32_t seq = 1; seq <= (uint32_t) calls; ++seq) {
+        const int kind = (int) (rng(&x) % K_NUM);
+        const int coord = (K_ALLREDUCE == kind || K_BARRIER == kind) ? 0 : (int) (rng(&x) % (uint64_t) n);
+        uint64_t *mine = (uint64_t *) mca_coll_loom_shm_slot(&s, me);
+        uint64_t *area = (uint64_t *) mca_coll_loom_shm_area(&s, seq);
+
+        mca_coll_loom_shm_enter(&s, seq, &w);
+        if (K_ALLREDUCE == kind || K_REDUCE == kind) {
+            for (int j = 0; j < NVAL; ++j) {
+                mine[j] = val(me, seq, j);
+            }
+        }
+        mca_coll_loom_shm_arrive(&s, seq);
+
+        if (me == coord) {
+            uint64_t sum[NVAL];
+            mca_coll_loom_shm_wait_arrived(&s, K_BCAST == kind ? seq - 1 : seq, &w);
+            if (K_ALLREDUCE == kind || K_REDUCE == kind) {
+                for (int j = 0; j < NVAL; ++j) {
+                    sum[j] = 0;
+                    for (int r = 0; r < n; ++r) {
+                        uint64_t v = ((uint64_t *) mca_coll_loom_shm_slot(&s, r))[j];
+                        bad += v != val(r, seq, j);
+                        sum[j] += v;
+                    }
+                }
+            }
+            if (K_ALLREDUCE == kind) {
+                memcpy(area, sum, sizeof(sum));
+            } else if (K_BCAST == kind) {
+                for (int j = 0; j < NVAL; ++j) {
+                    area[j] = val(coord, seq, j);
+                }
+            }
+            mca_coll_loom_shm_release(&s, seq);
+        } else if (K_REDUCE != kind) {
+            mca_coll_loom_shm_wait_release(&s, seq, &w);
+            for (int j = 0; K_ALLREDUCE == kind && j < NVAL; ++j) {
+                uint64_t want = 0;
+                for (int r = 0; r < n; ++r) {
+                    want += val(r, seq, j);
+                }
+                bad += area[j] != want;
+            }
+            for (int j = 0; K_BCAST == kind && j < NVAL; ++j) {
+                bad += area[j] != val(coord, seq, j);
+            }
+        }
+        /* the non-coordinators of a reduce leave at once, as MPI_Reduce's do */
+    }
+    mca_coll_loom_shm_detach(&s);
+    return bad;
+}
+
+static void run(int n, int calls, int spin)
+{
+    char path[128];
+    mca_coll_loom_shm_t s;
+    const char *what = "";
+    int err = 0, bad = 0, rc;
+    pid_t pids[64];
+
+    snprintf(path, sizeof(path), "/tmp/loom-test-shm-%d-%d", (int) getpid(), n);
+    rc = mca_coll_loom_shm_create(&s, path, n, SLOT, &err, &what);
+    CHECK(0 == rc, "create %s: %s: %s", path, what, strerror(err));
+    if (0 != rc) {
+        return;
+    }
+    for (int r = 1; r < n; ++r) {
+        pids[r] = fork();
+        if (0 == pids[r]) {
+            alarm(120);
+            _exit(run_rank(path, n, r, calls, spin) > 0 ? 1 : 0);
+        }
+    }
+    alarm(120);
+    /* rank 0 is this process, on the creator's mapping */
+    mca_coll_loom_shm_detach(&s);
+    bad = run_rank(path, n, 0, calls, spin);
+    alarm(0);
+    for (int r = 1; r < n; ++r) {
+        int st = 0;
+        waitpid(pids[r], &st, 0);
+        bad += !(WIFEXITED(st) && 0 == WEXITSTATUS(st));
+    }
+    CHECK(0 == bad, "n=%d spin=%d: %d wrong values or failed ranks", n, spin, bad);
+    CHECK(0 == mca_coll_loom_shm_unlink(path), "unlink %s", path);
+    CHECK(0 != access(path, F_OK), "%s left behind", path);
+}
+
+int main(void)
+{
+    mca_coll_loom_shm_t s, t;
+    const char *what = "";
+    char path[128];
+    int err = 0;
+
+    /* failures are reported, not crashed on */
+    CHECK(-1 == mca_coll_loom_shm_create(&s, "/nonexistent-loom-dir/seg", 4, SLOT, &err, &what) &&
+              ENOENT == err,
+          "create in a missing directory: err %d (%s)", err, what);
+    CHECK(NULL == s.base, "failed create leaves a mapping");
+    CHECK(-1 == mca_coll_loom_shm_attach(&s, "/tmp/loom-test-shm-missing", 4, 1, SLOT, &err, &what) &&
+              ENOENT == err,
+          "attach to a missing file: err %d (%s)", err, what);
+    snprintf(path, sizeof(path), "/tmp/loom-test-shm-%d-shape", (int) getpid());
+    CHECK(0 == mca_coll_loom_shm_create(&s, path, 4, SLOT, &err, &what), "create: %s", what);
+    CHECK(-1 == mca_coll_loom_shm_attach(&t, path, 5, 1, SLOT, &err, &what) && EINVAL == err,
+          "attach with another rank count");
+    CHECK(-1 == mca_coll_loom_shm_attach(&t, path, 4, 1, SLOT * 2, &err, &what) && EINVAL == err,
+          "attach with another slot size");
+    CHECK(0 == mca_coll_loom_shm_attach(&t, path, 4, 3, SLOT, &err, &what), "attach: %s", what);
+    CHECK(mca_coll_loom_shm_slot(&t, 3) + SLOT <= t.base + t.bytes, "last slot inside the mapping");
+    CHECK(0 == ((uintptr_t) mca_coll_loom_shm_slot(&t, 1) % 64), "slots are cache-line aligned");
+    mca_coll_loom_shm_detach(&t);
+    mca_coll_loom_shm_detach(&s);
+    mca_coll_loom_shm_detach(&s); /* idempotent */
+    /* a stale file at the path (a dead job) is replaced */
+    CHECK(0 == mca_coll_loom_shm_create(&s, path, 2, SLOT, &err, &what), "create over a stale file: %s",
+          what);
+    mca_coll_loom_shm_detach(&s);
+    CHECK(0 == mca_coll_loom_shm_unlink(path), "unlink");
+
+    /* counters compare modulo 2^32 */
+    CHECK(mca_coll_loom_shm_reached(5, 5) && mca_coll_loom_shm_reached(6, 5) &&
+              !mca_coll_loom_shm_reached(4, 5) && mca_coll_loom_shm_reached(2, 0xfffffffeu) &&
+              !mca_coll_loom_shm_reached(0xfffffffeu, 2),
+          "wrapping comparison");
+
+    run(1, 2000, 100);
+    run(2, 20000, 100);
+    run(3, 20000, 4);
+    run(5, 10000, 100);
+    run(8, 5000, 4);
+    run(4, 3000, 0); /* every wait sleeps */
+    run(7, 2000, 0);
+
+    printf("test_shm: %d checks, %d failures\n", checks, failures);
+    return failures ? 1 : 0;
+}
