@@ -91,8 +91,8 @@ build() { # build NAME SOURCE: echo the binary's path, or nothing
 }
 SMOKE=$(build smoke "$here/smoke.c")
 [ -n "$SMOKE" ] || result FAIL "build smoke" 0 "$logdir/smoke.build.log"
-test_allreduce="" test_colls="" test_barrier=""
-for p in test_allreduce test_colls test_barrier; do
+test_allreduce="" test_colls="" test_barrier="" test_lifecycle=""
+for p in test_allreduce test_colls test_barrier test_lifecycle; do
     if [ -x "$bindir/$p" ]; then
         eval "$p=\$bindir/\$p"
     else
@@ -166,6 +166,17 @@ run "smoke 4x2" 0 --ppn 2 -- "$SMOKE"
 run "test_allreduce 4x2" 0 --ppn 2 -- "$test_allreduce"
 run "test_colls 4x2" 0 --ppn 2 -- "$test_colls"
 run "test_barrier 4x2" 0 --ppn 2 -- "$test_barrier"
+# hierarchical's node phases through each node's shared segment (the default up to
+# coll_loom_shm_slot_size): 1000 communicators, no segment file left, no mapping kept
+run "test_lifecycle 4x2, 1000 cycles, shared-memory node phases, nothing left" 0 --ppn 2 \
+    -- "$test_lifecycle" 1000 --shm
+run "test_colls 4x2, coll_loom_shm 0 (point-to-point node phases)" 0 --ppn 2 \
+    --mca coll_loom_shm 0 -- "$test_colls"
+name="test_allreduce 4x2, segment cannot be created"
+run "$name" 0 --ppn 2 --mca coll_loom_shm_dir /nonexistent-loom-dir --mca coll_loom_verbose 1 \
+    -- "$test_allreduce"
+check "segment failure reported on every node" grep -qE \
+    "loomnode3.*cannot create the node's shared segment /nonexistent-loom-dir/loom-" "$(log_of "$name")"
 run "negative control: smoke 4x2 --mca coll ^loom must FAIL" nonzero --ppn 2 --mca coll '^loom' -- "$SMOKE"
 run "smoke 4x2 over UCX" 0 --ucx --ppn 2 -- "$SMOKE"
 
@@ -185,6 +196,9 @@ run "smoke map 1,3,2 round-robin" 0 --map 1,3,2 --rr -- "$SMOKE"
 run "test_allreduce map 1,3,2 round-robin" 0 --map 1,3,2 --rr -- "$test_allreduce"
 run "test_colls map 1,3,2 round-robin" 0 --map 1,3,2 --rr -- "$test_colls"
 run "smoke map 3,1,2 consecutive" 0 --map 3,1,2 -- "$SMOKE"
+# a node of one rank has no segment; the others do
+run "test_lifecycle map 1,3,2 round-robin, 200 cycles, shared memory" 0 --map 1,3,2 --rr \
+    -- "$test_lifecycle" 200 --shm
 
 # ---- 6. shaped links ----------------------------------------------------------------------------------
 cl "cluster.sh up 3 --shape 1gbit" up 3 --shape 1gbit

@@ -229,7 +229,10 @@ run "negative control: --mca coll ^loom must FAIL (allreduce)" 2 nonzero --mca c
 run "negative control: --mca coll ^loom must FAIL (barrier)" 2 nonzero --mca coll '^loom' -- "$T_BAR"
 
 # ---- 5. communicator create/free: no memory growth, and valgrind finds nothing of loom's --
-run "lifecycle 1000 dup/split/free cycles np=4" 4 0 -- "$T_LIFE" 1000
+run "lifecycle 1000 dup/split/free cycles np=4, shared-memory node phases" 4 0 -- "$T_LIFE" 1000 --shm
+# hierarchical's node phases: point-to-point when shared memory is off or cannot be set up
+run "test_allreduce np=6, coll_loom_shm 0 (point-to-point node phases)" 6 0 \
+    --mca coll_loom_shm 0 -- "$T_ALL"
 run "lifecycle 300 cycles np=7" 7 0 -- "$T_LIFE" 300
 if command -v valgrind >/dev/null 2>&1; then
     t0=$SECONDS
@@ -283,6 +286,13 @@ first_line() {
 
 rules_good=$logdir/rules-good.txt
 rules_bad=$logdir/rules-bad.txt
+# hierarchical's node segment cannot be created: reported, point-to-point node phases
+name="test_allreduce np=5, segment cannot be created: point-to-point"
+run "$name" 5 0 --mca coll_loom_shm_dir /nonexistent-loom-dir --mca coll_loom_verbose 1 -- "$T_ALL"
+check_log "segment failure is reported and the calls still succeed" "$(log_of "$name")" \
+    "cannot create the node's shared segment /nonexistent-loom-dir/loom-" \
+    "shared-memory node phases are off"
+
 rules_missing=$logdir/rules-missing.txt
 cat >"$rules_good" <<'EOF_RULES'
 # loom test rules: up to 64 bytes bruck with 3 ports, larger allreduces to the previous component

@@ -7,10 +7,16 @@
  *   - every result (an integer sum whose value is known in closed form),
  *   - that loom served the calls (its MPI_T counters moved),
  *   - that the resident set size does not keep growing: loom's module state must be
- *     released when a communicator is freed.
- * Usage: test_lifecycle [cycles]   (default 1000)
+ *     released when a communicator is freed,
+ *   - that no shared segment of the hierarchical node phases outlives its setup in
+ *     coll_loom_shm_dir, and that the mappings of freed communicators' segments are
+ *     gone (the count of loom segment mappings in /proc/self/maps does not grow).
+ * Usage: test_lifecycle [cycles] [--shm]   (default 1000 cycles)
+ *   --shm: the small allreduces must have run their node phases through shared
+ *          memory (coll_loom_shm_node_phases moved by at least `cycles`).
  * Under valgrind (test/mpi/run-valgrind.sh) use a few cycles.
  */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +40,38 @@ static long rss_kib(void)
     }
     fclose(f);
     return kib;
+}
+
+/* mappings of loom's node segments (their files are already removed) */
+static int loom_maps(void)
+{
+    int n = 0;
+    char line[512];
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (NULL == f) {
+        return -1;
+    }
+    while (fgets(line, sizeof(line), f)) {
+        n += NULL != strstr(line, "/loom-");
+    }
+    fclose(f);
+    return n;
+}
+
+/* loom segment files present in dir */
+static int loom_files(const char *dir)
+{
+    int n = 0;
+    struct dirent *e;
+    DIR *d = opendir(dir);
+    if (NULL == d) {
+        return 0;
+    }
+    while (NULL != (e = readdir(d))) {
+        n += 0 == strncmp(e->d_name, "loom-", 5);
+    }
+    closedir(d);
+    return n;
 }
 
 static int check_sum(MPI_Comm comm, int count, int *fails)
@@ -114,7 +152,9 @@ static void check_others(MPI_Comm comm, int c, int *a, int *b, int *fails)
 
 int main(int argc, char **argv)
 {
-    int cycles = argc > 1 ? atoi(argv[1]) : 1000;
+    int cycles = 1000, want_shm = 0, maps_warm = 0, maps_end = 0;
+    unsigned long long shm_before = 0, shm_after = 0;
+    char shm_dir[256] = "/dev/shm";
     int rank, size, fails = 0, total_fails = 0;
     long rss_warm = 0, rss_end = 0;
     lt_counts_t before, after;
@@ -123,6 +163,13 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    for (int i = 1; i < argc; ++i) {
+        if (0 == strcmp(argv[i], "--shm")) {
+            want_shm = 1;
+        } else {
+            cycles = atoi(argv[i]);
+        }
+    }
     if (lt_init() <= 0) {
         if (0 == rank) {
             fprintf(stderr, "test_lifecycle: FAIL: loom's MPI_T counters are missing (not loaded?)\n");
@@ -130,6 +177,11 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     lt_read(LT_ALLREDUCE, &before);
+    lt_cvar_read_str("coll_loom_shm_dir", shm_dir, sizeof(shm_dir));
+    if (want_shm && 0 != lt_shm_node_phases(&shm_before)) {
+        fprintf(stderr, "test_lifecycle: rank %d: FAIL: no coll_loom_shm_node_phases counter\n", rank);
+        fails++;
+    }
     lt_counts_t obefore[4], oafter[4];
     static const lt_coll_t others[4] = {LT_BCAST, LT_REDUCE, LT_ALLGATHER, LT_REDUCE_SCATTER_BLOCK};
     static const char *forced[4][2] = {{"coll_loom_bcast_algorithm", "twotree"},
@@ -160,9 +212,31 @@ int main(int argc, char **argv)
         MPI_Comm_free(&dup);
         if (c == cycles / 10) {
             rss_warm = rss_kib();
+            maps_warm = loom_maps();
         }
     }
     rss_end = rss_kib();
+    maps_end = loom_maps();
+    if (maps_end > maps_warm) {
+        fprintf(stderr, "test_lifecycle: rank %d: FAIL: loom segment mappings grew from %d to %d\n", rank,
+                maps_warm, maps_end);
+        fails++;
+    }
+    /* every node's files: the leaders remove them as soon as the node has mapped them */
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (loom_files(shm_dir) > 0) {
+        fprintf(stderr, "test_lifecycle: rank %d: FAIL: %d loom-* files left in %s\n", rank,
+                loom_files(shm_dir), shm_dir);
+        fails++;
+    }
+    if (want_shm) {
+        lt_shm_node_phases(&shm_after);
+        if (shm_after - shm_before < (unsigned long long) cycles) {
+            fprintf(stderr, "test_lifecycle: rank %d: FAIL: %llu node phases through shared memory, "
+                    "expected at least %d\n", rank, shm_after - shm_before, cycles);
+            fails++;
+        }
+    }
     free(oa);
     free(ob);
     lt_read(LT_ALLREDUCE, &after);
@@ -196,8 +270,9 @@ int main(int argc, char **argv)
     }
     MPI_Allreduce(&fails, &total_fails, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (0 == rank) {
-        printf("test_lifecycle: np=%d cycles=%d rss %ld -> %ld KiB: %s\n", size, cycles, rss_warm, rss_end,
-               total_fails ? "FAIL" : "ok");
+        printf("test_lifecycle: np=%d cycles=%d rss %ld -> %ld KiB, loom segment mappings %d -> %d, "
+               "shared-memory node phases %llu: %s\n", size, cycles, rss_warm, rss_end, maps_warm, maps_end,
+               shm_after - shm_before, total_fails ? "FAIL" : "ok");
     }
     lt_fini();
     MPI_Finalize();
