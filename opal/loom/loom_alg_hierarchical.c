@@ -10,6 +10,11 @@
  *       where the root itself stands in for its node's leader (no extra hop, so the
  *       cost does not depend on the root), then a binomial bcast inside each node;
  *   reduce (section 3.2): the mirror image of bcast.
+ *   bcast with p->segs > 1 (section 3.1, pipelined): the message in segs segments
+ *       flowing down one chain through the nodes, from the root (standing in for its
+ *       node's leader) to the next node's leader and so on, and from each node's
+ *       representative down a chain through its node.  Segment k leaves the root in
+ *       round k, so the network and the nodes work on different segments at once.
  *
  * Only one message per node pair crosses the network in each inter-node round, and
  * the inter-node phase has ceil(log2 nodes) rounds instead of ceil(log2 P).
@@ -115,6 +120,12 @@ static int node_bcast(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p,
                      NODE_SCRATCH);
 }
 
+/* The rank at index i of mem (NULL: the identity). */
+static int mem_rank(const int *mem, int i)
+{
+    return NULL != mem ? mem[i] : i;
+}
+
 /* Index of rank `rank` among mem[0..n-1] (NULL: the identity). */
 static int node_index(const int *mem, int n, int rank)
 {
@@ -124,6 +135,71 @@ static int node_index(const int *mem, int n, int rank)
         }
     }
     return NULL != mem ? 0 : rank;
+}
+
+/* The pipelined bcast: a representative forwards each segment to the next node's
+ * representative first (the network is the long path), then into its node.  A rank
+ * at depth d of this tree receives segment t - d + 1 and sends segment t - d in its
+ * round t; every round's transfers are matched by the same round of its parent and
+ * children, so the rounds complete in order without a global step. */
+static int bcast_pipelined(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p, const int *mem, int n,
+                           int me, int mynode, int *rep, int nn)
+{
+    const int S = p->segs, rootnode = node_of(p, p->root);
+    const int pos = (mynode - rootnode + nn) % nn; /* my node's place in the nodes' chain */
+    int top, j, depth, maxdepth = 0, parent = -1, child[2], nchild = 0;
+    int *size;
+
+    rep[rootnode] = p->root;
+    top = node_index(mem, n, rep[mynode]);
+    /* the node's chain: its representative, then the others in rank order */
+    j = me == top ? 0 : (me < top ? me + 1 : me);
+#define CHAIN(k) (0 == (k) ? mem_rank(mem, top) : mem_rank(mem, (k) <= top ? (k) - 1 : (k)))
+    depth = pos + j;
+    if (j > 0) {
+        parent = CHAIN(j - 1);
+    } else if (pos > 0) {
+        parent = rep[(mynode - 1 + nn) % nn];
+    }
+    if (0 == j && pos < nn - 1) {
+        child[nchild++] = rep[(mynode + 1) % nn];
+    }
+    if (j + 1 < n) {
+        child[nchild++] = CHAIN(j + 1);
+    }
+#undef CHAIN
+
+    /* the deepest rank: node k sits at chain place (k - rootnode) mod nn */
+    size = calloc((size_t) nn, sizeof(int));
+    if (NULL == size) {
+        return MCA_COLL_LOOM_ERR_NOMEM;
+    }
+    for (int r = 0; r < p->P; ++r) {
+        size[node_of(p, r)]++;
+    }
+    for (int k = 0; k < nn; ++k) {
+        const int d = (k - rootnode + nn) % nn + size[k] - 1;
+        maxdepth = d > maxdepth ? d : maxdepth;
+    }
+    free(size);
+
+    mca_coll_loom_sched_set_blocks(s, S);
+    for (int t = 0; t < S + maxdepth; ++t) {
+        const int kr = t - depth + 1, ks = t - depth;
+        bool any = false;
+        if (parent >= 0 && kr >= 0 && kr < S) {
+            mca_coll_loom_sched_recv_blk(s, parent, RES, kr, 1);
+            any = true;
+        }
+        for (int c = 0; c < nchild && ks >= 0 && ks < S; ++c) {
+            mca_coll_loom_sched_send_blk(s, child[c], RES, ks, 1);
+            any = true;
+        }
+        if (any) {
+            mca_coll_loom_sched_wait(s);
+        }
+    }
+    return s->error;
 }
 
 /* Both levels for this rank: mem[0..n-1] are its node's ranks (NULL: the identity,
@@ -148,6 +224,10 @@ static int build_levels(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *
         break;
     }
     case MCA_COLL_LOOM_COLL_BCAST:
+        if (p->segs > 1 && !p->leaders_only) {
+            rc = bcast_pipelined(s, p, mem, n, me, mynode, rep, nn);
+            break;
+        }
         rep[node_of(p, p->root)] = p->root;
         top = node_index(mem, n, rep[mynode]);
         if (me == top) {

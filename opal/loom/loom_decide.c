@@ -75,6 +75,16 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
     RING_ROWS(ALLREDUCE, C, MIB(1)),
     {ALLREDUCE, .max_bytes = SIZE_MAX, .alg = NULL},
 
+    /* several nodes: the emulated 4 x 2 cluster (loom_bw, docs/performance.md).  bcast:
+     * hierarchical took 0.39-0.67x tuned's time from 512 B to 4 MiB on unshaped links
+     * (shared-memory node phases up to 8 KiB, pipelined along the nodes from 2 MiB), and
+     * 0.21-0.43x from 1 to 16 MiB on 1 Gbit/s links (twotree 0.47x, binomial 0.51x at
+     * 16 MiB); reduce, timed back to back: binomial 0.4-0.76x up to 256 B, hierarchical
+     * 0.72-0.87x at 2-8 KiB, neither ahead in between or above */
+    {BCAST, .min_bytes = 512, .max_bytes = SIZE_MAX, .min_nodes = 2, .alg = "hierarchical"},
+    {REDUCE, .max_bytes = 256, .min_nodes = 2, .alg = "binomial"},
+    {REDUCE, .min_bytes = 2048, .max_bytes = 8192, .min_nodes = 2, .call_mask = C, .call_value = C,
+     .alg = "hierarchical"},
     /* large bcast / reduce: the pipelined two-tree.  Measured at np 8 on one node,
      * reduce is 0.3-0.9x tuned's default from 1 MiB; bcast only reaches parity at 16 MiB
      * and above (tuned's default bcast is its best there), below it stays with tuned */

@@ -91,10 +91,18 @@ const mca_coll_loom_alg_t mca_coll_loom_algs[] = {
         .colls = COLL_BIT(MCA_COLL_LOOM_COLL_ALLREDUCE) | COLL_BIT(MCA_COLL_LOOM_COLL_BARRIER) |
                  COLL_BIT(MCA_COLL_LOOM_COLL_BCAST) | COLL_BIT(MCA_COLL_LOOM_COLL_REDUCE),
         .needs = 0,
-        .description = "two-level: binomial inside each node, pairwise (allreduce) or binomial "
-                       "(bcast, reduce) among the node leaders; any op on node-consecutive ranks",
+        .knob = "hierarchical_segment_size",
+        .knob_default = 0,
+        .knob_min = 0,
+        .knob_max = INT32_MAX,
+        .description = "two-level: shared memory (up to coll_loom_shm_slot_size) or binomial "
+                       "inside each node, pairwise (allreduce) or binomial (bcast, reduce) among "
+                       "the node leaders; bcast above the slot size is pipelined along a chain "
+                       "through the nodes; any op on node-consecutive ranks. Knob: bytes per "
+                       "bcast segment, 0 = automatic (256 KiB)",
         .reference = "seed 003, sections 3.1-3.3",
         .build = mca_coll_loom_build_hierarchical,
+        .pipelined = true,
         .can_serve = mca_coll_loom_hierarchical_can_serve,
         .refusal = "the op is not commutative and the ranks of a node are not consecutive "
                    "(reduce: the op is not commutative)",

@@ -105,6 +105,7 @@ static const char *alg_knob(const char *alg)
 {
     if (0 == strcmp(alg, "ring")) return "coll_loom_ring_segment_size";
     if (0 == strcmp(alg, "twotree")) return "coll_loom_twotree_chunk_size";
+    if (0 == strcmp(alg, "hierarchical")) return "coll_loom_hierarchical_segment_size";
     return NULL;
 }
 
@@ -444,7 +445,7 @@ typedef struct {
 static int large_np(void) { return wsize >= 16; }
 
 static char default_alg[NC][LT_NAME_LEN];
-static int default_seg = -1, default_chunk = -1;
+static int default_seg = -1, default_chunk = -1, default_hseg = -1;
 
 #define SMALL_MAX 1021 /* prime: divisible by no P and no segment count */
 /* ~1M elements; a quarter of that from 16 processes on, which oversubscribe CI's cores */
@@ -469,9 +470,10 @@ static int apply_setting(ckind_t c, const setting_t *s)
         return rc;
     }
     const char *knob = alg_knob(s->alg);
-    const char *kn[2] = {"coll_loom_ring_segment_size", "coll_loom_twotree_chunk_size"};
-    const int kd[2] = {default_seg, default_chunk};
-    for (int k = 0; k < 2; k++) {
+    const char *kn[3] = {"coll_loom_ring_segment_size", "coll_loom_twotree_chunk_size",
+                         "coll_loom_hierarchical_segment_size"};
+    const int kd[3] = {default_seg, default_chunk, default_hseg};
+    for (int k = 0; k < 3; k++) {
         int v = (knob && 0 == strcmp(knob, kn[k]) && s->knob >= 0) ? s->knob : kd[k];
         if (v < 0) continue; /* not readable at startup: reported there */
         rc = lt_cvar_write_int(kn[k], v);
@@ -491,6 +493,7 @@ static void restore_defaults(ckind_t c)
     lt_cvar_write_str(cvar, default_alg[c]);
     if (default_seg >= 0) lt_cvar_write_int("coll_loom_ring_segment_size", default_seg);
     if (default_chunk >= 0) lt_cvar_write_int("coll_loom_twotree_chunk_size", default_chunk);
+    if (default_hseg >= 0) lt_cvar_write_int("coll_loom_hierarchical_segment_size", default_hseg);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -1064,7 +1067,9 @@ int main(int argc, char **argv)
         printf("test_colls: ORACLE-ONLY mode: results are checked, but NOT that loom served the calls\n");
     if (MPI_SUCCESS != lt_cvar_read_int("coll_loom_ring_segment_size", &default_seg)) default_seg = -1;
     if (MPI_SUCCESS != lt_cvar_read_int("coll_loom_twotree_chunk_size", &default_chunk)) default_chunk = -1;
+    if (MPI_SUCCESS != lt_cvar_read_int("coll_loom_hierarchical_segment_size", &default_hseg)) default_hseg = -1;
     if (!oracle_only) {
+        if (default_hseg < 0) FAIL("cannot read cvar coll_loom_hierarchical_segment_size");
         if (default_seg < 0) FAIL("cannot read cvar coll_loom_ring_segment_size");
         if (default_chunk < 0) FAIL("cannot read cvar coll_loom_twotree_chunk_size");
     }

@@ -892,10 +892,14 @@ static void test_hierarchical_maps(void)
                             refused++;
                             continue;
                         }
-                        for (int ip = 0; ip < (MCA_COLL_LOOM_COLL_BCAST == coll ? 1 : 2); ++ip) {
-                            int rc = mca_coll_loom_verify(alg, coll, &p, ip, NULL, err, sizeof(err));
-                            CHECK(0 == rc, "hierarchical %s P=%d map %d/%d %s%s: %s", mca_coll_loom_coll_name(coll), P,
-                                  kind, b, kinds[kd].name, ip ? " in place" : "", err);
+                        /* bcast: in place is meaningless, segments pipeline it (1: unpipelined) */
+                        for (int ip = 0; ip < (MCA_COLL_LOOM_COLL_BCAST == coll ? 3 : 2); ++ip) {
+                            const bool bc = MCA_COLL_LOOM_COLL_BCAST == coll;
+                            p.segs = bc ? (int[]){1, 2, 5}[ip] : 0;
+                            int rc = mca_coll_loom_verify(alg, coll, &p, bc ? 0 : ip, NULL, err, sizeof(err));
+                            CHECK(0 == rc, "hierarchical %s P=%d map %d/%d %s%s segs %d: %s",
+                                  mca_coll_loom_coll_name(coll), P, kind, b, kinds[kd].name,
+                                  !bc && ip ? " in place" : "", p.segs, err);
                             verified++;
                         }
                         if (MCA_COLL_LOOM_COLL_BCAST == coll || MCA_COLL_LOOM_COLL_BARRIER == coll) {

@@ -548,7 +548,12 @@ static int auto_segs(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes)
     return segs;
 }
 
-int mca_coll_loom_pipeline_segs(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes, int knob)
+/* hierarchical bcast: automatic segment size, and a bound on the segment count */
+#define LOOM_HIER_AUTO_SEGMENT ((size_t) 1024 * 1024)
+#define LOOM_HIER_MAX_SEGS     4096
+
+/* ring and twotree: the cost model's segment / chunk count (or the knob's) */
+static int model_segs(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes, int knob)
 {
     const bool ring = (0 == strcmp(mca_coll_loom_algs[alg].name, "ring"));
     /* ring pipelines each of its P parts, twotree the whole message */
@@ -576,4 +581,19 @@ int mca_coll_loom_pipeline_segs(int alg, mca_coll_loom_coll_t coll, int P, size_
         segs = 1;
     }
     return (int) (segs > cap ? cap : segs);
+}
+
+int mca_coll_loom_pipeline_segs(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes, int knob)
+{
+    if (alg == mca_coll_loom_component.hier_alg) {
+        /* only its bcast is pipelined; calls that run on the node's shared segment
+         * use no segments */
+        size_t seg = knob > 0 ? (size_t) knob : LOOM_HIER_AUTO_SEGMENT, n;
+        if (MCA_COLL_LOOM_COLL_BCAST != coll || bytes <= seg) {
+            return 1;
+        }
+        n = (bytes + seg - 1) / seg;
+        return (int) (n > LOOM_HIER_MAX_SEGS ? LOOM_HIER_MAX_SEGS : n);
+    }
+    return model_segs(alg, coll, P, bytes, knob);
 }
