@@ -41,11 +41,12 @@
  * and ranks per node, call_mask 0.  max_bytes must be given. */
 const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
     /* several nodes: the two-level algorithm (one rank per node: it is pairwise among
-     * the nodes).  On the emulated 4 x 2 cluster (docs/cluster.md) it took 0.86-0.91x
-     * tuned's time up to 2 KiB and 0.58-0.77x at 8-64 KiB, where dissemination took
-     * 1.24-1.5x: every one of its rounds crosses the network several times */
+     * the nodes).  On the emulated 4 x 2 cluster (docs/cluster.md), with its node phases
+     * in shared memory up to 8 KiB, allreduce took 0.55-0.69x tuned's time up to 4 KiB
+     * and 0.36-0.52x at 8-32 KiB (1.11x at 64 KiB), the barrier 0.78-0.82x; dissemination
+     * took 1.24-1.5x: every one of its rounds crosses the network several times */
     {BARRIER, .max_bytes = SIZE_MAX, .min_nodes = 2, .alg = "hierarchical"},
-    {ALLREDUCE, .max_bytes = 65536, .min_nodes = 2, .alg = "hierarchical"},
+    {ALLREDUCE, .max_bytes = 32768, .min_nodes = 2, .alg = "hierarchical"},
     /* one node, up to coll_loom_shm_slot_size's default: hierarchical's node phases
      * run through the node's shared segment (gather to rank 0, combine, release), no
      * message at all.  At np 8 on one node (8 ranks, 2 cores) allreduce took 0.21-0.46x

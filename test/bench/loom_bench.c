@@ -48,7 +48,7 @@
 
 typedef struct {
     char label[LT_NAME_LEN + 32];
-    int tuned;             /* runs on the tuned communicator */
+    int tuned;             /* 1: runs on the tuned communicator, 2: on the han one */
     char alg[LT_NAME_LEN]; /* "auto" or an algorithm name */
     int n;                 /* knob, 0 = default */
     int spin;              /* coll_loom_shm_spin for this variant; INT_MIN: the default */
@@ -79,7 +79,8 @@ static void usage(const char *prog)
         fprintf(stderr,
                 "usage: %s [-c allreduce|barrier] [-i iterations | -t batch_ms] [-r rounds] [-s maxbytes]\n"
                 "          [--op sum|max] [--type int|double] [--csv FILE] [-q]\n"
-                "          [--algs A,B,...] [--shm-spin N,M,...]\n"
+                "          [--algs A,B,...] [--shm-spin N,M,...] [--han]\n"
+                "  --han       also time Open MPI's han (communicator preference \"han,^loom\")\n"
                 "  --algs      time only these loom algorithms (besides tuned and loom auto)\n"
                 "  --shm-spin  add 'hierarchical' variants with coll_loom_shm_spin set to each value\n",
                 prog);
@@ -132,6 +133,7 @@ int main(int argc, char **argv)
     int use_max = 0, use_double = 0;
     const char *csv = NULL;
     const char *only_algs = NULL, *spins = NULL;
+    int with_han = 0;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
@@ -162,6 +164,7 @@ int main(int argc, char **argv)
         else if (0 == strcmp(a, "-q")) quiet = 1;
         else if (0 == strcmp(a, "--algs") && val) { only_algs = val; i++; }
         else if (0 == strcmp(a, "--shm-spin") && val) { spins = val; i++; }
+        else if (0 == strcmp(a, "--han")) with_han = 1;
         else { usage(argv[0]); MPI_Finalize(); return 2; }
     }
     if (iterations < 0) iterations = 0;
@@ -179,6 +182,8 @@ int main(int argc, char **argv)
     MPI_Comm cl, ct;
     lt_dup_with_pref(MPI_COMM_WORLD, "loom", &cl);
     lt_dup_with_pref(MPI_COMM_WORLD, "tuned,^loom", &ct);
+    MPI_Comm chn = MPI_COMM_NULL;
+    if (with_han) lt_dup_with_pref(MPI_COMM_WORLD, "han,^loom", &chn);
     {
         lt_counts_t b, a;
         lt_diff_t dl, dt;
@@ -216,6 +221,7 @@ int main(int argc, char **argv)
     int nv = 0;
     lt_cvar_read_int("coll_loom_shm_spin", &def_spin);
     vs[nv++] = (variant_t){"tuned", 1, "", 0, INT_MIN};
+    if (with_han) vs[nv++] = (variant_t){"han", 2, "", 0, INT_MIN};
     vs[nv++] = (variant_t){"loom auto", 0, "auto", 0, INT_MIN};
     for (int a = 0; a < lt_nalgs(coll) && nv < MAX_VARIANTS - 3; a++) {
         const char *name = lt_alg_name(coll, a);
@@ -331,7 +337,7 @@ int main(int argc, char **argv)
             for (int vv = 0; vv < nv; vv++) {
                 int v = (vv + r) % nv; /* each round starts at another variant */
                 cell_t *cell = &cells[s * nv + v];
-                MPI_Comm comm = vs[v].tuned ? ct : cl;
+                MPI_Comm comm = 1 == vs[v].tuned ? ct : 2 == vs[v].tuned ? chn : cl;
                 lt_counts_t b, a;
                 set_variant(&vs[v], coll, def_ways, def_ports);
                 /* one untimed call: warms up the schedule cache and checks the result */
@@ -403,7 +409,10 @@ int main(int argc, char **argv)
                 size_t off = 0;
                 unsigned long long loom_total = cell->fallback;
                 for (int k = 0; k < lt_nalgs(coll); k++) loom_total += cell->served[k];
-                if (vs[v].tuned) {
+                if (2 == vs[v].tuned) {
+                    /* han's own sub-communicators may be loom's */
+                    snprintf(served, sizeof(served), "han");
+                } else if (vs[v].tuned) {
                     snprintf(served, sizeof(served), "%s", loom_total ? "LOOM (check failed)" : "tuned");
                     if (loom_total) errors++;
                 } else if (wsize > 1) {
@@ -458,6 +467,7 @@ int main(int argc, char **argv)
     free(rbuf);
     MPI_Comm_free(&cl);
     MPI_Comm_free(&ct);
+    if (MPI_COMM_NULL != chn) MPI_Comm_free(&chn);
     lt_fini();
     MPI_Finalize();
     return errors ? 1 : 0;
