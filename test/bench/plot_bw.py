@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Plots and tables from loom_bw --csv files (docs/performance.md, "Large messages").
 
-usage: plot_bw.py [--model tools/loom-model] [--model-args "FLAGS"] [--png docs/bandwidth-np8.png]
+usage: plot_bw.py [--model tools/loom-model] [--model-args "FLAGS"] [--png docs/bandwidth-np8.png] [--title T]
                   [--table BYTES] FILE.csv [FILE.csv ...]
 
 --png: time vs size (log-log), one panel per collective, every variant of the CSV
@@ -59,7 +59,7 @@ def auto_alg(row):
     return None if "fallback" in s else s.split("(")[0].split("+")[0].strip()
 
 
-def plot(data, p, models, png):
+def plot(data, p, models, png, title=None):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -98,7 +98,7 @@ def plot(data, p, models, png):
         ax.legend(fontsize=6, ncol=2, loc="upper left")
     for ax in list(axes.flat)[len(colls):]:
         ax.axis("off")
-    fig.suptitle("loom vs tuned, large messages, np %d (%s); grey dash-dot: loom-model" %
+    fig.suptitle(title or "loom vs tuned, large messages, np %d (%s); grey dash-dot: loom-model" %
                  (p, "%d ranks on 2 cores" % p), fontsize=11)
     fig.tight_layout()
     fig.savefig(png, dpi=110)
@@ -160,6 +160,7 @@ def main():
     ap.add_argument("--model-args", default="",
                     help="loom-model parameter flags, e.g. \"--G 0.141 --ranks-per-core 4 --single-copy\"")
     ap.add_argument("--png")
+    ap.add_argument("--title", help="the figure's title (default: large messages, np P)")
     ap.add_argument("--table", type=int)
     ap.add_argument("csv", nargs="+")
     a = ap.parse_args()
@@ -174,7 +175,7 @@ def main():
     if not a.png and not a.table:
         a.png, a.table = "docs/bandwidth-np%d.png" % p, 16 << 20
     if a.png:
-        plot(data, p, models, a.png)
+        plot(data, p, models, a.png, a.title)
     if a.table:
         print(table(data, p, models, a.table))
         print()
