@@ -5,7 +5,8 @@
  * is the node's leader).
  *
  *   allreduce, barrier (section 3.3): binomial reduce inside each node to its leader,
- *       the pairwise exchange among the leaders, binomial bcast inside each node;
+ *       the pairwise exchange among the leaders (large commutative allreduces, p->segs
+ *       > 1: the segmented ring, seed 002 IV.A), binomial bcast inside each node;
  *   bcast (section 3.1): a binomial tree among the nodes, rooted at the root's node,
  *       where the root itself stands in for its node's leader (no extra hop, so the
  *       cost does not depend on the root), then a binomial bcast inside each node;
@@ -70,7 +71,7 @@ bool mca_coll_loom_hierarchical_can_serve(const mca_coll_loom_params_t *p)
  * binomial tree inside a node and between the nodes, pairwise among the leaders. */
 static int sub_phase(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p,
                      mca_coll_loom_build_fn_t build, int coll, const int *peers, int n, int me, int root,
-                     int res_slot, int in_slot, int scratch_base)
+                     int res_slot, int in_slot, int scratch_base, int segs)
 {
     mca_coll_loom_params_t q = *p;
     mca_coll_loom_sched_t sub;
@@ -83,7 +84,7 @@ static int sub_phase(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p,
     q.nodes = 1;
     q.rpn = n;
     q.node_of = NULL;
-    q.segs = 0;
+    q.segs = segs;
     mca_coll_loom_sched_init(&sub);
     rc = build(&sub, &q);
     if (MCA_COLL_LOOM_OK == rc) {
@@ -106,7 +107,7 @@ static int node_reduce(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p
         return in_slot;
     }
     *rc = sub_phase(s, p, mca_coll_loom_build_binomial, MCA_COLL_LOOM_COLL_REDUCE, mem, n, me, top, PART,
-                    in_slot, NODE_SCRATCH);
+                    in_slot, NODE_SCRATCH, 0);
     return PART;
 }
 
@@ -117,7 +118,7 @@ static int node_bcast(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p,
         return MCA_COLL_LOOM_OK;
     }
     return sub_phase(s, p, mca_coll_loom_build_binomial, MCA_COLL_LOOM_COLL_BCAST, mem, n, me, top, RES, IN,
-                     NODE_SCRATCH);
+                     NODE_SCRATCH, 0);
 }
 
 /* The rank at index i of mem (NULL: the identity). */
@@ -215,8 +216,14 @@ static int build_levels(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *
     case MCA_COLL_LOOM_COLL_BARRIER: {
         int part = node_reduce(s, p, mem, n, me, 0, IN, &rc);
         if (MCA_COLL_LOOM_OK == rc && 0 == me) {
-            rc = sub_phase(s, p, mca_coll_loom_build_pairwise, MCA_COLL_LOOM_COLL_ALLREDUCE, rep, nn, mynode, 0,
-                           RES, part, SUB);
+            /* large commutative calls (segs > 1): the leaders run the segmented ring,
+             * which moves 2 (nn - 1) / nn of the vector per leader instead of the
+             * pairwise exchange's log2(nn) whole vectors */
+            const bool ring = p->segs > 1 && MCA_COLL_LOOM_COLL_ALLREDUCE == p->coll &&
+                              (p->call & MCA_COLL_LOOM_CALL_COMMUTATIVE);
+            rc = sub_phase(s, p, ring ? mca_coll_loom_build_ring : mca_coll_loom_build_pairwise,
+                           MCA_COLL_LOOM_COLL_ALLREDUCE, rep, nn, mynode, 0, RES, part, SUB,
+                           ring ? p->segs : 0);
         }
         if (MCA_COLL_LOOM_OK == rc) {
             rc = node_bcast(s, p, mem, n, me, 0);
@@ -232,7 +239,7 @@ static int build_levels(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *
         top = node_index(mem, n, rep[mynode]);
         if (me == top) {
             rc = sub_phase(s, p, mca_coll_loom_build_binomial, MCA_COLL_LOOM_COLL_BCAST, rep, nn, mynode,
-                           node_of(p, p->root), RES, IN, SUB);
+                           node_of(p, p->root), RES, IN, SUB, 0);
         }
         if (MCA_COLL_LOOM_OK == rc) {
             rc = node_bcast(s, p, mem, n, me, top);
@@ -245,7 +252,7 @@ static int build_levels(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *
         part = node_reduce(s, p, mem, n, me, top, IN, &rc);
         if (MCA_COLL_LOOM_OK == rc && me == top) {
             rc = sub_phase(s, p, mca_coll_loom_build_binomial, MCA_COLL_LOOM_COLL_REDUCE, rep, nn, mynode,
-                           node_of(p, p->root), RES, part, SUB);
+                           node_of(p, p->root), RES, part, SUB, 0);
         }
         break;
     }

@@ -112,9 +112,20 @@ void mca_coll_loom_sched_copy_blk(mca_coll_loom_sched_t *s, int src, int dst, in
 void mca_coll_loom_sched_append_mapped(mca_coll_loom_sched_t *dst, const mca_coll_loom_sched_t *src,
                                        const int *peer_map, int res_slot, int in_slot, int scratch_base)
 {
-    if (MCA_COLL_LOOM_OK != src->error || src->nblocks > 0) {
-        dst->error = MCA_COLL_LOOM_OK != src->error ? src->error : MCA_COLL_LOOM_ERR_NOTSUP;
+    if (MCA_COLL_LOOM_OK != src->error) {
+        dst->error = src->error;
         return;
+    }
+    /* a blocked phase brings its block layout; two different layouts cannot share one
+     * schedule (the executor maps blocks to elements with one layout per call) */
+    if (src->nblocks > 0) {
+        if (0 == dst->nblocks) {
+            dst->nblocks = src->nblocks;
+            dst->nseg = src->nseg;
+        } else if (dst->nblocks != src->nblocks || dst->nseg != src->nseg) {
+            dst->error = MCA_COLL_LOOM_ERR_NOTSUP;
+            return;
+        }
     }
     for (int i = 0; i < src->nops; ++i) {
         const mca_coll_loom_op_t *o = &src->ops[i];
@@ -125,8 +136,8 @@ void mca_coll_loom_sched_append_mapped(mca_coll_loom_sched_t *dst, const mca_col
         if (MCA_COLL_LOOM_OP_COPY == o->kind && slot_src == slot_dst) {
             continue; /* a copy the mapping made pointless */
         }
-        sched_append(dst, o->kind, MCA_COLL_LOOM_OP_WAIT == o->kind ? 0 : slot_src,
-                     MCA_COLL_LOOM_OP_WAIT == o->kind ? 0 : slot_dst, peer);
+        sched_append_blk(dst, o->kind, MCA_COLL_LOOM_OP_WAIT == o->kind ? 0 : slot_src,
+                         MCA_COLL_LOOM_OP_WAIT == o->kind ? 0 : slot_dst, peer, o->blk, o->nblk);
     }
 }
 

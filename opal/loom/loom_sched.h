@@ -143,7 +143,8 @@ static inline size_t mca_coll_loom_layout_start(const mca_coll_loom_layout_t *l,
 /* Appends src's ops to dst (both unfinished), for schedules composed of parts built
  * for a sub-communicator: a peer q of src becomes peer_map[q] (NULL: q); slot 0 becomes
  * res_slot, slot 1 in_slot, scratch slot k >= 2 becomes scratch_base + k - 2.
- * src must not use blocks. */
+ * A src that uses blocks gives dst its block layout; dst must then have none yet or
+ * the same one (else dst->error is MCA_COLL_LOOM_ERR_NOTSUP). */
 void mca_coll_loom_sched_append_mapped(mca_coll_loom_sched_t *dst, const mca_coll_loom_sched_t *src,
                                        const int *peer_map, int res_slot, int in_slot, int scratch_base);
 

@@ -226,7 +226,10 @@ int main(int argc, char **argv)
     for (int a = 0; a < lt_nalgs(coll) && nv < MAX_VARIANTS - 3; a++) {
         const char *name = lt_alg_name(coll, a);
         if (NULL != only_algs && !in_list(only_algs, name)) continue;
-        if (lt_knob_cvar(name)) {
+        /* the knobs that are counts (ways, ports) are swept; a size knob (segment, chunk
+         * bytes) stays at its default, 0 = automatic, which set_variant leaves alone */
+        const char *kc = lt_knob_cvar(name);
+        if (kc && (0 == strcmp(kc, "coll_loom_dissemination_ways") || 0 == strcmp(kc, "coll_loom_bruck_ports"))) {
             for (int n = 1; n <= 3; n++) {
                 vs[nv] = (variant_t){"", 0, "", n, INT_MIN};
                 snprintf(vs[nv].alg, LT_NAME_LEN, "%s", name);

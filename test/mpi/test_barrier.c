@@ -356,7 +356,7 @@ int main(int argc, char **argv)
                     ss[nss] = (setting_t){"", n};
                     snprintf(ss[nss++].alg, LT_NAME_LEN, "%s", name);
                 }
-            } else if (kv) {
+            } else if (kv && 0 == strcmp(kv, "coll_loom_bruck_ports")) {
                 static const int ns[] = {1, 2, 3, 5};
                 for (int j = 0; j < 4; j++) {
                     ss[nss] = (setting_t){"", ns[j]};

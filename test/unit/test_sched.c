@@ -892,14 +892,15 @@ static void test_hierarchical_maps(void)
                             refused++;
                             continue;
                         }
-                        /* bcast: in place is meaningless, segments pipeline it (1: unpipelined) */
-                        for (int ip = 0; ip < (MCA_COLL_LOOM_COLL_BCAST == coll ? 3 : 2); ++ip) {
-                            const bool bc = MCA_COLL_LOOM_COLL_BCAST == coll;
-                            p.segs = bc ? (int[]){1, 2, 5}[ip] : 0;
-                            int rc = mca_coll_loom_verify(alg, coll, &p, bc ? 0 : ip, NULL, err, sizeof(err));
+                        /* bcast: in place is meaningless, segments pipeline it (1: unpipelined);
+                         * allreduce: segments (>= 2) put the ring among the leaders */
+                        const bool bc = MCA_COLL_LOOM_COLL_BCAST == coll, ar = MCA_COLL_LOOM_COLL_ALLREDUCE == coll;
+                        for (int ip = 0; ip < (bc ? 3 : ar ? 4 : 2); ++ip) {
+                            p.segs = bc ? (int[]){1, 2, 5}[ip] : ar && ip >= 2 ? 2 + ip % 2 : 0;
+                            int rc = mca_coll_loom_verify(alg, coll, &p, bc ? 0 : ip % 2, NULL, err, sizeof(err));
                             CHECK(0 == rc, "hierarchical %s P=%d map %d/%d %s%s segs %d: %s",
                                   mca_coll_loom_coll_name(coll), P, kind, b, kinds[kd].name,
-                                  !bc && ip ? " in place" : "", p.segs, err);
+                                  !bc && ip % 2 ? " in place" : "", p.segs, err);
                             verified++;
                         }
                         if (MCA_COLL_LOOM_COLL_BCAST == coll || MCA_COLL_LOOM_COLL_BARRIER == coll) {

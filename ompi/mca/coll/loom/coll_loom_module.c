@@ -551,6 +551,8 @@ static int auto_segs(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes)
 /* hierarchical bcast: automatic segment size, and a bound on the segment count */
 #define LOOM_HIER_AUTO_SEGMENT ((size_t) 1024 * 1024)
 #define LOOM_HIER_MAX_SEGS     4096
+/* hierarchical allreduce: the leaders' ring from this size (pairwise below) */
+#define LOOM_HIER_RING_BYTES   ((size_t) 64 * 1024)
 
 /* ring and twotree: the cost model's segment / chunk count (or the knob's) */
 static int model_segs(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes, int knob)
@@ -586,9 +588,16 @@ static int model_segs(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes, i
 int mca_coll_loom_pipeline_segs(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes, int knob)
 {
     if (alg == mca_coll_loom_component.hier_alg) {
-        /* only its bcast is pipelined; calls that run on the node's shared segment
-         * use no segments */
+        /* bcast: segments of the chain; allreduce from LOOM_HIER_RING_BYTES: segments per
+         * part of the leaders' ring (at least 2, which is what selects the ring); other
+         * calls, and those on the node's shared segment, use none */
         size_t seg = knob > 0 ? (size_t) knob : LOOM_HIER_AUTO_SEGMENT, n;
+        if (MCA_COLL_LOOM_COLL_ALLREDUCE == coll && bytes >= LOOM_HIER_RING_BYTES) {
+            size_t part = bytes / (size_t) (P > 0 ? P : 1), cap = (size_t) 65536 / (size_t) (P > 0 ? P : 1);
+            n = (part + seg - 1) / seg;
+            n = n < 2 ? 2 : n;
+            return (int) (n > cap && cap >= 2 ? cap : n);
+        }
         if (MCA_COLL_LOOM_COLL_BCAST != coll || bytes <= seg) {
             return 1;
         }

@@ -29,6 +29,7 @@
 #include "ompi_config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,7 +83,9 @@ bool mca_coll_loom_shm_wanted(const mca_coll_loom_module_t *m, size_t bytes)
 {
     const mca_coll_loom_component_t *cm = &mca_coll_loom_component;
 
-    return cm->shm && m->have_topo && m->shm.state >= 0 && bytes <= (size_t) cm->shm_slot_size;
+    /* a slot size of 0 or less turns the path off like coll_loom_shm=0 */
+    return cm->shm && cm->shm_slot_size > 0 && m->have_topo && m->shm.state >= 0 &&
+           bytes <= (size_t) cm->shm_slot_size;
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -212,10 +215,12 @@ static bool packed_is_layout(ompi_datatype_t *dtype, size_t count)
     return ompi_datatype_is_contiguous_memory_layout(dtype, (int32_t) count);
 }
 
-static int pack(const void *buf, size_t count, ompi_datatype_t *dtype, void *dst, size_t bytes)
+/* Moves (buf, count, dtype) to or from its packed form at `packed` (bytes long): a copy
+ * when the layout is one contiguous run, the convertor otherwise. */
+static int convert(void *buf, size_t count, ompi_datatype_t *dtype, void *packed, size_t bytes, bool to_packed)
 {
     opal_convertor_t conv;
-    struct iovec iov = {.iov_base = dst, .iov_len = bytes};
+    struct iovec iov = {.iov_base = packed, .iov_len = bytes};
     uint32_t iov_count = 1;
     size_t max = bytes;
     int rc;
@@ -223,43 +228,31 @@ static int pack(const void *buf, size_t count, ompi_datatype_t *dtype, void *dst
     if (packed_is_layout(dtype, count)) {
         ptrdiff_t lb, extent;
         ompi_datatype_get_true_extent(dtype, &lb, &extent);
-        memcpy(dst, (const char *) buf + lb, bytes);
+        memcpy(to_packed ? packed : (char *) buf + lb, to_packed ? (char *) buf + lb : packed, bytes);
         return OMPI_SUCCESS;
     }
     OBJ_CONSTRUCT(&conv, opal_convertor_t);
-    rc = opal_convertor_copy_and_prepare_for_send(ompi_mpi_local_convertor, &dtype->super, count, buf,
-                                                  0, &conv);
+    rc = to_packed ? opal_convertor_copy_and_prepare_for_send(ompi_mpi_local_convertor, &dtype->super,
+                                                              count, buf, 0, &conv)
+                   : opal_convertor_copy_and_prepare_for_recv(ompi_mpi_local_convertor, &dtype->super,
+                                                              count, buf, 0, &conv);
     if (OPAL_SUCCESS == rc) {
-        rc = opal_convertor_pack(&conv, &iov, &iov_count, &max) >= 0 && max == bytes ? OMPI_SUCCESS
-                                                                                      : OMPI_ERROR;
+        int32_t done = to_packed ? opal_convertor_pack(&conv, &iov, &iov_count, &max)
+                                 : opal_convertor_unpack(&conv, &iov, &iov_count, &max);
+        rc = done >= 0 && max == bytes ? OMPI_SUCCESS : OMPI_ERROR;
     }
     OBJ_DESTRUCT(&conv);
     return rc;
 }
 
+static int pack(const void *buf, size_t count, ompi_datatype_t *dtype, void *dst, size_t bytes)
+{
+    return convert((void *) (uintptr_t) buf, count, dtype, dst, bytes, true);
+}
+
 static int unpack(const void *src, size_t bytes, void *buf, size_t count, ompi_datatype_t *dtype)
 {
-    opal_convertor_t conv;
-    struct iovec iov = {.iov_base = (void *) (uintptr_t) src, .iov_len = bytes};
-    uint32_t iov_count = 1;
-    size_t max = bytes;
-    int rc;
-
-    if (packed_is_layout(dtype, count)) {
-        ptrdiff_t lb, extent;
-        ompi_datatype_get_true_extent(dtype, &lb, &extent);
-        memcpy((char *) buf + lb, src, bytes);
-        return OMPI_SUCCESS;
-    }
-    OBJ_CONSTRUCT(&conv, opal_convertor_t);
-    rc = opal_convertor_copy_and_prepare_for_recv(ompi_mpi_local_convertor, &dtype->super, count, buf,
-                                                  0, &conv);
-    if (OPAL_SUCCESS == rc) {
-        rc = opal_convertor_unpack(&conv, &iov, &iov_count, &max) >= 0 && max == bytes ? OMPI_SUCCESS
-                                                                                        : OMPI_ERROR;
-    }
-    OBJ_DESTRUCT(&conv);
-    return rc;
+    return convert(buf, count, dtype, (void *) (uintptr_t) src, bytes, false);
 }
 
 /* A temporary buffer laid out like `count` elements of dtype (coll/base's way). */
