@@ -96,10 +96,11 @@ const mca_coll_loom_alg_t mca_coll_loom_algs[] = {
         .knob_min = 0,
         .knob_max = INT32_MAX,
         .description = "two-level: shared memory (up to coll_loom_shm_slot_size) or binomial "
-                       "inside each node, pairwise (allreduce) or binomial (bcast, reduce) among "
-                       "the node leaders; bcast above the slot size is pipelined along a chain "
-                       "through the nodes; any op on node-consecutive ranks. Knob: bytes per "
-                       "bcast segment, 0 = automatic (256 KiB)",
+                       "inside each node, pairwise (allreduce; the segmented ring from 64 KiB "
+                       "for commutative ops) or binomial (bcast, reduce) among the node leaders; "
+                       "bcast above one segment is pipelined along a chain through the nodes; "
+                       "any op on node-consecutive ranks. Knob: bytes per segment, 0 = "
+                       "automatic (1 MiB)",
         .reference = "seed 003, sections 3.1-3.3",
         .build = mca_coll_loom_build_hierarchical,
         .pipelined = true,
