@@ -214,11 +214,11 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan_leaders(mca_coll_loom_module_t *
                                                         struct ompi_communicator_t *comm,
                                                         unsigned call, int root);
 
-/* The shared-memory node phases of `hierarchical` (coll_loom_shm.c).  wanted: the call
- * of `bytes` would use them (same answer on every rank).  The collectives return
+/* The shared-memory node phases of `hierarchical` (coll_loom_shm.c).  wanted: a call of
+ * `bytes` that runs algorithm `alg` uses them (same answer on every rank).  The collectives return
  * OMPI_ERR_NOT_AVAILABLE, before any data moved, when the segment could not be set up
  * on this communicator: the caller then runs the point-to-point schedule. */
-bool mca_coll_loom_shm_wanted(const mca_coll_loom_module_t *m, size_t bytes);
+bool mca_coll_loom_shm_wanted(const mca_coll_loom_module_t *m, int alg, size_t bytes);
 int mca_coll_loom_shm_allreduce(mca_coll_loom_module_t *m, const void *sbuf, void *rbuf, size_t count,
                                 ompi_datatype_t *dtype, ompi_op_t *op, ompi_communicator_t *comm,
                                 unsigned call);

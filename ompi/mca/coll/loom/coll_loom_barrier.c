@@ -29,7 +29,7 @@ int mca_coll_loom_barrier(struct ompi_communicator_t *comm, mca_coll_base_module
     }
 
     mca_coll_loom_count(&mca_coll_loom_component.alg_calls[MCA_COLL_LOOM_COLL_BARRIER][choice.alg]);
-    if (choice.alg == mca_coll_loom_component.hier_alg && mca_coll_loom_shm_wanted(m, 0)) {
+    if (mca_coll_loom_shm_wanted(m, choice.alg, 0)) {
         int rc = mca_coll_loom_shm_barrier(m, comm);
         if (OMPI_ERR_NOT_AVAILABLE != rc) {
             return rc;

@@ -39,8 +39,7 @@ int mca_coll_loom_reduce(const void *sbuf, void *rbuf, int count, struct ompi_da
                                   m->previous_reduce_module);
     }
     mca_coll_loom_count(&mca_coll_loom_component.alg_calls[MCA_COLL_LOOM_COLL_REDUCE][choice.alg]);
-    if (choice.alg == mca_coll_loom_component.hier_alg &&
-        mca_coll_loom_shm_wanted(m, (size_t) count * tsize)) {
+    if (mca_coll_loom_shm_wanted(m, choice.alg, (size_t) count * tsize)) {
         int rc = mca_coll_loom_shm_reduce(m, sbuf, rbuf, (size_t) count, dtype, op, root, comm, call);
         if (OMPI_ERR_NOT_AVAILABLE != rc) {
             return rc;

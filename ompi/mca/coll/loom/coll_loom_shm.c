@@ -79,13 +79,13 @@ static void wait_policy(mca_coll_loom_shm_wait_t *w, bool long_wait)
 
 }
 
-bool mca_coll_loom_shm_wanted(const mca_coll_loom_module_t *m, size_t bytes)
+bool mca_coll_loom_shm_wanted(const mca_coll_loom_module_t *m, int alg, size_t bytes)
 {
     const mca_coll_loom_component_t *cm = &mca_coll_loom_component;
 
     /* a slot size of 0 or less turns the path off like coll_loom_shm=0 */
-    return cm->shm && cm->shm_slot_size > 0 && m->have_topo && m->shm.state >= 0 &&
-           bytes <= (size_t) cm->shm_slot_size;
+    return alg == cm->hier_alg && cm->shm && cm->shm_slot_size > 0 && m->have_topo &&
+           m->shm.state >= 0 && bytes <= (size_t) cm->shm_slot_size;
 }
 
 /* ------------------------------------------------------------------------------------ */
