@@ -214,11 +214,13 @@ static void wake_all(uint32_t *word)
 #endif
 }
 
-void mca_coll_loom_shm_wait(uint32_t *word, uint32_t *waiters, uint32_t target,
-                            const mca_coll_loom_shm_wait_t *w)
+/* Waits until cond(ctx) holds: spinning first, then sleeping on `word`, which whoever
+ * makes the condition true changes (and wakes `word`'s sleepers if *waiters > 0). */
+static void wait_until(bool (*cond)(const void *ctx), const void *ctx, uint32_t *word, uint32_t *waiters,
+                       const mca_coll_loom_shm_wait_t *w)
 {
     for (int i = 0; i < w->spin; ++i) {
-        if (mca_coll_loom_shm_reached(__atomic_load_n(word, __ATOMIC_ACQUIRE), target)) {
+        if (cond(ctx)) {
             return;
         }
         if (NULL != w->progress) {
@@ -227,22 +229,44 @@ void mca_coll_loom_shm_wait(uint32_t *word, uint32_t *waiters, uint32_t target,
     }
     for (;;) {
         uint32_t v;
+        bool done;
 
-        /* announce the sleeper before the last look: a poster that stores after this
-         * look sees waiters > 0 and wakes us (both sides are sequentially consistent) */
+        /* announce the sleeper before the last look: a poster that changes the word
+         * after this look sees waiters > 0 and wakes us, one that changed it before
+         * is seen by the look or makes the futex return at once (both sides are
+         * sequentially consistent) */
         __atomic_fetch_add(waiters, 1, __ATOMIC_SEQ_CST);
         v = __atomic_load_n(word, __ATOMIC_SEQ_CST);
-        if (!mca_coll_loom_shm_reached(v, target)) {
+        done = cond(ctx);
+        if (!done) {
             sleep_on(word, v, w->sleep_us > 0 ? w->sleep_us : 1000);
         }
         __atomic_fetch_sub(waiters, 1, __ATOMIC_SEQ_CST);
-        if (mca_coll_loom_shm_reached(__atomic_load_n(word, __ATOMIC_ACQUIRE), target)) {
+        if (done || cond(ctx)) {
             return;
         }
         if (NULL != w->progress) {
             w->progress();
         }
     }
+}
+
+typedef struct {
+    const uint32_t *word;
+    uint32_t target;
+} loom_word_target_t;
+
+static bool word_reached(const void *ctx)
+{
+    const loom_word_target_t *t = ctx;
+    return mca_coll_loom_shm_reached(__atomic_load_n(t->word, __ATOMIC_SEQ_CST), t->target);
+}
+
+void mca_coll_loom_shm_wait(uint32_t *word, uint32_t *waiters, uint32_t target,
+                            const mca_coll_loom_shm_wait_t *w)
+{
+    const loom_word_target_t t = {word, target};
+    wait_until(word_reached, &t, word, waiters, w);
 }
 
 static void posted(uint32_t *word, uint32_t *waiters)
@@ -268,11 +292,17 @@ void mca_coll_loom_shm_arrive(mca_coll_loom_shm_t *s, uint32_t seq)
     }
 }
 
-static bool all_arrived(const mca_coll_loom_shm_t *s, uint32_t seq)
+typedef struct {
+    const mca_coll_loom_shm_t *s;
+    uint32_t seq;
+} loom_arrivals_t;
+
+static bool all_arrived(const void *ctx)
 {
-    for (int i = 0; i < s->n; ++i) {
+    const loom_arrivals_t *a = ctx;
+    for (int i = 0; i < a->s->n; ++i) {
         if (!mca_coll_loom_shm_reached(
-                __atomic_load_n(mca_coll_loom_shm_arrive_word(s, i), __ATOMIC_ACQUIRE), seq)) {
+                __atomic_load_n(mca_coll_loom_shm_arrive_word(a->s, i), __ATOMIC_SEQ_CST), a->seq)) {
             return false;
         }
     }
@@ -283,32 +313,8 @@ void mca_coll_loom_shm_wait_arrived(mca_coll_loom_shm_t *s, uint32_t seq,
                                     const mca_coll_loom_shm_wait_t *w)
 {
     /* the condition is on n words, the sleep on the bell the arriving ranks ring */
-    for (int i = 0; i < w->spin; ++i) {
-        if (all_arrived(s, seq)) {
-            return;
-        }
-        if (NULL != w->progress) {
-            w->progress();
-        }
-    }
-    for (;;) {
-        uint32_t b;
-        bool done;
-
-        __atomic_fetch_add(s->bell_waiters, 1, __ATOMIC_SEQ_CST);
-        b = __atomic_load_n(s->bell, __ATOMIC_SEQ_CST);
-        done = all_arrived(s, seq);
-        if (!done) {
-            sleep_on(s->bell, b, w->sleep_us > 0 ? w->sleep_us : 1000);
-        }
-        __atomic_fetch_sub(s->bell_waiters, 1, __ATOMIC_SEQ_CST);
-        if (done || all_arrived(s, seq)) {
-            return;
-        }
-        if (NULL != w->progress) {
-            w->progress();
-        }
-    }
+    const loom_arrivals_t a = {s, seq};
+    wait_until(all_arrived, &a, s->bell, s->bell_waiters, w);
 }
 
 void mca_coll_loom_shm_release(mca_coll_loom_shm_t *s, uint32_t seq)
