@@ -188,17 +188,31 @@ static int setup(mca_coll_loom_module_t *m, ompi_communicator_t *comm)
     return OMPI_SUCCESS;
 }
 
-/* Ready to run a call on the segment: OMPI_SUCCESS, OMPI_ERR_NOT_AVAILABLE (off), or
- * the error of the setup. */
-static int ready(mca_coll_loom_module_t *m, ompi_communicator_t *comm)
+/* Starts a call of the shared-memory variant: OMPI_SUCCESS (the call is counted),
+ * OMPI_ERR_NOT_AVAILABLE (off: the caller runs the point-to-point schedule), or the
+ * error of the setup. */
+static int begin(mca_coll_loom_module_t *m, ompi_communicator_t *comm)
 {
-    if (OPAL_LIKELY(m->shm.state > 0)) {
-        return OMPI_SUCCESS;
+    int rc = OMPI_SUCCESS;
+
+    if (OPAL_UNLIKELY(m->shm.state <= 0)) {
+        rc = m->shm.state < 0 ? OMPI_ERR_NOT_AVAILABLE : setup(m, comm);
     }
-    if (m->shm.state < 0) {
-        return OMPI_ERR_NOT_AVAILABLE;
+    if (OMPI_SUCCESS == rc) {
+        mca_coll_loom_count(&mca_coll_loom_component.shm_node_phases);
     }
-    return setup(m, comm);
+    return rc;
+}
+
+/* The wait policies of one call on the segment (wl: waits that span the network
+ * phase; may be NULL) and its protocol number. */
+static uint32_t next_call(mca_coll_loom_module_t *m, mca_coll_loom_shm_wait_t *w, mca_coll_loom_shm_wait_t *wl)
+{
+    wait_policy(w, false);
+    if (NULL != wl) {
+        wait_policy(wl, m->topo.nnodes > 1);
+    }
+    return ++m->shm.seq;
 }
 
 void mca_coll_loom_shm_fini(mca_coll_loom_module_t *m)
@@ -380,12 +394,11 @@ int mca_coll_loom_shm_allreduce(mca_coll_loom_module_t *m, const void *sbuf, voi
     mca_coll_loom_shm_wait_t w, wl;
     size_t tsize = 0, bytes;
     uint32_t seq;
-    int rc = ready(m, comm);
+    int rc = begin(m, comm);
 
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
-    mca_coll_loom_count(&mca_coll_loom_component.shm_node_phases);
     if (NULL == seg->base) {
         /* alone on the node: the leaders' phase is the whole call */
         return run_leaders(m, MCA_COLL_LOOM_COLL_ALLREDUCE, comm, sbuf, rbuf, count, dtype, op, call, 0,
@@ -393,9 +406,7 @@ int mca_coll_loom_shm_allreduce(mca_coll_loom_module_t *m, const void *sbuf, voi
     }
     ompi_datatype_type_size(dtype, &tsize);
     bytes = count * tsize;
-    wait_policy(&w, false);
-    wait_policy(&wl, m->topo.nnodes > 1);
-    seq = ++m->shm.seq;
+    seq = next_call(m, &w, &wl);
 
     mca_coll_loom_shm_enter(seg, seq, &w);
     if (0 != seg->me) {
@@ -432,19 +443,16 @@ int mca_coll_loom_shm_barrier(mca_coll_loom_module_t *m, ompi_communicator_t *co
     mca_coll_loom_shm_t *seg = &m->shm.seg;
     mca_coll_loom_shm_wait_t w, wl;
     uint32_t seq;
-    int rc = ready(m, comm);
+    int rc = begin(m, comm);
 
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
-    mca_coll_loom_count(&mca_coll_loom_component.shm_node_phases);
     if (NULL == seg->base) {
         return run_leaders(m, MCA_COLL_LOOM_COLL_BARRIER, comm, NULL, NULL, 0, &ompi_mpi_byte.dt, NULL,
                            call, 0, MCA_COLL_BASE_TAG_BARRIER);
     }
-    wait_policy(&w, false);
-    wait_policy(&wl, m->topo.nnodes > 1);
-    seq = ++m->shm.seq;
+    seq = next_call(m, &w, &wl);
     mca_coll_loom_shm_enter(seg, seq, &w);
     mca_coll_loom_shm_arrive(seg, seq);
     if (0 != seg->me) {
@@ -479,21 +487,18 @@ int mca_coll_loom_shm_bcast(mca_coll_loom_module_t *m, void *buf, size_t count, 
     mca_coll_loom_shm_wait_t w, wl;
     size_t tsize = 0, bytes;
     uint32_t seq;
-    int rc = ready(m, comm), coord;
+    int rc = begin(m, comm), coord;
 
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
-    mca_coll_loom_count(&mca_coll_loom_component.shm_node_phases);
     if (NULL == seg->base) {
         return run_leaders(m, MCA_COLL_LOOM_COLL_BCAST, comm, NULL, buf, count, dtype, NULL,
                            MCA_COLL_LOOM_CALL_NO_OP, root, MCA_COLL_BASE_TAG_BCAST);
     }
     ompi_datatype_type_size(dtype, &tsize);
     bytes = count * tsize;
-    wait_policy(&w, false);
-    wait_policy(&wl, m->topo.nnodes > 1);
-    seq = ++m->shm.seq;
+    seq = next_call(m, &w, &wl);
     coord = coordinator(m, rank, root);
 
     mca_coll_loom_shm_enter(seg, seq, &w);
@@ -533,21 +538,19 @@ int mca_coll_loom_shm_reduce(mca_coll_loom_module_t *m, const void *sbuf, void *
     loom_tmp_t acc = {NULL, 0, NULL};
     size_t tsize = 0, bytes;
     uint32_t seq;
-    int rc = ready(m, comm), coord;
+    int rc = begin(m, comm), coord;
     char *part;
 
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
-    mca_coll_loom_count(&mca_coll_loom_component.shm_node_phases);
     if (NULL == seg->base) {
         return run_leaders(m, MCA_COLL_LOOM_COLL_REDUCE, comm, is_root || !in_place ? sbuf : NULL,
                            is_root ? rbuf : NULL, count, dtype, op, call, root, MCA_COLL_BASE_TAG_REDUCE);
     }
     ompi_datatype_type_size(dtype, &tsize);
     bytes = count * tsize;
-    wait_policy(&w, false);
-    seq = ++m->shm.seq;
+    seq = next_call(m, &w, NULL);
     coord = coordinator(m, rank, root);
 
     mca_coll_loom_shm_enter(seg, seq, &w);
