@@ -47,22 +47,31 @@ static int node_of(const mca_coll_loom_params_t *p, int r)
     return NULL != p->node_of ? p->node_of[r] : 0;
 }
 
-bool mca_coll_loom_hierarchical_can_serve(const mca_coll_loom_params_t *p)
+/* node-consecutive: nodes are numbered by their lowest rank, so the node index never
+ * decreases along the ranks exactly when every node is one range */
+static bool node_consecutive(const mca_coll_loom_params_t *p)
 {
-    if (p->call & MCA_COLL_LOOM_CALL_COMMUTATIVE) {
-        return true;
-    }
-    if (MCA_COLL_LOOM_COLL_REDUCE == p->coll) {
-        return false;
-    }
-    /* node-consecutive: nodes are numbered by their lowest rank, so the node index
-     * never decreases along the ranks exactly when every node is one range */
     for (int r = 1; r < p->P; ++r) {
         if (node_of(p, r) < node_of(p, r - 1)) {
             return false;
         }
     }
     return true;
+}
+
+bool mca_coll_loom_hierarchical_can_serve(const mca_coll_loom_params_t *p)
+{
+    switch (p->coll) {
+    case MCA_COLL_LOOM_COLL_ALLGATHER:
+        return true; /* data movement addressed by rank: any node map */
+    case MCA_COLL_LOOM_COLL_SCAN:
+    case MCA_COLL_LOOM_COLL_EXSCAN:
+        return node_consecutive(p); /* a node's prefix must be a range of ranks */
+    case MCA_COLL_LOOM_COLL_REDUCE:
+        return 0 != (p->call & MCA_COLL_LOOM_CALL_COMMUTATIVE);
+    default:
+        return (p->call & MCA_COLL_LOOM_CALL_COMMUTATIVE) || node_consecutive(p);
+    }
 }
 
 /* One phase among a subset of the ranks: `build` run for the sub-communicator
@@ -203,6 +212,130 @@ static int bcast_pipelined(mca_coll_loom_sched_t *s, const mca_coll_loom_params_
     return s->error;
 }
 
+/* Sends (send = true) or receives, in RESULT, the parts of the ranks whose node is
+ * marked in `in_set` (indexed by node), one message per run of consecutive such
+ * ranks: both sides walk the ranks in the same order, so the messages match. */
+static void move_nodes(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p, int peer,
+                       const char *in_set, bool send)
+{
+    for (int r = 0; r < p->P;) {
+        int end = r;
+        if (!in_set[node_of(p, r)]) {
+            ++r;
+            continue;
+        }
+        while (end + 1 < p->P && in_set[node_of(p, end + 1)]) {
+            ++end;
+        }
+        if (send) {
+            mca_coll_loom_sched_send_blk(s, peer, RES, r, end - r + 1);
+        } else {
+            mca_coll_loom_sched_recv_blk(s, peer, RES, r, end - r + 1);
+        }
+        r = end + 1;
+    }
+}
+
+/* allgather (the two-level scheme of seed 003 section 3 applied to allgather): the
+ * node's parts gathered at its leader in one round, the leaders' allgather of whole
+ * nodes by dissemination (after the round of distance d a leader holds the d nodes
+ * ending at its own, so ceil(log2 nodes) rounds and (nodes-1)/nodes of the vector
+ * received, as in Bruck's allgather, without its rotation since parts are addressed
+ * by rank), then a binomial bcast of the whole vector inside each node.  Block b of
+ * RESULT is rank b's part, so any node map is served. */
+static int allgather_levels(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p, const int *mem,
+                            int n, int me, int mynode, const int *rep, int nn)
+{
+    char *set;
+
+    mca_coll_loom_sched_set_blocks(s, p->P);
+    if (me > 0) {
+        mca_coll_loom_sched_send_blk(s, mem_rank(mem, 0), RES, mem_rank(mem, me), 1);
+        mca_coll_loom_sched_wait(s);
+    } else if (n > 1) {
+        for (int i = 1; i < n; ++i) {
+            mca_coll_loom_sched_recv_blk(s, mem_rank(mem, i), RES, mem_rank(mem, i), 1);
+        }
+        mca_coll_loom_sched_wait(s);
+    }
+    if (0 == me && nn > 1) {
+        set = calloc((size_t) nn, 1);
+        if (NULL == set) {
+            return MCA_COLL_LOOM_ERR_NOMEM;
+        }
+        for (int d = 1; d < nn; d <<= 1) {
+            const int cnt = d < nn - d ? d : nn - d; /* nodes moved this round */
+            /* send nodes mynode-cnt+1..mynode to the leader d ahead */
+            for (int k = 0; k < nn; ++k) {
+                set[k] = (char) ((mynode - k + nn) % nn < cnt);
+            }
+            move_nodes(s, p, rep[(mynode + d) % nn], set, true);
+            /* receive nodes from-cnt+1..from of the leader d behind */
+            for (int k = 0; k < nn; ++k) {
+                set[k] = (char) ((mynode - d - k + 2 * nn) % nn < cnt);
+            }
+            move_nodes(s, p, rep[(mynode - d + nn) % nn], set, false);
+            mca_coll_loom_sched_wait(s);
+        }
+        free(set);
+    }
+    return s->error != MCA_COLL_LOOM_OK ? s->error : node_bcast(s, p, mem, n, me, 0);
+}
+
+/* scan and exscan (seed 003 section 3.5), on node-consecutive ranks: an inclusive
+ * prefix inside each node; the nodes' last ranks, which then hold their node's total,
+ * run an exclusive prefix over the totals (the seed lets the node's first rank do
+ * this; the last one has the total without an extra hop); each one broadcasts the
+ * prefix of the nodes before it inside its node, where every rank puts it on the
+ * left of its own partial result.  Node 0 has no prefix and skips the last two
+ * steps.  Prefixes are recursive doubling (`recursive_doubling`). */
+#define SCAN_TMP    NODE_SCRATCH  /* received ranges */
+#define SCAN_INCL   PART          /* exscan: the node's inclusive prefix */
+#define SCAN_PREFIX SUB           /* the prefix of the nodes before this one */
+#define SCAN_ACC    (SUB + 1)     /* the representatives' running prefix */
+
+static int scan_levels(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p, const int *mem, int n,
+                       int me, int mynode, const int *rep, int nn)
+{
+    const bool ex = MCA_COLL_LOOM_COLL_EXSCAN == p->coll;
+    const int incl = ex ? SCAN_INCL : RES;
+    int *last, rc = MCA_COLL_LOOM_OK;
+
+    /* exscan: the node's total is needed by its last rank, as its representative */
+    mca_coll_loom_prefix_doubling(s, mem, n, me, IN, incl, !ex || (me == n - 1 && nn > 1),
+                                  ex ? RES : -1, SCAN_TMP);
+    if (nn < 2) {
+        return s->error;
+    }
+    if (me == n - 1) {
+        last = malloc(sizeof(int) * (size_t) nn);
+        if (NULL == last) {
+            return MCA_COLL_LOOM_ERR_NOMEM;
+        }
+        for (int k = 0; k < nn; ++k) {
+            last[k] = (k + 1 < nn ? rep[k + 1] : p->P) - 1; /* node-consecutive */
+        }
+        mca_coll_loom_prefix_doubling(s, last, nn, mynode, incl, SCAN_ACC, false, SCAN_PREFIX,
+                                      SCAN_TMP);
+        free(last);
+    }
+    if (0 == mynode) {
+        return s->error;
+    }
+    if (n > 1 && MCA_COLL_LOOM_OK == s->error) {
+        rc = sub_phase(s, p, mca_coll_loom_build_binomial, MCA_COLL_LOOM_COLL_BCAST, mem, n, me, n - 1,
+                       SCAN_PREFIX, IN, NODE_SCRATCH, 0);
+    }
+    if (MCA_COLL_LOOM_OK == rc) {
+        if (ex && 0 == me) {
+            mca_coll_loom_sched_copy(s, SCAN_PREFIX, RES);
+        } else {
+            mca_coll_loom_sched_reduce(s, SCAN_PREFIX, RES);
+        }
+    }
+    return MCA_COLL_LOOM_OK != rc ? rc : s->error;
+}
+
 /* Both levels for this rank: mem[0..n-1] are its node's ranks (NULL: the identity,
  * all ranks on one node), it is mem[me]; rep[0..nn-1] the nodes' leaders, its node
  * is mynode.  rep may be changed (the root's node). */
@@ -256,6 +389,13 @@ static int build_levels(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *
         }
         break;
     }
+    case MCA_COLL_LOOM_COLL_ALLGATHER:
+        rc = allgather_levels(s, p, mem, n, me, mynode, rep, nn);
+        break;
+    case MCA_COLL_LOOM_COLL_SCAN:
+    case MCA_COLL_LOOM_COLL_EXSCAN:
+        rc = scan_levels(s, p, mem, n, me, mynode, rep, nn);
+        break;
     default:
         rc = MCA_COLL_LOOM_ERR_NOTSUP;
         break;

@@ -89,7 +89,9 @@ const mca_coll_loom_alg_t mca_coll_loom_algs[] = {
     {
         .name = "hierarchical",
         .colls = COLL_BIT(MCA_COLL_LOOM_COLL_ALLREDUCE) | COLL_BIT(MCA_COLL_LOOM_COLL_BARRIER) |
-                 COLL_BIT(MCA_COLL_LOOM_COLL_BCAST) | COLL_BIT(MCA_COLL_LOOM_COLL_REDUCE),
+                 COLL_BIT(MCA_COLL_LOOM_COLL_BCAST) | COLL_BIT(MCA_COLL_LOOM_COLL_REDUCE) |
+                 COLL_BIT(MCA_COLL_LOOM_COLL_ALLGATHER) | COLL_BIT(MCA_COLL_LOOM_COLL_SCAN) |
+                 COLL_BIT(MCA_COLL_LOOM_COLL_EXSCAN),
         .needs = 0,
         .knob = "hierarchical_segment_size",
         .knob_default = 0,
@@ -99,14 +101,26 @@ const mca_coll_loom_alg_t mca_coll_loom_algs[] = {
                        "inside each node, pairwise (allreduce; the segmented ring from 64 KiB "
                        "for commutative ops) or binomial (bcast, reduce) among the node leaders; "
                        "bcast above one segment is pipelined along a chain through the nodes; "
+                       "allgather: node gather, leaders' dissemination, node bcast; scan/exscan: "
+                       "node prefix, prefix among the nodes, node bcast (node-consecutive ranks); "
                        "any op on node-consecutive ranks. Knob: bytes per segment, 0 = "
                        "automatic (1 MiB)",
-        .reference = "seed 003, sections 3.1-3.3",
+        .reference = "seed 003, sections 3.1-3.5",
         .build = mca_coll_loom_build_hierarchical,
         .pipelined = true,
         .can_serve = mca_coll_loom_hierarchical_can_serve,
         .refusal = "the op is not commutative and the ranks of a node are not consecutive "
-                   "(reduce: the op is not commutative)",
+                   "(reduce: the op is not commutative; scan, exscan: the ranks of a node "
+                   "are not consecutive)",
+    },
+    {
+        .name = "recursive_doubling",
+        .colls = COLL_BIT(MCA_COLL_LOOM_COLL_SCAN) | COLL_BIT(MCA_COLL_LOOM_COLL_EXSCAN),
+        .needs = 0,
+        .description = "parallel prefix by recursive doubling, ceil(log2 P) rounds; adjacent "
+                       "ranges joined in rank order, so any op",
+        .reference = "seed 003, section 4.2 (the flat scan it compares against)",
+        .build = mca_coll_loom_build_recursive_doubling,
     },
 };
 
@@ -116,7 +130,7 @@ const char *mca_coll_loom_coll_name(mca_coll_loom_coll_t coll)
 {
     static const char *names[MCA_COLL_LOOM_NUM_COLLS] = {"allreduce", "barrier", "bcast", "reduce",
                                                          "allgather", "reduce_scatter",
-                                                         "reduce_scatter_block"};
+                                                         "reduce_scatter_block", "scan", "exscan"};
     return (unsigned) coll < MCA_COLL_LOOM_NUM_COLLS ? names[coll] : "?";
 }
 

@@ -19,6 +19,8 @@ typedef enum {
     MCA_COLL_LOOM_COLL_ALLGATHER,
     MCA_COLL_LOOM_COLL_REDUCE_SCATTER,
     MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK,
+    MCA_COLL_LOOM_COLL_SCAN,
+    MCA_COLL_LOOM_COLL_EXSCAN,
     MCA_COLL_LOOM_NUM_COLLS
 } mca_coll_loom_coll_t;
 
@@ -50,6 +52,9 @@ typedef enum {
  *   reduce_scatter  INPUT: the contribution (P parts, the part sizes are the
  *   (_block)        recvcounts); RESULT: a full-shape buffer whose part `rank` must
  *                   hold the combined part at the end (the component copies it out).
+ *   scan            INPUT: the contribution; RESULT: the contributions of ranks 0..rank
+ *                   combined in rank order.
+ *   exscan          the same for ranks 0..rank-1; rank 0's RESULT is left as it is.
  */
 typedef struct {
     int P;          /* communicator size */
@@ -125,8 +130,19 @@ int mca_coll_loom_build_bruck(mca_coll_loom_sched_t *s, const mca_coll_loom_para
 int mca_coll_loom_build_ring(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);
 int mca_coll_loom_build_twotree(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);
 int mca_coll_loom_build_binomial(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);
+int mca_coll_loom_build_recursive_doubling(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);
 int mca_coll_loom_build_hierarchical(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);
 bool mca_coll_loom_hierarchical_can_serve(const mca_coll_loom_params_t *p);
+
+/* The recursive-doubling prefix over the sub-communicator peers[0..n-1] (NULL: the
+ * identity), this rank being peers[me]: from the contribution in in_slot, incl_slot
+ * gets the combination of peers[0..me] and, when excl_slot >= 0 and me > 0,
+ * excl_slot that of peers[0..me-1], both in rank order.  incl_slot is also what is
+ * sent, so it is needed even when only excl_slot is wanted (keep_incl false: it may
+ * stop being updated once nothing more is sent); tmp_slot is scratch.  Used by
+ * `recursive_doubling` and by `hierarchical`'s scan. */
+void mca_coll_loom_prefix_doubling(mca_coll_loom_sched_t *s, const int *peers, int n, int me, int in_slot,
+                                   int incl_slot, bool keep_incl, int excl_slot, int tmp_slot);
 
 /* The adaption of seed 000, Theorem 1, for (n, P): the last round takes s-1 full
  * partial results, a prefix of `send_prefix` contributions from sender s, and the

@@ -588,6 +588,8 @@ static bool aliased(const sim_t *sim, const rank_t *r, int me, bool in_place)
     switch (sim->coll) {
     case MCA_COLL_LOOM_COLL_ALLREDUCE:
     case MCA_COLL_LOOM_COLL_BARRIER:
+    case MCA_COLL_LOOM_COLL_SCAN:
+    case MCA_COLL_LOOM_COLL_EXSCAN:
         return true;
     case MCA_COLL_LOOM_COLL_REDUCE:
         return me == sim->root;
@@ -661,6 +663,16 @@ static void final_checks(sim_t *sim, int me, bool idem, bool order)
     case MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK:
         for (int b = me * nseg; b < (me + 1) * nseg && !sim->failed; ++b) {
             check_block(sim, me, b, 0, P - 1, idem, order);
+        }
+        break;
+    case MCA_COLL_LOOM_COLL_SCAN:
+        for (int b = 0; b < sim->nb && !sim->failed; ++b) {
+            check_block(sim, me, b, 0, me, idem, order);
+        }
+        break;
+    case MCA_COLL_LOOM_COLL_EXSCAN:
+        for (int b = 0; me > 0 && b < sim->nb && !sim->failed; ++b) {
+            check_block(sim, me, b, 0, me - 1, idem, order);
         }
         break;
     default:

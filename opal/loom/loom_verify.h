@@ -12,6 +12,8 @@
  *   allgather            every rank's RESULT part b holds rank b's data, once;
  *   reduce_scatter(_block)  every rank's RESULT part `rank` holds each contribution
  *                        exactly once (at least once for idempotent calls);
+ *   scan, exscan         every rank's RESULT holds the contributions of ranks 0..rank
+ *                        (exscan: 0..rank-1, nothing checked at rank 0) exactly once;
  * combined in rank order on non-commutative calls where the algorithm claims to keep
  * it.  bcast and allgather must not read INPUT.
  */
@@ -34,8 +36,8 @@ typedef struct {
 /* Builds with shape->P, root, knob, call and segs, and shape->coll set to coll;
  * shape->rank is ignored (every rank is built).  in_place runs each rank with INPUT
  * and RESULT as one buffer where its schedule allows that (MPI_IN_PLACE): every rank
- * for allreduce and barrier, the root for reduce, nobody for the other collectives
- * (the component copies).  Returns 0 on success; otherwise writes the first problem
+ * for allreduce, barrier, scan and exscan, the root for reduce, nobody for the other
+ * collectives (the component copies).  Returns 0 on success; otherwise writes the first problem
  * found into err. */
 int mca_coll_loom_verify(int alg, mca_coll_loom_coll_t coll, const mca_coll_loom_params_t *shape,
                          bool in_place, mca_coll_loom_verify_stats_t *stats, char *err, size_t errlen);

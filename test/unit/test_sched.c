@@ -113,6 +113,13 @@ static int expect_refusal(int alg, mca_coll_loom_coll_t coll, int P, int n, unsi
 /* Rounds the paper gives, or -1 where this test does not know them. */
 static int expected_rounds(const char *name, mca_coll_loom_coll_t coll, int P, int n, int segs)
 {
+    if (0 == strcmp(name, "recursive_doubling")) {
+        int lg = 0;
+        while ((1 << lg) < P) {
+            lg++;
+        }
+        return lg; /* ceil(log2 P) */
+    }
     if (MCA_COLL_LOOM_COLL_ALLREDUCE != coll && MCA_COLL_LOOM_COLL_BARRIER != coll) {
         return -1;
     }
@@ -185,7 +192,8 @@ static bool combines(int coll)
 static bool has_in_place(int coll)
 {
     return MCA_COLL_LOOM_COLL_ALLREDUCE == coll || MCA_COLL_LOOM_COLL_BARRIER == coll ||
-           MCA_COLL_LOOM_COLL_REDUCE == coll;
+           MCA_COLL_LOOM_COLL_REDUCE == coll || MCA_COLL_LOOM_COLL_SCAN == coll ||
+           MCA_COLL_LOOM_COLL_EXSCAN == coll;
 }
 
 /*
@@ -848,7 +856,9 @@ static void test_hierarchical_maps(void)
 {
     const int alg = mca_coll_loom_alg_find(MCA_COLL_LOOM_COLL_ALLREDUCE, "hierarchical");
     static const int colls[] = {MCA_COLL_LOOM_COLL_ALLREDUCE, MCA_COLL_LOOM_COLL_BARRIER,
-                                MCA_COLL_LOOM_COLL_BCAST, MCA_COLL_LOOM_COLL_REDUCE};
+                                MCA_COLL_LOOM_COLL_BCAST,     MCA_COLL_LOOM_COLL_REDUCE,
+                                MCA_COLL_LOOM_COLL_ALLGATHER, MCA_COLL_LOOM_COLL_SCAN,
+                                MCA_COLL_LOOM_COLL_EXSCAN};
     long verified = 0, refused = 0;
     int node_of[64], map[64];
     char err[256];
@@ -878,11 +888,15 @@ static void test_hierarchical_maps(void)
                     for (size_t kd = 0; kd < sizeof(kinds) / sizeof(kinds[0]); ++kd) {
                         const int coll = colls[ci];
                         const bool rooted = MCA_COLL_LOOM_COLL_BCAST == coll || MCA_COLL_LOOM_COLL_REDUCE == coll;
-                        const unsigned call = (MCA_COLL_LOOM_COLL_BCAST == coll || MCA_COLL_LOOM_COLL_BARRIER == coll)
-                                                  ? (C | E | I) : kinds[kd].call;
+                        const bool no_op = MCA_COLL_LOOM_COLL_BCAST == coll || MCA_COLL_LOOM_COLL_BARRIER == coll ||
+                                           MCA_COLL_LOOM_COLL_ALLGATHER == coll;
+                        const bool prefix = MCA_COLL_LOOM_COLL_SCAN == coll || MCA_COLL_LOOM_COLL_EXSCAN == coll;
+                        const unsigned call = no_op ? (C | E | I) : kinds[kd].call;
                         mca_coll_loom_params_t p = {.P = P, .call = call, .coll = coll, .node_of = node_of,
                                                     .nodes = nn, .root = rooted ? MCA_COLL_LOOM_VERIFY_ALL_ROOTS : 0};
-                        const bool may = (call & C) || (MCA_COLL_LOOM_COLL_REDUCE != coll && consecutive);
+                        const bool may = MCA_COLL_LOOM_COLL_ALLGATHER == coll ||
+                                         (prefix ? consecutive
+                                                 : (call & C) || (MCA_COLL_LOOM_COLL_REDUCE != coll && consecutive));
                         mca_coll_loom_params_t q = p;
                         q.root = 0;
                         CHECK((NULL == mca_coll_loom_alg_refusal(alg, &q)) == may,
@@ -895,15 +909,16 @@ static void test_hierarchical_maps(void)
                         /* bcast: in place is meaningless, segments pipeline it (1: unpipelined);
                          * allreduce: segments (>= 2) put the ring among the leaders */
                         const bool bc = MCA_COLL_LOOM_COLL_BCAST == coll, ar = MCA_COLL_LOOM_COLL_ALLREDUCE == coll;
-                        for (int ip = 0; ip < (bc ? 3 : ar ? 4 : 2); ++ip) {
+                        const bool ag = MCA_COLL_LOOM_COLL_ALLGATHER == coll;
+                        for (int ip = 0; ip < (bc ? 3 : ar ? 4 : ag ? 1 : 2); ++ip) {
                             p.segs = bc ? (int[]){1, 2, 5}[ip] : ar && ip >= 2 ? 2 + ip % 2 : 0;
                             int rc = mca_coll_loom_verify(alg, coll, &p, bc ? 0 : ip % 2, NULL, err, sizeof(err));
                             CHECK(0 == rc, "hierarchical %s P=%d map %d/%d %s%s segs %d: %s",
-                                  mca_coll_loom_coll_name(coll), P, kind, b, kinds[kd].name,
+                                  mca_coll_loom_coll_name(coll), P, kind, b, no_op ? "no op" : kinds[kd].name,
                                   !bc && ip % 2 ? " in place" : "", p.segs, err);
                             verified++;
                         }
-                        if (MCA_COLL_LOOM_COLL_BCAST == coll || MCA_COLL_LOOM_COLL_BARRIER == coll) {
+                        if (no_op) {
                             break; /* no op: one kind is enough */
                         }
                     }

@@ -142,6 +142,10 @@ typedef struct mca_coll_loom_module_t {
     mca_coll_base_module_t *previous_reduce_scatter_module;
     mca_coll_base_module_reduce_scatter_block_fn_t previous_reduce_scatter_block;
     mca_coll_base_module_t *previous_reduce_scatter_block_module;
+    mca_coll_base_module_scan_fn_t previous_scan;
+    mca_coll_base_module_t *previous_scan_module;
+    mca_coll_base_module_exscan_fn_t previous_exscan;
+    mca_coll_base_module_t *previous_exscan_module;
 
     bool have_topo;
     mca_coll_loom_topo_t topo;
@@ -285,6 +289,13 @@ int mca_coll_loom_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
                                        struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                        struct ompi_communicator_t *comm,
                                        mca_coll_base_module_t *module);
+
+int mca_coll_loom_scan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                       struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                       mca_coll_base_module_t *module);
+int mca_coll_loom_exscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                         struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                         mca_coll_base_module_t *module);
 
 /* call flags of a collective without an op (bcast, allgather): no restriction applies */
 #define MCA_COLL_LOOM_CALL_NO_OP (MCA_COLL_LOOM_CALL_COMMUTATIVE | MCA_COLL_LOOM_CALL_EXACT)

@@ -482,5 +482,7 @@ mca_coll_base_module_t *mca_coll_loom_comm_query(struct ompi_communicator_t *com
     m->super.coll_allgather = mca_coll_loom_allgather;
     m->super.coll_reduce_scatter = mca_coll_loom_reduce_scatter;
     m->super.coll_reduce_scatter_block = mca_coll_loom_reduce_scatter_block;
+    m->super.coll_scan = mca_coll_loom_scan;
+    m->super.coll_exscan = mca_coll_loom_exscan;
     return &m->super;
 }

@@ -33,6 +33,10 @@ static void loom_module_construct(mca_coll_loom_module_t *m)
     m->previous_reduce_scatter_module = NULL;
     m->previous_reduce_scatter_block = NULL;
     m->previous_reduce_scatter_block_module = NULL;
+    m->previous_scan = NULL;
+    m->previous_scan_module = NULL;
+    m->previous_exscan = NULL;
+    m->previous_exscan_module = NULL;
     m->have_topo = false;
     memset(&m->topo, 0, sizeof(m->topo));
     m->clock = 0;
@@ -80,6 +84,8 @@ static void loom_module_destruct(mca_coll_loom_module_t *m)
     LOOM_RELEASE_PREVIOUS(allgather)
     LOOM_RELEASE_PREVIOUS(reduce_scatter)
     LOOM_RELEASE_PREVIOUS(reduce_scatter_block)
+    LOOM_RELEASE_PREVIOUS(scan)
+    LOOM_RELEASE_PREVIOUS(exscan)
 #undef LOOM_RELEASE_PREVIOUS
 }
 
@@ -226,10 +232,12 @@ int mca_coll_loom_module_enable(mca_coll_base_module_t *module, struct ompi_comm
     (NULL != comm->c_coll->coll_##name && NULL != comm->c_coll->coll_##name##_module)
     if (!(LOOM_HAS_PREVIOUS(allreduce) && LOOM_HAS_PREVIOUS(barrier) && LOOM_HAS_PREVIOUS(bcast) &&
           LOOM_HAS_PREVIOUS(reduce) && LOOM_HAS_PREVIOUS(allgather) &&
-          LOOM_HAS_PREVIOUS(reduce_scatter) && LOOM_HAS_PREVIOUS(reduce_scatter_block))) {
+          LOOM_HAS_PREVIOUS(reduce_scatter) && LOOM_HAS_PREVIOUS(reduce_scatter_block) &&
+          LOOM_HAS_PREVIOUS(scan) && LOOM_HAS_PREVIOUS(exscan))) {
         opal_output_verbose(1, cm->output,
                             "coll/loom: communicator %s (cid %u) lacks a previous component for "
-                            "one of allreduce, barrier, bcast, reduce, allgather, reduce_scatter(_block); "
+                            "one of allreduce, barrier, bcast, reduce, allgather, reduce_scatter(_block), "
+                            "scan, exscan; "
                             "loom disabled there", comm->c_name, (unsigned) comm->c_contextid);
         return OMPI_ERROR;
     }
@@ -256,6 +264,8 @@ int mca_coll_loom_module_enable(mca_coll_base_module_t *module, struct ompi_comm
     LOOM_SAVE_PREVIOUS(allgather)
     LOOM_SAVE_PREVIOUS(reduce_scatter)
     LOOM_SAVE_PREVIOUS(reduce_scatter_block)
+    LOOM_SAVE_PREVIOUS(scan)
+    LOOM_SAVE_PREVIOUS(exscan)
 #undef LOOM_SAVE_PREVIOUS
 
     if (MCA_COLL_LOOM_VERBOSE(10)) {
