@@ -33,7 +33,9 @@ typedef enum {
     LT_ALLGATHER = 4,
     LT_REDUCE_SCATTER = 5,
     LT_REDUCE_SCATTER_BLOCK = 6,
-    LT_NUM_COLLS = 7
+    LT_SCAN = 7,
+    LT_EXSCAN = 8,
+    LT_NUM_COLLS = 9
 } lt_coll_t;
 
 /* A snapshot of one collective's counters on this process. */
@@ -145,7 +147,7 @@ LT_MAYBE_UNUSED static void lt__strlcpy(char *dst, size_t len, const char *src)
 }
 
 LT_MAYBE_UNUSED static const char *lt__coll_names[LT_NUM_COLLS] = {"allreduce", "barrier", "bcast", "reduce", "allgather",
-                                                                   "reduce_scatter", "reduce_scatter_block"};
+                                                                   "reduce_scatter", "reduce_scatter_block", "scan", "exscan"};
 LT_MAYBE_UNUSED static lt__coll_pvars_t lt__pv[LT_NUM_COLLS];
 LT_MAYBE_UNUSED static MPI_T_pvar_session lt__session = MPI_T_PVAR_SESSION_NULL;
 LT_MAYBE_UNUSED static int lt__num_loom_pvars = 0;

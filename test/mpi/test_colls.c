@@ -1,6 +1,7 @@
 /*
  * loom: correctness test of MPI_Bcast, MPI_Reduce, MPI_Allgather,
- * MPI_Reduce_scatter and MPI_Reduce_scatter_block that proves loom served them.
+ * MPI_Reduce_scatter, MPI_Reduce_scatter_block, MPI_Scan and MPI_Exscan that proves
+ * loom served them.
  *
  * For each selected collective, every algorithm setting (auto, and every algorithm
  * loom exposes through a coll_loom_<coll>_<alg>_calls counter, with several
@@ -17,15 +18,17 @@
  *     and checks that no byte outside the data moved (datatype gaps, guard bytes,
  *     a non-root's receive buffer, the send buffer);
  *   - reads loom's counters before and after the call: exactly one moved by one,
- *     the forced algorithm's, or, for a commutative-only algorithm forced with a
- *     non-commutative op, another loom algorithm (or the previous component when
+ *     the forced algorithm's, or, where it must refuse the call (a commutative-only
+ *     algorithm with a non-commutative op; hierarchical scan on a communicator whose
+ *     nodes are not ranges of ranks, found by the test itself with
+ *     MPI_Comm_split_type), another loom algorithm (or the previous component when
  *     loom has no other for that collective).
  * Plus 1M-element calls (closed-form sums) and inexact double sums (within a bound).
  * From 16 processes on the matrix is trimmed to keep CI's runtime down (see large_np).
  *
  * Usage: test_colls [--coll LIST] [--oracle-only | --env-alg NAME] [-v] [--max-report N]
  *   --coll LIST      comma-separated: bcast,reduce,allgather,reduce_scatter,
- *                    reduce_scatter_block (default: all)
+ *                    reduce_scatter_block,scan,exscan (default: all)
  *   --oracle-only    check results only, never that loom ran (validates the
  *                    oracles against other components: --mca coll ^loom)
  *   --env-alg NAME   the algorithm was forced from outside (--mca / OMPI_MCA_*) for
@@ -48,12 +51,14 @@
 /* ------------------------------------------------------------------------- */
 /* collectives, datatypes, operations                                        */
 
-typedef enum { C_BCAST, C_REDUCE, C_ALLGATHER, C_RS, C_RSB, NC } ckind_t;
-static const lt_coll_t c_lt[NC] = {LT_BCAST, LT_REDUCE, LT_ALLGATHER, LT_REDUCE_SCATTER, LT_REDUCE_SCATTER_BLOCK};
+typedef enum { C_BCAST, C_REDUCE, C_ALLGATHER, C_RS, C_RSB, C_SCAN, C_EXSCAN, NC } ckind_t;
+static const lt_coll_t c_lt[NC] = {LT_BCAST, LT_REDUCE, LT_ALLGATHER, LT_REDUCE_SCATTER, LT_REDUCE_SCATTER_BLOCK,
+                                   LT_SCAN, LT_EXSCAN};
 /* algorithms each collective must expose (interface of the component) */
 static const char *c_required[NC][3] = {
-    {"binomial", "twotree", NULL}, {"binomial", "twotree", NULL}, {"ring", NULL, NULL}, {"ring", NULL, NULL},
-    {"ring", NULL, NULL}};
+    {"binomial", "twotree", "hierarchical"}, {"binomial", "twotree", "hierarchical"}, {"ring", "hierarchical", NULL},
+    {"ring", NULL, NULL}, {"ring", NULL, NULL}, {"recursive_doubling", "hierarchical", NULL},
+    {"recursive_doubling", "hierarchical", NULL}};
 
 typedef enum { T_INT, T_INT64, T_FLOAT, T_DOUBLE, T_VEC, T_PAIR, NT } tkind_t;
 typedef enum { O_NONE, O_SUM, O_PROD, O_MAX, O_MIN, O_BXOR, O_UCOMM, O_UNONCOMM, NO } okind_t;
@@ -92,7 +97,8 @@ static const case_t red_cases[] = {
 #define NMOVE ((int) (sizeof(move_cases) / sizeof(move_cases[0])))
 #define NRED ((int) (sizeof(red_cases) / sizeof(red_cases[0])))
 
-static int is_reduction(ckind_t c) { return c == C_REDUCE || c == C_RS || c == C_RSB; }
+static int is_prefix(ckind_t c) { return c == C_SCAN || c == C_EXSCAN; }
+static int is_reduction(ckind_t c) { return c == C_REDUCE || c == C_RS || c == C_RSB || is_prefix(c); }
 static int is_rooted(ckind_t c) { return c == C_BCAST || c == C_REDUCE; }
 static int op_commutative(okind_t o) { return o != O_UNONCOMM; }
 /* Algorithms that only serve commutative operations (interface of the component). */
@@ -101,8 +107,12 @@ static int alg_commutative_only(const char *alg)
     /* hierarchical serves non-commutative bcast (no op) but not reduce */
     return 0 == strcmp(alg, "ring") || 0 == strcmp(alg, "twotree") || 0 == strcmp(alg, "hierarchical");
 }
-static const char *alg_knob(const char *alg)
+/* Knobs that change the schedule of collective c under algorithm alg. */
+static const char *alg_knob(ckind_t c, const char *alg)
 {
+    if (c == C_ALLGATHER || is_prefix(c)) {
+        if (0 == strcmp(alg, "hierarchical")) return NULL; /* unsegmented there */
+    }
     if (0 == strcmp(alg, "ring")) return "coll_loom_ring_segment_size";
     if (0 == strcmp(alg, "twotree")) return "coll_loom_twotree_chunk_size";
     if (0 == strcmp(alg, "hierarchical")) return "coll_loom_hierarchical_segment_size";
@@ -432,6 +442,7 @@ typedef struct {
     MPI_Comm oracle; /* same group, loom excluded: for the test's own collectives */
     int rank, size;
     int own;
+    int consecutive; /* every node's ranks of this communicator form one range */
     void *exp[NRED]; /* expected reductions of SMALL_MAX elements, per red_cases entry */
 } comm_t;
 
@@ -469,7 +480,7 @@ static int apply_setting(ckind_t c, const setting_t *s)
         if (!oracle_only) FAIL("cannot set %s=%s through MPI_T: %s", cvar, s->alg, lt_errstr(rc));
         return rc;
     }
-    const char *knob = alg_knob(s->alg);
+    const char *knob = alg_knob(c, s->alg);
     const char *kn[3] = {"coll_loom_ring_segment_size", "coll_loom_twotree_chunk_size",
                          "coll_loom_hierarchical_segment_size"};
     const int kd[3] = {default_seg, default_chunk, default_hseg};
@@ -513,6 +524,14 @@ typedef struct {
     int ci;        /* red_cases index of the expected values, or -1 */
 } call_t;
 
+/* scan: the ranks 0..upto(k) are combined at this rank (exscan: 0..rank-1) */
+static int upto(const call_t *k)
+{
+    if (k->coll == C_SCAN) return k->c->rank;
+    if (k->coll == C_EXSCAN) return k->c->rank - 1;
+    return k->c->size - 1;
+}
+
 /* recvcounts of reduce_scatter: 0 uniform, 1 uneven with zeros, 2 everything to
  * the last rank.  Returns the total. */
 static long rs_counts(const call_t *k, int *rc)
@@ -546,15 +565,22 @@ static void input_elem(const call_t *k, int r, long i, void *e)
     }
 }
 
-/* Element i of the full reduced vector. */
+/* Element i of the reduced vector (ranks 0..upto(k), in rank order). */
 static void reduced_elem(const call_t *k, long i, void *e)
 {
     if (k->big) {
-        long P = k->c->size, sb = 0;
+        long P = upto(k) + 1, sb = 0;
         for (int r = 0; r < P; r++) sb += big_b(r);
         long x = P * big_a(i) + sb + big_c(i) * P * (P - 1) / 2;
         if (k->t == T_INT) *(int32_t *) e = (int32_t) x;
         else *(double *) e = (double) x + 0.5 * (double) P;
+    } else if (upto(k) < k->c->size - 1) {
+        char tmp[SLACK];
+        gen(k->t, k->o, 0, i, e);
+        for (int r = 1; r <= upto(k); r++) {
+            gen(k->t, k->o, r, i, tmp);
+            apply(k->t, k->o, e, tmp, e);
+        }
     } else {
         /* the strided type's data reaches past its extent; SLACK covers it */
         memcpy(e, (const char *) k->c->exp[k->ci] + (size_t) i * ext[k->t], SLACK / 2);
@@ -571,6 +597,13 @@ static void call_label(const call_t *k, char *buf, size_t len)
     snprintf(buf, len, "%s comm=%s(P=%d,rank=%d) type=%s op=%s count=%ld%s %s alg=%s", lt_coll_name(c_lt[k->coll]),
              k->c->name, k->c->size, k->c->rank, tname[k->t], oname[k->o], k->count, extra,
              k->inplace ? "IN_PLACE" : "sendbuf", sd);
+}
+
+/* Must algorithm alg refuse this call (the component's declared restrictions)? */
+static int refuses(const call_t *k, const char *alg)
+{
+    if (is_prefix(k->coll)) return 0 == strcmp(alg, "hierarchical") && !k->c->consecutive;
+    return is_reduction(k->coll) && !op_commutative(k->o) && alg_commutative_only(alg);
 }
 
 /* Checks which counter moved for one call. */
@@ -591,14 +624,15 @@ static void check_counters(const call_t *k, const lt_counts_t *before, const lt_
     if (0 == strcmp(k->s->alg, "auto")) return; /* any algorithm, or the previous component */
     const char *forced = k->s->alg;
     const char *ran = d.which == LT_WHICH_FALLBACK ? "the previous component" : lt_alg_name(lc, d.which);
-    if (is_reduction(k->coll) && !op_commutative(k->o) && alg_commutative_only(forced)) {
-        /* refused: another loom algorithm that serves non-commutative ops, or the
-         * previous component when loom has none for this collective */
+    if (refuses(k, forced)) {
+        /* refused: another loom algorithm that can serve the call, or the previous
+         * component when loom has none for this collective */
         int other = 0;
-        for (int a = 0; a < lt_nalgs(lc); a++) other |= !alg_commutative_only(lt_alg_name(lc, a));
-        if (d.which == LT_WHICH_FALLBACK ? other : alg_commutative_only(ran))
-            FAIL("%s: forced %s cannot serve a non-commutative op; it must be replaced by %s, but %s ran", label,
-                 forced, other ? "a loom algorithm that keeps rank order" : "the previous component", ran);
+        for (int a = 0; a < lt_nalgs(lc); a++) other |= !refuses(k, lt_alg_name(lc, a));
+        if (d.which == LT_WHICH_FALLBACK ? other : refuses(k, ran))
+            FAIL("%s: forced %s cannot serve this call (%s); it must be replaced by %s, but %s ran", label, forced,
+                 is_prefix(k->coll) ? "nodes not ranges of ranks" : "non-commutative op",
+                 other ? "a loom algorithm that can" : "the previous component", ran);
         return;
     }
     if (d.which == LT_WHICH_FALLBACK || 0 != strcmp(ran, forced))
@@ -712,6 +746,10 @@ static void run_call(const call_t *k)
         nsend = k->inplace ? 0 : k->count;
         nrecv = nresult = total;
         break;
+    case C_SCAN: case C_EXSCAN:
+        total = nrecv = nresult = k->count;
+        nsend = k->inplace ? 0 : k->count;
+        break;
     case C_RS: case C_RSB:
         total = rs_counts(k, rcounts);
         for (int i = 0; i < me; i++) first += rcounts[i];
@@ -760,6 +798,8 @@ static void run_call(const call_t *k)
     case C_ALLGATHER: rc = MPI_Allgather(sb, cnt, dt, recv, cnt, dt, c->comm); break;
     case C_RS: rc = MPI_Reduce_scatter(sb, recv, rcounts, dt, op, c->comm); break;
     case C_RSB: rc = MPI_Reduce_scatter_block(sb, recv, cnt, dt, op, c->comm); break;
+    case C_SCAN: rc = MPI_Scan(sb, recv, cnt, dt, op, c->comm); break;
+    case C_EXSCAN: rc = MPI_Exscan(sb, recv, cnt, dt, op, c->comm); break;
     default: break;
     }
     if (!oracle_only) lt_read(lc, &after);
@@ -775,6 +815,9 @@ static void run_call(const call_t *k)
         if (me == k->root) compare(k, recv, k->count, exp_reduced_at, &first, "result", label);
         break;
     case C_ALLGATHER: compare(k, recv, total, exp_gathered, NULL, "receive buffer", label); break;
+    case C_EXSCAN:
+        if (me > 0) compare(k, recv, nresult, exp_reduced_at, &first, "result", label);
+        break; /* rank 0's receive buffer is undefined */
     default: compare(k, recv, nresult, exp_reduced_at, &first, "result", label); break;
     }
     /* nothing else may change: a non-root's receive buffer, datatype gaps, guard
@@ -853,6 +896,23 @@ out:
 /* ------------------------------------------------------------------------- */
 /* the matrix                                                                */
 
+/* Are the ranks of each node (host name) one range of comm's ranks?  Asked over a
+ * communicator loom does not serve, so the test's knowledge does not depend on it. */
+static int node_consecutive(MPI_Comm oracle, int P)
+{
+    char me[MPI_MAX_PROCESSOR_NAME] = {0}, *all = calloc((size_t) P, MPI_MAX_PROCESSOR_NAME);
+    int len, ok = 1;
+    MPI_Get_processor_name(me, &len);
+    MPI_Allgather(me, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, oracle);
+    for (int r = 1; r < P && ok; r++) {
+        const char *h = all + (size_t) r * MPI_MAX_PROCESSOR_NAME;
+        if (0 == strcmp(h, all + (size_t) (r - 1) * MPI_MAX_PROCESSOR_NAME)) continue;
+        for (int q = 0; q < r - 1 && ok; q++) ok = 0 != strcmp(h, all + (size_t) q * MPI_MAX_PROCESSOR_NAME);
+    }
+    free(all);
+    return ok;
+}
+
 static void make_comms(comm_t *cs, int *ncs)
 {
     int n = 0;
@@ -871,6 +931,7 @@ static void make_comms(comm_t *cs, int *ncs)
         MPI_Comm_size(cs[i].comm, &cs[i].size);
         MPI_Comm_set_errhandler(cs[i].comm, MPI_ERRORS_RETURN);
         lt_dup_with_pref(cs[i].comm, "tuned,^loom", &cs[i].oracle);
+        cs[i].consecutive = node_consecutive(cs[i].oracle, cs[i].size);
         /* expected reductions, folded in rank order */
         for (int ci = 0; ci < NRED; ci++) {
             tkind_t t = red_cases[ci].t;
@@ -898,7 +959,7 @@ static int build_settings(ckind_t c, setting_t *ss, int max)
     for (int a = 0; a < lt_nalgs(c_lt[c]) && n < max; a++) {
         const char *name = lt_alg_name(c_lt[c], a);
         static const int knobs[] = {-1, 64, 1000, 4096};
-        int nk = alg_knob(name) ? (large_np() ? 2 : 4) : 1;
+        int nk = alg_knob(c, name) ? (large_np() ? 2 : 4) : 1;
         /* rooted collectives run every root: fewer knob values keep them affordable */
         if (is_rooted(c) && nk == 4) nk = 3;
         for (int j = 0; j < nk && n < max; j++) {
@@ -919,7 +980,7 @@ static void run_matrix(ckind_t coll, const comm_t *c, const setting_t *s)
     counts[ncounts++] = 0;
     counts[ncounts++] = 1;
     if (!large_np() || P < 16) counts[ncounts++] = P > 3 ? P - 1 : 3;
-    if (coll == C_BCAST || coll == C_REDUCE) counts[ncounts++] = SMALL_MAX;
+    if (coll == C_BCAST || coll == C_REDUCE || is_prefix(coll)) counts[ncounts++] = SMALL_MAX;
     else if (coll == C_ALLGATHER) counts[ncounts++] = 61;
     else counts[ncounts++] = SMALL_MAX / P - 4 > 1 ? SMALL_MAX / P - 4 : 2; /* total within SMALL_MAX */
     int ncases = is_reduction(coll) ? NRED : NMOVE;
@@ -984,6 +1045,13 @@ static void big_calls(ckind_t coll, const comm_t *c, const setting_t *ss, int ns
         case C_ALLGATHER:
             k.o = O_NONE;
             k.count = BIG_COUNT / P + 3;
+            run_call(&k);
+            break;
+        case C_SCAN: case C_EXSCAN:
+            k.count = BIG_COUNT;
+            run_call(&k);
+            k.t = T_DOUBLE;
+            k.inplace = !k.inplace;
             run_call(&k);
             break;
         case C_RS: case C_RSB:
