@@ -2,9 +2,9 @@
  * loom_bw: large-message benchmark of loom against Open MPI's tuned component, with
  * tuned's own algorithms forced one by one, in one job.
  *
- *   loom_bw -c allreduce|bcast|reduce|allgather|reduce_scatter|reduce_scatter_block
+ *   loom_bw -c allreduce|bcast|reduce|allgather|reduce_scatter|reduce_scatter_block|scan|exscan
  *           [-m minbytes] [-s maxbytes] [-r rounds] [--big-rounds N] [-t batch_ms]
- *           [--tuned-seg bytes] [--bw GB/s] [--all-algs] [--seg-sizes a,b,...] [--csv FILE] [-q]
+ *           [--latency] [--tuned-seg bytes] [--bw GB/s] [--all-algs] [--seg-sizes a,b,...] [--csv FILE] [-q]
  *
  * Sizes are the powers of two from minbytes (64 KiB) to maxbytes (64 MiB): the vector
  * for allreduce/bcast/reduce, the whole gathered result for allgather, the whole input
@@ -30,6 +30,11 @@
  * start rotating each round; a batch is a barrier and `iterations` back-to-back calls
  * (calibrated on tuned to last about batch_ms, at least 1); the sample is the maximum
  * over ranks of the batch time / iterations; the median over rounds is reported.
+ * --latency puts a barrier before every call and times each call alone (the sample:
+ * the maximum over ranks of the mean call time).  Back-to-back calls measure a
+ * pipeline's throughput: a chain scan's rank 0 returns at once and runs ahead, so
+ * scan and exscan are compared with --latency, as an application that uses the
+ * result waits for it.
  * Round 0 of every (size, variant) starts with one untimed call; the output of that
  * call and of the timed batch of round 0 are checked element by element against the
  * exact expected values (doubles holding small integers, so sums are exact), with the
@@ -158,6 +163,8 @@ static void run_coll(MPI_Comm comm, double *sbuf, double *rbuf, long count)
         MPI_Reduce_scatter(sbuf, rbuf, rs_counts, MPI_DOUBLE, MPI_SUM, comm);
         break;
     case LT_REDUCE_SCATTER_BLOCK: MPI_Reduce_scatter_block(sbuf, rbuf, c, MPI_DOUBLE, MPI_SUM, comm); break;
+    case LT_SCAN: MPI_Scan(sbuf, rbuf, c, MPI_DOUBLE, MPI_SUM, comm); break;
+    case LT_EXSCAN: MPI_Exscan(sbuf, rbuf, c, MPI_DOUBLE, MPI_SUM, comm); break;
     default: break;
     }
 }
@@ -201,6 +208,13 @@ static long check(const double *rbuf, long count)
             bad += rbuf[i] != psum + (double) wsize * (double) (j % 7);
         }
         break;
+    case LT_SCAN:
+    case LT_EXSCAN: {
+        /* ranks 0..m-1: sum of (r + 1) is m (m + 1) / 2; rank 0's exscan is undefined */
+        const double m = coll == LT_SCAN ? wrank + 1 : wrank;
+        for (long j = 0; m > 0 && j < count; j++) bad += rbuf[j] != m * (m + 1) / 2 + m * (double) (j % 7);
+        break;
+    }
     default: break;
     }
     return bad;
@@ -279,13 +293,13 @@ static void usage(const char *prog)
         fprintf(stderr,
                 "usage: %s -c allreduce|bcast|reduce|allgather|reduce_scatter|reduce_scatter_block\n"
                 "          [-m minbytes] [-s maxbytes] [-r rounds] [--big-rounds N] [-t batch_ms]\n"
-                "          [--tuned-seg bytes] [--bw GB/s] [--all-algs] [--csv FILE] [-q]\n",
+                "          [--latency] [--tuned-seg bytes] [--bw GB/s] [--all-algs] [--csv FILE] [-q]\n",
                 prog);
 }
 
 int main(int argc, char **argv)
 {
-    int rounds = 5, big_rounds = 0, quiet = 0, all_algs = 0, tuned_seg = 128 * 1024;
+    int rounds = 5, big_rounds = 0, quiet = 0, all_algs = 0, latency = 0, tuned_seg = 128 * 1024;
     int knobs[8] = {0, 64 << 10, 1 << 20}, nknobs = 3;
     double batch_ms = 50.0, bw_given = 0;
     long minbytes = 64L << 10, maxbytes = 64L << 20;
@@ -311,6 +325,7 @@ int main(int argc, char **argv)
         else if (0 == strcmp(a, "--bw") && val) { bw_given = atof(val) * 1e9; i++; }
         else if (0 == strcmp(a, "--csv") && val) { csv = val; i++; }
         else if (0 == strcmp(a, "--all-algs")) all_algs = 1;
+        else if (0 == strcmp(a, "--latency")) latency = 1;
         else if (0 == strcmp(a, "--seg-sizes") && val) {
             /* segment / chunk sizes of the loom variants, bytes, comma-separated (0: auto) */
             char *end = NULL;
@@ -498,9 +513,20 @@ int main(int argc, char **argv)
                 }
                 MPI_Barrier(MPI_COMM_WORLD);
                 lt_read(coll, &b);
-                double t0 = MPI_Wtime();
-                for (int it = 0; it < iters; it++) run_coll(vs[v].comm, sbuf, rbuf, count);
-                double t = (MPI_Wtime() - t0) / iters;
+                double t0 = MPI_Wtime(), t = 0;
+                if (latency) {
+                    /* each call on its own after a barrier: its time on this rank */
+                    for (int it = 0; it < iters; it++) {
+                        MPI_Barrier(ct);
+                        double t1 = MPI_Wtime();
+                        run_coll(vs[v].comm, sbuf, rbuf, count);
+                        t += MPI_Wtime() - t1;
+                    }
+                    t /= iters;
+                } else {
+                    for (int it = 0; it < iters; it++) run_coll(vs[v].comm, sbuf, rbuf, count);
+                    t = (MPI_Wtime() - t0) / iters;
+                }
                 lt_read(coll, &a);
                 if (r == 0) cell->wrong += check(rbuf, count); /* the last call of the first batch */
                 for (int k = 0; k < lt_nalgs(coll); k++) cell->served[k] += a.alg[k] - b.alg[k];

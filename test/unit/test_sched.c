@@ -782,6 +782,43 @@ static void test_decide(void)
             }
         }
     }
+    /* several nodes: hierarchical for allgather and, on node-consecutive ranks, scan and
+     * exscan; round-robin ranks make scan fall through to recursive doubling */
+    {
+        int cons[8], rr[8];
+        for (int r = 0; r < 8; ++r) {
+            cons[r] = r / 2;
+            rr[r] = r % 4;
+        }
+        struct {
+            int coll;
+            size_t bytes;
+            const int *map;
+            const char *want; /* NULL: the previous component */
+        } cases[] = {
+            {MCA_COLL_LOOM_COLL_ALLGATHER, 64, rr, "hierarchical"},
+            {MCA_COLL_LOOM_COLL_ALLGATHER, 512 * 1024, cons, "hierarchical"},
+            {MCA_COLL_LOOM_COLL_ALLGATHER, 2 << 20, cons, "ring"},
+            {MCA_COLL_LOOM_COLL_SCAN, 8, cons, "hierarchical"},
+            {MCA_COLL_LOOM_COLL_SCAN, 8, rr, "recursive_doubling"},
+            {MCA_COLL_LOOM_COLL_SCAN, 65536, cons, NULL},
+            {MCA_COLL_LOOM_COLL_EXSCAN, 16384, cons, "hierarchical"},
+            {MCA_COLL_LOOM_COLL_EXSCAN, 16384, rr, NULL},
+            {MCA_COLL_LOOM_COLL_EXSCAN, 1024, NULL, "recursive_doubling"},
+        };
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
+            const bool multi = NULL != cases[i].map;
+            mca_coll_loom_params_t p = {.P = 8, .call = C | E, .coll = cases[i].coll, .node_of = cases[i].map,
+                                        .nodes = multi ? 4 : 1, .rpn = multi ? 2 : 8};
+            mca_coll_loom_choice_t ch;
+            mca_coll_loom_decide(cases[i].coll, cases[i].bytes, &p, knobs, -1, NULL, 0, &ch);
+            CHECK(NULL == cases[i].want ? ch.alg < 0
+                                        : ch.alg >= 0 && 0 == strcmp(mca_coll_loom_algs[ch.alg].name, cases[i].want),
+                  "decide %s %zu B %s: %s, expected %s", mca_coll_loom_coll_name(cases[i].coll), cases[i].bytes,
+                  cases[i].map == rr ? "round-robin" : multi ? "4x2" : "one node",
+                  ch.alg >= 0 ? mca_coll_loom_algs[ch.alg].name : "previous", cases[i].want ? cases[i].want : "previous");
+        }
+    }
     CHECK(mca_coll_loom_alg_find(MCA_COLL_LOOM_COLL_ALLREDUCE, "nonsense") < 0, "unknown name found");
     CHECK(mca_coll_loom_alg_find(MCA_COLL_LOOM_COLL_BARRIER, "bruck") < 0, "bruck serves barrier?");
 }
