@@ -33,7 +33,7 @@
 #      file is reported at MPI_Init and loom keeps its built-in rules, and
 #      coll_loom_dump_rules / coll_loom_verbose 20 show the rules (files in the log dir);
 #   8. the tuner's rules file;
-#   9. bcast, reduce, allgather, reduce_scatter(_block) (test_colls): every process
+#   9. bcast, reduce, allgather, reduce_scatter(_block), scan, exscan (test_colls): every process
 #      count, one algorithm per collective forced with --mca / -x, negative controls;
 #  10. collectives over 2 GiB at np 2 (test_bigcount), when memory allows: a case
 #      that cannot run prints a SKIP line and is counted apart, never as passed.
@@ -383,7 +383,7 @@ else
     result FAIL "loom-tune, loom_bench or python3 missing" 0
 fi
 
-# ---- 9. bcast, reduce, allgather, reduce_scatter, reduce_scatter_block ------------------
+# ---- 9. bcast, reduce, allgather, reduce_scatter(_block), scan, exscan ------------------
 # (a) every process count, algorithms and knobs switched inside the job through MPI_T
 for np in $NPS; do
     run "test_colls np=$np" "$np" 0 -- "$T_COLLS"
@@ -410,9 +410,13 @@ run "forced -x reduce_scatter=ring seg=1000 np=9" 9 0 \
 run "forced --mca reduce_scatter_block=ring seg=4096 np=4" 4 0 \
     --mca coll_loom_reduce_scatter_block_algorithm ring --mca coll_loom_ring_segment_size 4096 \
     -- "$T_COLLS" --coll reduce_scatter_block --env-alg ring
+run "forced -x scan=recursive_doubling np=11" 11 0 -x OMPI_MCA_coll_loom_scan_algorithm=recursive_doubling \
+    -- "$T_COLLS" --coll scan --env-alg recursive_doubling
+run "forced --mca exscan=hierarchical np=6" 6 0 --mca coll_loom_exscan_algorithm hierarchical \
+    -- "$T_COLLS" --coll exscan --env-alg hierarchical
 # (c) negative controls: without loom each collective's test must FAIL; the
 # oracle-only mode must PASS there (the expected values are right without loom)
-for c in bcast reduce allgather reduce_scatter reduce_scatter_block; do
+for c in bcast reduce allgather reduce_scatter reduce_scatter_block scan exscan; do
     run "negative control: --mca coll ^loom must FAIL ($c)" 3 nonzero --mca coll '^loom' -- "$T_COLLS" --coll "$c"
 done
 run "oracle check: --mca coll ^loom --oracle-only passes np=5" 5 0 --mca coll '^loom' -- "$T_COLLS" --oracle-only
