@@ -14,23 +14,27 @@
 
 #include "coll_loom.h"
 
-/* Runs loom's schedule for a scan or exscan; OMPI_ERR_NOT_AVAILABLE (before anything
- * moved) when the call goes to the previous component. */
+/* One scan or exscan: loom's schedule, or the previous component's function (scan
+ * and exscan have the same signature). */
 static int prefix(mca_coll_loom_coll_t coll, const void *sbuf, void *rbuf, int count,
                   struct ompi_datatype_t *dtype, struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                  mca_coll_loom_module_t *m, int tag)
+                  mca_coll_loom_module_t *m, int tag, mca_coll_base_module_scan_fn_t previous,
+                  mca_coll_base_module_t *previous_module)
 {
     const mca_coll_loom_sched_t *s;
     mca_coll_loom_choice_t choice;
     size_t tsize = 0;
     unsigned call;
 
+    if (0 == count) {
+        return OMPI_SUCCESS;
+    }
     call = mca_coll_loom_module_call_flags(m, op, dtype);
     ompi_datatype_type_size(dtype, &tsize);
     s = mca_coll_loom_plan(m, coll, comm, (size_t) count * tsize, call, 0, &choice);
     if (NULL == s) {
         mca_coll_loom_count(&mca_coll_loom_component.fallback_calls[coll]);
-        return OMPI_ERR_NOT_AVAILABLE;
+        return previous(sbuf, rbuf, count, dtype, op, comm, previous_module);
     }
     mca_coll_loom_count(&mca_coll_loom_component.alg_calls[coll][choice.alg]);
     return mca_coll_loom_exec(m, s, sbuf, rbuf, (size_t) count, dtype, op, comm, tag, call, NULL);
@@ -41,16 +45,8 @@ int mca_coll_loom_scan(const void *sbuf, void *rbuf, int count, struct ompi_data
                        mca_coll_base_module_t *module)
 {
     mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
-    int rc;
-
-    if (0 == count) {
-        return OMPI_SUCCESS;
-    }
-    rc = prefix(MCA_COLL_LOOM_COLL_SCAN, sbuf, rbuf, count, dtype, op, comm, m, MCA_COLL_BASE_TAG_SCAN);
-    if (OMPI_ERR_NOT_AVAILABLE == rc) {
-        rc = m->previous_scan(sbuf, rbuf, count, dtype, op, comm, m->previous_scan_module);
-    }
-    return rc;
+    return prefix(MCA_COLL_LOOM_COLL_SCAN, sbuf, rbuf, count, dtype, op, comm, m, MCA_COLL_BASE_TAG_SCAN,
+                  m->previous_scan, m->previous_scan_module);
 }
 
 int mca_coll_loom_exscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
@@ -58,15 +54,6 @@ int mca_coll_loom_exscan(const void *sbuf, void *rbuf, int count, struct ompi_da
                          mca_coll_base_module_t *module)
 {
     mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
-    int rc;
-
-    if (0 == count) {
-        return OMPI_SUCCESS;
-    }
-    rc = prefix(MCA_COLL_LOOM_COLL_EXSCAN, sbuf, rbuf, count, dtype, op, comm, m,
-                MCA_COLL_BASE_TAG_EXSCAN);
-    if (OMPI_ERR_NOT_AVAILABLE == rc) {
-        rc = m->previous_exscan(sbuf, rbuf, count, dtype, op, comm, m->previous_exscan_module);
-    }
-    return rc;
+    return prefix(MCA_COLL_LOOM_COLL_EXSCAN, sbuf, rbuf, count, dtype, op, comm, m, MCA_COLL_BASE_TAG_EXSCAN,
+                  m->previous_exscan, m->previous_exscan_module);
 }
