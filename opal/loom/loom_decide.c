@@ -56,7 +56,10 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * np 2 0.49-1.10x (docs/performance.md).  With coll_loom_shm=0 this is the
      * point-to-point variant, a binomial reduce and bcast. */
     {BARRIER, .max_bytes = SIZE_MAX, .max_nodes = 1, .min_P = 3, .alg = "hierarchical"},
-    {ALLREDUCE, .max_bytes = 8192, .max_nodes = 1, .min_P = 3, .alg = "hierarchical"},
+    /* above the slot, point to point (binomial reduce to rank 0 and bcast: one combining
+     * order, so floating point stays bit-identical): 0.52-0.79x tuned's time from 16 to
+     * 256 KiB at np 8 (loom-tune --report, docs/performance.md "auto against loom's best") */
+    {ALLREDUCE, .max_bytes = KIB(256), .max_nodes = 1, .min_P = 3, .alg = "hierarchical"},
     {ALLREDUCE, .min_bytes = 512, .max_bytes = 8192, .max_nodes = 1, .alg = "hierarchical"},
     {BARRIER, .max_bytes = SIZE_MAX, .alg = "dissemination"},
     /* two ranks: every algorithm is one exchange, pairwise has the fewest copies;
@@ -88,6 +91,13 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
     {REDUCE, .max_bytes = 256, .min_nodes = 2, .alg = "binomial"},
     {REDUCE, .min_bytes = 2048, .max_bytes = 8192, .min_nodes = 2, .call_mask = C, .call_value = C,
      .alg = "hierarchical"},
+    /* one node, up to the shared-memory slot: the node phase runs through the node's
+     * segment instead of messages.  np 8: bcast 0.22-0.43x tuned's time and reduce 0.43-0.77x
+     * from 512 B to 8 KiB; below 512 B tuned's eager sends run ahead of the root and
+     * back-to-back calls pipeline, which the segment's slot reuse cannot */
+    {BCAST, .min_bytes = 512, .max_bytes = 8192, .max_nodes = 1, .min_P = 3, .alg = "hierarchical"},
+    {REDUCE, .min_bytes = 512, .max_bytes = 8192, .max_nodes = 1, .min_P = 3, .call_mask = C, .call_value = C,
+     .alg = "hierarchical"},
     /* large bcast / reduce: the pipelined two-tree.  Measured at np 8 on one node,
      * reduce is 0.3-0.9x tuned's default from 1 MiB; bcast only reaches parity at 16 MiB
      * and above (tuned's default bcast is its best there), below it stays with tuned */
@@ -106,9 +116,11 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
     RING_ROWS(ALLGATHER, 0, MIB(4)),
     {ALLGATHER, .max_bytes = SIZE_MAX, .min_nodes = 2, .alg = "hierarchical"},
     {ALLGATHER, .max_bytes = SIZE_MAX, .alg = NULL},
-    RING_ROWS(RS, C, MIB(1)),
+    /* np 8, one node: the ring took 0.74-0.84x tuned's time at 256-512 KiB for
+     * reduce_scatter and 0.74-0.88x at 0.5-2 MiB for reduce_scatter_block */
+    RING_ROWS(RS, C, KIB(256)),
     {RS, .max_bytes = SIZE_MAX, .alg = NULL},
-    RING_ROWS(RSB, C, MIB(4)),
+    RING_ROWS(RSB, C, KIB(512)),
     {RSB, .max_bytes = SIZE_MAX, .alg = NULL},
 
     /* scan / exscan, each call timed alone after a barrier (loom_bw --latency): on the

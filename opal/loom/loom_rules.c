@@ -219,8 +219,15 @@ static int parse_line(ctx_t *c, const token_t *tok, int ntok, mca_coll_loom_rule
         }
     }
     if (coll == MCA_COLL_LOOM_NUM_COLLS) {
-        return fail(c, tok[0].col, "unknown collective '%.*s' (known: allreduce, barrier)", tok[0].len,
-                    tok[0].s);
+        char known[256];
+        size_t used = 0;
+        known[0] = '\0';
+        for (int k = 0; k < MCA_COLL_LOOM_NUM_COLLS && used < sizeof(known); ++k) {
+            int w = snprintf(known + used, sizeof(known) - used, "%s%s", k ? ", " : "",
+                             mca_coll_loom_coll_name((mca_coll_loom_coll_t) k));
+            used += w > 0 ? (size_t) w : 0;
+        }
+        return fail(c, tok[0].col, "unknown collective '%.*s' (known: %s)", tok[0].len, tok[0].s, known);
     }
     r->coll = coll;
 

@@ -138,6 +138,8 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+    int nodes, rpn; /* recorded in the CSV: loom-tune writes them into its rules */
+    lt_shape(MPI_COMM_WORLD, &nodes, &rpn);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -396,7 +398,7 @@ int main(int argc, char **argv)
         if (csv) {
             cf = fopen(csv, "w");
             if (!cf) fprintf(stderr, "loom_bench: cannot write %s\n", csv);
-            else fprintf(cf, "collective,op,type,np,bytes,variant,median_us,min_us,ratio_vs_tuned,served_by\n");
+            else fprintf(cf, "collective,op,type,np,bytes,variant,median_us,min_us,ratio_vs_tuned,served_by,nodes,rpn\n");
         }
         printf("\n%9s  %-22s %11s %10s %8s   %s\n", "bytes", "variant", "median us", "min us", "vs tuned", "served by");
         for (int s = 0; s < ns; s++) {
@@ -452,9 +454,9 @@ int main(int argc, char **argv)
                 printf("%9ld  %-22s %11.2f %10.2f %8.2f   %s\n", sizes[s], vs[v].label, med * 1e6, mn * 1e6, ratio,
                        served);
                 if (cf)
-                    fprintf(cf, "%s,%s,%s,%d,%ld,%s,%.3f,%.3f,%.4f,\"%s\"\n", lt_coll_name(coll),
+                    fprintf(cf, "%s,%s,%s,%d,%ld,%s,%.3f,%.3f,%.4f,\"%s\",%d,%d\n", lt_coll_name(coll),
                             coll == LT_ALLREDUCE ? (use_max ? "max" : "sum") : "", coll == LT_ALLREDUCE ? (use_double ? "double" : "int") : "",
-                            wsize, sizes[s], vs[v].label, med * 1e6, mn * 1e6, ratio, served);
+                            wsize, sizes[s], vs[v].label, med * 1e6, mn * 1e6, ratio, served, nodes, rpn);
             }
             if (nv > 1) printf("\n");
         }

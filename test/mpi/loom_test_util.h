@@ -187,6 +187,21 @@ LT_MAYBE_UNUSED static double lt_mono_time(void)
     return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
 }
 
+/* The machine shape of `comm` as loom's rules see it: the number of nodes it spans and
+ * the most ranks it has on one node (shared-memory domains). Collective over comm. */
+LT_MAYBE_UNUSED static void lt_shape(MPI_Comm comm, int *nodes, int *rpn)
+{
+    MPI_Comm node;
+    int nrank, nsize, leader;
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &nrank);
+    MPI_Comm_size(node, &nsize);
+    leader = 0 == nrank;
+    MPI_Allreduce(&leader, nodes, 1, MPI_INT, MPI_SUM, comm);
+    MPI_Allreduce(&nsize, rpn, 1, MPI_INT, MPI_MAX, comm);
+    MPI_Comm_free(&node);
+}
+
 LT_MAYBE_UNUSED static const char *lt_errstr(int e)
 {
     switch (e) {

@@ -365,11 +365,22 @@ tuner="$here/../bench/loom-tune"
 if [ -n "$bench" ] && [ -x "$tuner" ] && command -v python3 >/dev/null 2>&1; then
     tuned_rules="$logdir/tuner.rules"
     t0=$SECONDS
-    if LOOM_BENCH="$bench" python3 "$tuner" -o "$tuned_rules" -n 4 -s 64 -r 3 -t 2 \
+    if LOOM_BENCH="$bench" LOOM_BW="$(dirname "$bench")/loom_bw" python3 "$tuner" -o "$tuned_rules" -n 4 \
+            -s 64 -S 64 -r 3 -t 2 --report "$logdir/tuner.md" \
             --mpirun "$MPIRUN --oversubscribe --bind-to none" >"$logdir/tuner.log" 2>&1; then
         result PASS "loom-tune writes a rules file (np=4, up to 64 B)" $((SECONDS - t0))
-        # the integer-sum rule for 4 bytes: "allreduce P=4 op=commutative,exact bytes=0-... -> ALG [knob]"
-        want=$(awk '/^allreduce P=4 op=commutative,exact bytes=0-/ { for (i = 1; i <= NF; i++) if ($i == "->") { print $(i + 1); exit } }' "$tuned_rules")
+        # a rule for every collective measured, for this job's shape
+        missing=""
+        for c in allreduce barrier bcast reduce allgather reduce_scatter reduce_scatter_block scan exscan; do
+            grep -q "^$c P=4 nodes=1 rpn=4 " "$tuned_rules" || missing="$missing $c"
+        done
+        if [ -z "$missing" ] && grep -q "geometric mean" "$logdir/tuner.md"; then
+            result PASS "loom-tune: rules for every collective, and its report" 0
+        else
+            result FAIL "loom-tune: no rule for:${missing:- (report missing)}" 0 "$tuned_rules"
+        fi
+        # the integer-sum rule for 4 bytes: "allreduce P=4 nodes=1 rpn=4 op=commutative,exact bytes=0-... -> ALG [knob]"
+        want=$(awk '/^allreduce P=4 nodes=1 rpn=4 op=commutative,exact bytes=0-/ { for (i = 1; i <= NF; i++) if ($i == "->") { print $(i + 1); exit } }' "$tuned_rules")
         if [ -n "$want" ]; then
             run "loom-tune's file selects its measured winner ($want) np=4" 4 0 \
                 --mca coll_loom_rules_file "$tuned_rules" -- "$T_RULES" "$want" 4

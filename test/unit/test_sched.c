@@ -805,6 +805,18 @@ static void test_decide(void)
             {MCA_COLL_LOOM_COLL_EXSCAN, 16384, cons, "hierarchical"},
             {MCA_COLL_LOOM_COLL_EXSCAN, 16384, rr, NULL},
             {MCA_COLL_LOOM_COLL_EXSCAN, 1024, NULL, "recursive_doubling"},
+            /* one node (loom-tune --report at np 8) */
+            {MCA_COLL_LOOM_COLL_ALLREDUCE, 256 * 1024, NULL, "hierarchical"},
+            {MCA_COLL_LOOM_COLL_ALLREDUCE, 512 * 1024, NULL, NULL},
+            {MCA_COLL_LOOM_COLL_BCAST, 256, NULL, NULL},
+            {MCA_COLL_LOOM_COLL_BCAST, 512, NULL, "hierarchical"},
+            {MCA_COLL_LOOM_COLL_BCAST, 8192, NULL, "hierarchical"},
+            {MCA_COLL_LOOM_COLL_BCAST, 16384, NULL, NULL},
+            {MCA_COLL_LOOM_COLL_REDUCE, 4096, NULL, "hierarchical"},
+            {MCA_COLL_LOOM_COLL_REDUCE_SCATTER, 128 * 1024, NULL, NULL},
+            {MCA_COLL_LOOM_COLL_REDUCE_SCATTER, 256 * 1024, NULL, "ring"},
+            {MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK, 256 * 1024, NULL, NULL},
+            {MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK, 512 * 1024, NULL, "ring"},
         };
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
             const bool multi = NULL != cases[i].map;

@@ -438,11 +438,12 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,
     if (NULL != choice->refused && forced >= 0 && m->warned_refused[coll] != forced + 1) {
         m->warned_refused[coll] = forced + 1;
         opal_output_verbose(1, cm->output,
-                            "coll/loom: %s algorithm '%s' cannot serve this call (%s); using '%s'",
+                            "coll/loom: %s algorithm '%s' cannot serve this call (%s); using %s%s%s",
                             mca_coll_loom_coll_name(coll), mca_coll_loom_algs[forced].name,
-                            choice->refused,
+                            choice->refused, choice->alg >= 0 ? "'" : "",
                             choice->alg >= 0 ? mca_coll_loom_algs[choice->alg].name
-                                             : "the previous component");
+                                             : "the previous component",
+                            choice->alg >= 0 ? "'" : "");
     }
 
     /* an index the component does not know (larger than its tables) is not run */
