@@ -55,13 +55,18 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * tuned's time from 8 B to 8 KiB and the barrier 0.48x; at np 4 0.34-0.86x; at
      * np 2 0.49-1.10x (docs/performance.md).  With coll_loom_shm=0 this is the
      * point-to-point variant, a binomial reduce and bcast. */
-    {BARRIER, .max_bytes = SIZE_MAX, .max_nodes = 1, .min_P = 3, .alg = "hierarchical"},
+    {BARRIER, .max_bytes = SIZE_MAX, .max_nodes = 1, .alg = "hierarchical"},
     /* above the slot, point to point (binomial reduce to rank 0 and bcast: one combining
      * order, so floating point stays bit-identical): 0.52-0.79x tuned's time from 16 to
      * 256 KiB at np 8 (loom-tune --report, docs/performance.md "auto against loom's best") */
     {ALLREDUCE, .max_bytes = KIB(256), .max_nodes = 1, .min_P = 3, .alg = "hierarchical"},
     {ALLREDUCE, .min_bytes = 512, .max_bytes = 8192, .max_nodes = 1, .alg = "hierarchical"},
     {BARRIER, .max_bytes = SIZE_MAX, .alg = "dissemination"},
+    /* two ranks, from 32 KiB: the ring (each rank combines one half and sends it back)
+     * took 0.67-0.81x pairwise's time at 32-64 KiB and 0.66-0.72x tuned's at 128-512 KiB
+     * (loom-tune --report, np 2, two runs); non-commutative calls fall through */
+    {ALLREDUCE, .min_bytes = KIB(32), .max_bytes = MIB(1), .max_P = 2, .call_mask = C, .call_value = C,
+     .alg = "ring"},
     /* two ranks: every algorithm is one exchange, pairwise has the fewest copies;
      * from 2 to 8 KiB tuned's ring sends halves, which stay under the shared-memory
      * eager limit where a whole vector does not (1.8x faster at 4 KiB here) */
@@ -93,11 +98,12 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
     {REDUCE, .min_bytes = 2048, .max_bytes = 8192, .min_nodes = 2, .call_mask = C, .call_value = C,
      .alg = "hierarchical"},
     /* one node, up to the shared-memory slot: the node phase runs through the node's
-     * segment instead of messages.  np 8: bcast 0.22-0.43x tuned's time and reduce 0.43-0.77x
-     * from 512 B to 8 KiB; below 512 B tuned's eager sends run ahead of the root and
-     * back-to-back calls pipeline, which the segment's slot reuse cannot */
-    {BCAST, .min_bytes = 512, .max_bytes = 8192, .max_nodes = 1, .min_P = 3, .alg = "hierarchical"},
-    {REDUCE, .min_bytes = 512, .max_bytes = 8192, .max_nodes = 1, .min_P = 3, .call_mask = C, .call_value = C,
+     * segment instead of messages.  np 8: bcast 0.22-0.43x tuned's time and reduce
+     * 0.43-0.77x from 512 B to 8 KiB (np 2: 0.22-0.82x); below 512 B tuned's eager sends
+     * run ahead of the root and back-to-back calls pipeline, which the segment's slot
+     * reuse cannot */
+    {BCAST, .min_bytes = 512, .max_bytes = 8192, .max_nodes = 1, .alg = "hierarchical"},
+    {REDUCE, .min_bytes = 512, .max_bytes = 8192, .max_nodes = 1, .call_mask = C, .call_value = C,
      .alg = "hierarchical"},
     /* large bcast / reduce: the pipelined two-tree.  Measured at np 8 on one node,
      * reduce is 0.3-0.9x tuned's default from 1 MiB; bcast only reaches parity at 16 MiB
@@ -113,12 +119,22 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * from 1 to 4 MiB the ring 0.62-0.75x, hierarchical 0.69-0.80x */
     {ALLGATHER, .max_bytes = MIB(1) - 1, .min_nodes = 2, .alg = "hierarchical"},
     {ALLGATHER, .min_bytes = MIB(1), .max_bytes = SIZE_MAX, .min_nodes = 2, .max_P = 8, .alg = "ring"},
+    /* one node, 8-64 KiB: hierarchical (the node gather and bcast of the vector) took
+     * 0.69-0.87x tuned's time at np 8 (three runs pooled); below and above, tuned is as
+     * fast */
+    {ALLGATHER, .min_bytes = KIB(8), .max_bytes = KIB(64), .max_nodes = 1, .min_P = 3, .alg = "hierarchical"},
     /* allgather / reduce_scatter: the ring, by the size of the whole vector */
     RING_ROWS(ALLGATHER, 0, MIB(4)),
     {ALLGATHER, .max_bytes = SIZE_MAX, .min_nodes = 2, .alg = "hierarchical"},
     {ALLGATHER, .max_bytes = SIZE_MAX, .alg = NULL},
     /* np 8, one node: the ring took 0.74-0.84x tuned's time at 256-512 KiB for
      * reduce_scatter and 0.74-0.88x at 0.5-2 MiB for reduce_scatter_block */
+    /* two ranks: the ring is one exchange of halves; 0.3-0.94x tuned's time from 4 KiB at
+     * np 2 (two runs) */
+    {RS, .min_bytes = KIB(4), .max_bytes = SIZE_MAX, .max_P = 2, .call_mask = C, .call_value = C,
+     .alg = "ring"},
+    {RSB, .min_bytes = KIB(4), .max_bytes = SIZE_MAX, .max_P = 2, .call_mask = C, .call_value = C,
+     .alg = "ring"},
     RING_ROWS(RS, C, KIB(256)),
     {RS, .max_bytes = SIZE_MAX, .alg = NULL},
     RING_ROWS(RSB, C, KIB(512)),

@@ -817,6 +817,9 @@ static void test_decide(void)
             {MCA_COLL_LOOM_COLL_REDUCE_SCATTER, 256 * 1024, NULL, "ring"},
             {MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK, 256 * 1024, NULL, NULL},
             {MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK, 512 * 1024, NULL, "ring"},
+            {MCA_COLL_LOOM_COLL_ALLGATHER, 4096, NULL, NULL},
+            {MCA_COLL_LOOM_COLL_ALLGATHER, 16384, NULL, "hierarchical"},
+            {MCA_COLL_LOOM_COLL_REDUCE, 64, NULL, "binomial"},
         };
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
             const bool multi = NULL != cases[i].map;
@@ -829,6 +832,35 @@ static void test_decide(void)
                   "decide %s %zu B %s: %s, expected %s", mca_coll_loom_coll_name(cases[i].coll), cases[i].bytes,
                   cases[i].map == rr ? "round-robin" : multi ? "4x2" : "one node",
                   ch.alg >= 0 ? mca_coll_loom_algs[ch.alg].name : "previous", cases[i].want ? cases[i].want : "previous");
+        }
+    }
+    /* two ranks on one node (loom-tune --report at np 2) */
+    {
+        struct {
+            int coll;
+            size_t bytes;
+            unsigned call;
+            const char *want;
+        } cases[] = {
+            {MCA_COLL_LOOM_COLL_ALLREDUCE, 32768, C | E, "ring"},
+            {MCA_COLL_LOOM_COLL_ALLREDUCE, 32768, 0, "pairwise"}, /* non-commutative: falls through */
+            {MCA_COLL_LOOM_COLL_ALLREDUCE, 512 * 1024, C, "ring"},
+            {MCA_COLL_LOOM_COLL_REDUCE_SCATTER, 2048, C | E, NULL},
+            {MCA_COLL_LOOM_COLL_REDUCE_SCATTER, 4096, C | E, "ring"},
+            {MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK, 4096, C, "ring"},
+            {MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK, 4096, 0, NULL},
+            {MCA_COLL_LOOM_COLL_BCAST, 4096, C | E | I, "hierarchical"},
+            {MCA_COLL_LOOM_COLL_BARRIER, 0, C | E | I, "hierarchical"},
+        };
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
+            mca_coll_loom_params_t p = {.P = 2, .call = cases[i].call, .coll = cases[i].coll, .nodes = 1, .rpn = 2};
+            mca_coll_loom_choice_t ch;
+            mca_coll_loom_decide(cases[i].coll, cases[i].bytes, &p, knobs, -1, NULL, 0, &ch);
+            CHECK(NULL == cases[i].want ? ch.alg < 0
+                                        : ch.alg >= 0 && 0 == strcmp(mca_coll_loom_algs[ch.alg].name, cases[i].want),
+                  "decide np 2 %s %zu B call %x: %s, expected %s", mca_coll_loom_coll_name(cases[i].coll),
+                  cases[i].bytes, cases[i].call, ch.alg >= 0 ? mca_coll_loom_algs[ch.alg].name : "previous",
+                  cases[i].want ? cases[i].want : "previous");
         }
     }
     CHECK(mca_coll_loom_alg_find(MCA_COLL_LOOM_COLL_ALLREDUCE, "nonsense") < 0, "unknown name found");

@@ -205,7 +205,8 @@ void mca_coll_loom_current_knobs(int *knobs);
 void mca_coll_loom_sync_verbosity(void);
 
 /* Decides for one call and returns the schedule to run (NULL: hand the call to the
- * previous component).  choice is filled in either way. */
+ * previous component), and counts the call in the MPI_T counter of what serves it.
+ * choice is filled in either way. */
 const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,
                                                 mca_coll_loom_coll_t coll,
                                                 struct ompi_communicator_t *comm, size_t bytes,

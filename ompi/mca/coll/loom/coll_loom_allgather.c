@@ -32,12 +32,9 @@ int mca_coll_loom_allgather(const void *sbuf, int scount, struct ompi_datatype_t
     s = mca_coll_loom_plan(m, MCA_COLL_LOOM_COLL_ALLGATHER, comm, (size_t) P * rcount * tsize,
                            MCA_COLL_LOOM_CALL_NO_OP, 0, &choice);
     if (NULL == s) {
-        mca_coll_loom_count(&mca_coll_loom_component.fallback_calls[MCA_COLL_LOOM_COLL_ALLGATHER]);
         return m->previous_allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
                                      m->previous_allgather_module);
     }
-    mca_coll_loom_count(
-        &mca_coll_loom_component.alg_calls[MCA_COLL_LOOM_COLL_ALLGATHER][choice.alg]);
 
     if (MPI_IN_PLACE != sbuf) {
         ompi_datatype_get_extent(rdtype, &lb, &extent);

@@ -104,13 +104,10 @@ int mca_coll_loom_allreduce(const void *sbuf, void *rbuf, int count, struct ompi
     s = mca_coll_loom_plan(m, MCA_COLL_LOOM_COLL_ALLREDUCE, comm, (size_t) count * tsize, call, 0,
                            &choice);
     if (NULL == s) {
-        mca_coll_loom_count(&mca_coll_loom_component.fallback_calls[MCA_COLL_LOOM_COLL_ALLREDUCE]);
         return m->previous_allreduce(sbuf, rbuf, count, dtype, op, comm,
                                      m->previous_allreduce_module);
     }
 
-    mca_coll_loom_count(
-        &mca_coll_loom_component.alg_calls[MCA_COLL_LOOM_COLL_ALLREDUCE][choice.alg]);
     if (mca_coll_loom_shm_wanted(m, choice.alg, (size_t) count * tsize)) {
         int rc = mca_coll_loom_shm_allreduce(m, sbuf, rbuf, (size_t) count, dtype, op, comm, call);
         if (OMPI_ERR_NOT_AVAILABLE != rc) {

@@ -24,11 +24,9 @@ int mca_coll_loom_barrier(struct ompi_communicator_t *comm, mca_coll_base_module
 
     s = mca_coll_loom_plan(m, MCA_COLL_LOOM_COLL_BARRIER, comm, 0, call, 0, &choice);
     if (NULL == s) {
-        mca_coll_loom_count(&mca_coll_loom_component.fallback_calls[MCA_COLL_LOOM_COLL_BARRIER]);
         return m->previous_barrier(comm, m->previous_barrier_module);
     }
 
-    mca_coll_loom_count(&mca_coll_loom_component.alg_calls[MCA_COLL_LOOM_COLL_BARRIER][choice.alg]);
     if (mca_coll_loom_shm_wanted(m, choice.alg, 0)) {
         int rc = mca_coll_loom_shm_barrier(m, comm);
         if (OMPI_ERR_NOT_AVAILABLE != rc) {

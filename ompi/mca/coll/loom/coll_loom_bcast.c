@@ -27,10 +27,8 @@ int mca_coll_loom_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int
     s = mca_coll_loom_plan(m, MCA_COLL_LOOM_COLL_BCAST, comm, (size_t) count * tsize,
                            MCA_COLL_LOOM_CALL_NO_OP, root, &choice);
     if (NULL == s) {
-        mca_coll_loom_count(&mca_coll_loom_component.fallback_calls[MCA_COLL_LOOM_COLL_BCAST]);
         return m->previous_bcast(buf, count, dtype, root, comm, m->previous_bcast_module);
     }
-    mca_coll_loom_count(&mca_coll_loom_component.alg_calls[MCA_COLL_LOOM_COLL_BCAST][choice.alg]);
     if (mca_coll_loom_shm_wanted(m, choice.alg, (size_t) count * tsize)) {
         int rc = mca_coll_loom_shm_bcast(m, buf, (size_t) count, dtype, root, comm);
         if (OMPI_ERR_NOT_AVAILABLE != rc) {

@@ -383,11 +383,9 @@ static void remember(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, size_
     m->last[coll].entry = e;
 }
 
-const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,
-                                                mca_coll_loom_coll_t coll,
-                                                struct ompi_communicator_t *comm, size_t bytes,
-                                                unsigned call, int root,
-                                                mca_coll_loom_choice_t *choice)
+static const mca_coll_loom_sched_t *plan_call(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll,
+                                              struct ompi_communicator_t *comm, size_t bytes,
+                                              unsigned call, int root, mca_coll_loom_choice_t *choice)
 {
     mca_coll_loom_component_t *cm = &mca_coll_loom_component;
     int knobs[mca_coll_loom_num_algs > 0 ? mca_coll_loom_num_algs : 1];
@@ -483,6 +481,21 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,
         print_call(m, coll, comm, bytes, call, choice, NULL);
     }
     return &e->sched;
+}
+
+const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,
+                                                mca_coll_loom_coll_t coll,
+                                                struct ompi_communicator_t *comm, size_t bytes,
+                                                unsigned call, int root,
+                                                mca_coll_loom_choice_t *choice)
+{
+    mca_coll_loom_component_t *cm = &mca_coll_loom_component;
+    const mca_coll_loom_sched_t *s = plan_call(m, coll, comm, bytes, call, root, choice);
+
+    /* the MPI_T counters (coll_loom_<coll>_<alg>_calls, _fallback_calls) say what
+     * served the call: the tests' proof that loom ran it */
+    mca_coll_loom_count(NULL == s ? &cm->fallback_calls[coll] : &cm->alg_calls[coll][choice->alg]);
+    return s;
 }
 
 /* The representatives' phase of `hierarchical` alone (its node phases run through the
@@ -582,12 +595,14 @@ static int model_segs(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes, i
         segs = (unit + (size_t) knob - 1) / (size_t) knob;
     } else {
         segs = (size_t) auto_segs(alg, coll, P, bytes);
-        /* Every chunk of a tree pipeline is a rendezvous transfer whose handshake
-         * costs far more than the model's small-message o.  loom_bw at np 8 found
-         * 256 KiB - 1 MiB chunks fastest at 16 MiB, the model's unbounded choice
-         * (~90 KiB) 1.25x slower: chunks stay at LOOM_MIN_AUTO_CHUNK or more. */
-        if (!ring && segs > (bytes + LOOM_MIN_AUTO_CHUNK - 1) / LOOM_MIN_AUTO_CHUNK) {
-            segs = (bytes + LOOM_MIN_AUTO_CHUNK - 1) / LOOM_MIN_AUTO_CHUNK;
+        /* Every chunk of a pipeline is a rendezvous transfer whose handshake costs far
+         * more than the model's small-message o.  loom_bw at np 8 found 256 KiB - 1 MiB
+         * twotree chunks fastest at 16 MiB, the model's unbounded choice (~90 KiB) 1.25x
+         * slower; the ring's 1 MiB segments beat the model's by 1.1-1.3x at 1-8 MiB at
+         * np 2 and np 8 (loom-tune --report): chunks and segments stay at
+         * LOOM_MIN_AUTO_CHUNK or more. */
+        if (segs > (unit + LOOM_MIN_AUTO_CHUNK - 1) / LOOM_MIN_AUTO_CHUNK) {
+            segs = (unit + LOOM_MIN_AUTO_CHUNK - 1) / LOOM_MIN_AUTO_CHUNK;
         }
     }
     if (segs < 1) {

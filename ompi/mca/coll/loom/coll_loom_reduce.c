@@ -34,11 +34,9 @@ int mca_coll_loom_reduce(const void *sbuf, void *rbuf, int count, struct ompi_da
     s = mca_coll_loom_plan(m, MCA_COLL_LOOM_COLL_REDUCE, comm, (size_t) count * tsize, call, root,
                            &choice);
     if (NULL == s) {
-        mca_coll_loom_count(&mca_coll_loom_component.fallback_calls[MCA_COLL_LOOM_COLL_REDUCE]);
         return m->previous_reduce(sbuf, rbuf, count, dtype, op, root, comm,
                                   m->previous_reduce_module);
     }
-    mca_coll_loom_count(&mca_coll_loom_component.alg_calls[MCA_COLL_LOOM_COLL_REDUCE][choice.alg]);
     if (mca_coll_loom_shm_wanted(m, choice.alg, (size_t) count * tsize)) {
         int rc = mca_coll_loom_shm_reduce(m, sbuf, rbuf, (size_t) count, dtype, op, root, comm, call);
         if (OMPI_ERR_NOT_AVAILABLE != rc) {

@@ -76,13 +76,9 @@ int mca_coll_loom_reduce_scatter(const void *sbuf, void *rbuf, const int *rcount
                            &choice);
     if (NULL == s) {
         free(displ);
-        mca_coll_loom_count(
-            &mca_coll_loom_component.fallback_calls[MCA_COLL_LOOM_COLL_REDUCE_SCATTER]);
         return m->previous_reduce_scatter(sbuf, rbuf, rcounts, dtype, op, comm,
                                           m->previous_reduce_scatter_module);
     }
-    mca_coll_loom_count(
-        &mca_coll_loom_component.alg_calls[MCA_COLL_LOOM_COLL_REDUCE_SCATTER][choice.alg]);
     rc = run(m, s, sbuf, rbuf, displ, dtype, op, comm, MCA_COLL_BASE_TAG_REDUCE_SCATTER, call);
     free(displ);
     return rc;
@@ -109,13 +105,9 @@ int mca_coll_loom_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
     s = mca_coll_loom_plan(m, MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK, comm,
                            (size_t) P * (size_t) rcount * tsize, call, 0, &choice);
     if (NULL == s) {
-        mca_coll_loom_count(
-            &mca_coll_loom_component.fallback_calls[MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK]);
         return m->previous_reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm,
                                                 m->previous_reduce_scatter_block_module);
     }
-    mca_coll_loom_count(
-        &mca_coll_loom_component.alg_calls[MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK][choice.alg]);
     displ = malloc((size_t) (P + 1) * sizeof(*displ));
     if (NULL == displ) {
         return OMPI_ERR_OUT_OF_RESOURCE;

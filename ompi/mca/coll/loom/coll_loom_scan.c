@@ -33,10 +33,8 @@ static int prefix(mca_coll_loom_coll_t coll, const void *sbuf, void *rbuf, int c
     ompi_datatype_type_size(dtype, &tsize);
     s = mca_coll_loom_plan(m, coll, comm, (size_t) count * tsize, call, 0, &choice);
     if (NULL == s) {
-        mca_coll_loom_count(&mca_coll_loom_component.fallback_calls[coll]);
         return previous(sbuf, rbuf, count, dtype, op, comm, previous_module);
     }
-    mca_coll_loom_count(&mca_coll_loom_component.alg_calls[coll][choice.alg]);
     return mca_coll_loom_exec(m, s, sbuf, rbuf, (size_t) count, dtype, op, comm, tag, call, NULL);
 }
 
