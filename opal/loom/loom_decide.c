@@ -60,20 +60,18 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * order, so floating point stays bit-identical): 0.52-0.79x tuned's time from 16 to
      * 256 KiB at np 8 (loom-tune --report, docs/performance.md "auto against loom's best") */
     {ALLREDUCE, .max_bytes = KIB(256), .max_nodes = 1, .min_P = 3, .alg = "hierarchical"},
-    {ALLREDUCE, .min_bytes = 512, .max_bytes = 8192, .max_nodes = 1, .alg = "hierarchical"},
+    /* two ranks, up to the slot: the segment too (0.8-0.9x pairwise's time at 16-256 B
+     * for double sums at np 2, four runs; integer sums even) */
+    {ALLREDUCE, .max_bytes = 8192, .max_nodes = 1, .alg = "hierarchical"},
     {BARRIER, .max_bytes = SIZE_MAX, .alg = "dissemination"},
     /* two ranks, from 32 KiB: the ring (each rank combines one half and sends it back)
      * took 0.67-0.81x pairwise's time at 32-64 KiB and 0.66-0.72x tuned's at 128-512 KiB
      * (loom-tune --report, np 2, two runs); non-commutative calls fall through */
     {ALLREDUCE, .min_bytes = KIB(32), .max_bytes = MIB(1), .max_P = 2, .call_mask = C, .call_value = C,
      .alg = "ring"},
-    /* two ranks: every algorithm is one exchange, pairwise has the fewest copies;
-     * from 2 to 8 KiB tuned's ring sends halves, which stay under the shared-memory
-     * eager limit where a whole vector does not (1.8x faster at 4 KiB here) */
-    {ALLREDUCE, .max_bytes = 2048, .min_P = 2, .max_P = 2, .alg = "pairwise"},
-    {ALLREDUCE, .max_bytes = 8191, .min_P = 2, .max_P = 2, .alg = NULL},
-    /* 8-64 KiB: both go rendezvous, and one whole exchange beats the ring's two steps
-     * (0.75-0.94x tuned at np 2 in docs/performance.md) */
+    /* two ranks above the slot (non-commutative ops up to 64 KiB): both go rendezvous,
+     * and one whole exchange beats tuned's ring's two steps (0.75-0.94x tuned at np 2 in
+     * docs/performance.md) */
     {ALLREDUCE, .min_bytes = 8192, .max_bytes = 65536, .min_P = 2, .max_P = 2, .alg = "pairwise"},
     /* latency-bound: fewest rounds (ceil(log_{n+1} P)); dissemination refuses the
      * (n, P) without an adaption, and Bruck serves every P */
@@ -94,7 +92,15 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * 0.72-0.87x at 2-8 KiB, neither ahead in between or above.  On one node (np 8) the
      * binomial reduce was also 1.1-1.4x faster than tuned's up to 64 B in two runs */
     {BCAST, .min_bytes = 512, .max_bytes = SIZE_MAX, .min_nodes = 2, .alg = "hierarchical"},
+    /* below 512 B the binomial tree: 0.61-0.69x tuned's time at 8-256 B on 4 x 2 (two
+     * runs of loom-tune --report, each call back to back) */
+    {BCAST, .max_bytes = 511, .min_nodes = 2, .alg = "binomial"},
     {REDUCE, .max_bytes = 256, .alg = "binomial"},
+    /* 4 x 2, 1-8 MiB: the two-tree took 1.04-1.65x tuned's time, binomial 1.02-1.2x; at
+     * 16 MiB binomial 0.55x (two-tree 0.67x).  Up to 8 ranks only: binomial's log2 P
+     * whole-vector hops are what a larger job cannot afford */
+    {REDUCE, .min_bytes = MIB(1), .max_bytes = MIB(16) - 1, .min_nodes = 2, .max_P = 8, .alg = NULL},
+    {REDUCE, .min_bytes = MIB(16), .max_bytes = SIZE_MAX, .min_nodes = 2, .max_P = 8, .alg = "binomial"},
     {REDUCE, .min_bytes = 2048, .max_bytes = 8192, .min_nodes = 2, .call_mask = C, .call_value = C,
      .alg = "hierarchical"},
     /* one node, up to the shared-memory slot: the node phase runs through the node's
@@ -103,6 +109,8 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * run ahead of the root and back-to-back calls pipeline, which the segment's slot
      * reuse cannot */
     {BCAST, .min_bytes = 512, .max_bytes = 8192, .max_nodes = 1, .alg = "hierarchical"},
+    /* two ranks: from 64 B already (0.63-0.88x tuned's time, np 2, two runs) */
+    {BCAST, .min_bytes = 64, .max_bytes = 511, .max_nodes = 1, .max_P = 2, .alg = "hierarchical"},
     {REDUCE, .min_bytes = 512, .max_bytes = 8192, .max_nodes = 1, .call_mask = C, .call_value = C,
      .alg = "hierarchical"},
     /* large bcast / reduce: the pipelined two-tree.  Measured at np 8 on one node,
@@ -116,9 +124,10 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
 
     /* allgather, several nodes (loom_bw on the emulated 4 x 2 cluster, sizes of the whole
      * gathered vector): hierarchical took 0.70-0.86x tuned's time from 64 B to 512 KiB;
-     * from 1 to 4 MiB the ring 0.62-0.75x, hierarchical 0.69-0.80x */
-    {ALLGATHER, .max_bytes = MIB(1) - 1, .min_nodes = 2, .alg = "hierarchical"},
-    {ALLGATHER, .min_bytes = MIB(1), .max_bytes = SIZE_MAX, .min_nodes = 2, .max_P = 8, .alg = "ring"},
+     * from 1 to 8 MiB hierarchical 0.66-0.94x, the ring 0.94-1.2x (two pooled loom-tune
+     * runs; an earlier job had them even); the ring from 16 MiB */
+    {ALLGATHER, .max_bytes = MIB(16) - 1, .min_nodes = 2, .alg = "hierarchical"},
+    {ALLGATHER, .min_bytes = MIB(16), .max_bytes = SIZE_MAX, .min_nodes = 2, .max_P = 8, .alg = "ring"},
     /* one node, 8-64 KiB: hierarchical (the node gather and bcast of the vector) took
      * 0.69-0.87x tuned's time at np 8 (three runs pooled); below and above, tuned is as
      * fast */
@@ -144,10 +153,12 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * 4 x 2 cluster hierarchical took 0.79-1.08x tuned's time for scan up to 8 KiB and
      * 0.64-0.92x for exscan up to 16 KiB (its rounds cross the network once per node
      * pair); on one node (np 8) recursive doubling took 0.59-0.74x (scan) and
-     * 0.49-0.78x (exscan) up to 2 KiB.  Larger calls stay with tuned's linear chain,
-     * whose one message per rank is cheaper when ranks share cores.  Nodes whose ranks
-     * are not consecutive refuse hierarchical and fall through to the next rule. */
-    {SCAN, .max_bytes = 8192, .min_nodes = 2, .alg = "hierarchical"},
+     * 0.49-0.78x (exscan) up to 2 KiB.  Scans of 16-128 KiB on 4 x 2: hierarchical
+     * 0.76-0.92x in two pooled loom-tune runs (with an untimed call before every batch;
+     * an earlier job without it had 1.17-1.47x).  Larger calls stay with tuned's linear
+     * chain, whose one message per rank is cheaper when ranks share cores.  Nodes whose
+     * ranks are not consecutive refuse hierarchical and fall through to the next rule. */
+    {SCAN, .max_bytes = KIB(128), .min_nodes = 2, .alg = "hierarchical"},
     {SCAN, .max_bytes = 2048, .alg = "recursive_doubling"},
     {SCAN, .max_bytes = SIZE_MAX, .alg = NULL},
     {EXSCAN, .max_bytes = 16384, .min_nodes = 2, .alg = "hierarchical"},

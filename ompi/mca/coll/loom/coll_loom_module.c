@@ -529,7 +529,7 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan_leaders(mca_coll_loom_module_t *
  * which every rank shares, so all ranks build the same schedule.  It costs up to a
  * millisecond, so answers are remembered per process. */
 #define LOOM_AUTO_SEGS_CACHE 32
-#define LOOM_MIN_AUTO_CHUNK  ((size_t) 512 * 1024)
+#define LOOM_MIN_AUTO_CHUNK  ((size_t) 1024 * 1024)
 
 static struct {
     bool used;
@@ -598,9 +598,9 @@ static int model_segs(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes, i
         /* Every chunk of a pipeline is a rendezvous transfer whose handshake costs far
          * more than the model's small-message o.  loom_bw at np 8 found 256 KiB - 1 MiB
          * twotree chunks fastest at 16 MiB, the model's unbounded choice (~90 KiB) 1.25x
-         * slower; the ring's 1 MiB segments beat the model's by 1.1-1.3x at 1-8 MiB at
-         * np 2 and np 8 (loom-tune --report): chunks and segments stay at
-         * LOOM_MIN_AUTO_CHUNK or more. */
+         * slower; 1 MiB ring segments and twotree chunks beat the model's and 512 KiB
+         * ones by 1.1-1.4x at 1-8 MiB at np 2 and np 8 (loom-tune --report, pooled
+         * runs): chunks and segments stay at LOOM_MIN_AUTO_CHUNK or more. */
         if (segs > (unit + LOOM_MIN_AUTO_CHUNK - 1) / LOOM_MIN_AUTO_CHUNK) {
             segs = (unit + LOOM_MIN_AUTO_CHUNK - 1) / LOOM_MIN_AUTO_CHUNK;
         }
