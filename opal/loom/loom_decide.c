@@ -89,13 +89,13 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * (shared-memory node phases up to 8 KiB, pipelined along the nodes from 2 MiB), and
      * 0.21-0.43x from 1 to 16 MiB on 1 Gbit/s links (twotree 0.47x, binomial 0.51x at
      * 16 MiB); reduce, timed back to back: binomial 0.4-0.76x up to 256 B, hierarchical
-     * 0.72-0.87x at 2-8 KiB, neither ahead in between or above.  On one node (np 8) the
-     * binomial reduce was also 1.1-1.4x faster than tuned's up to 64 B in two runs */
+     * 0.72-0.87x at 2-8 KiB, neither ahead in between or above.  On one node (np 8)
+     * binomial was 0.8-1.8x tuned's time up to 256 B over nine runs: left to tuned */
     {BCAST, .min_bytes = 512, .max_bytes = SIZE_MAX, .min_nodes = 2, .alg = "hierarchical"},
     /* below 512 B the binomial tree: 0.61-0.69x tuned's time at 8-256 B on 4 x 2 (two
      * runs of loom-tune --report, each call back to back) */
     {BCAST, .max_bytes = 511, .min_nodes = 2, .alg = "binomial"},
-    {REDUCE, .max_bytes = 256, .alg = "binomial"},
+    {REDUCE, .max_bytes = 256, .min_nodes = 2, .alg = "binomial"},
     /* 4 x 2, 1-8 MiB: the two-tree took 1.04-1.65x tuned's time, binomial 1.02-1.2x; at
      * 16 MiB binomial 0.55x (two-tree 0.67x).  Up to 8 ranks only: binomial's log2 P
      * whole-vector hops are what a larger job cannot afford */
@@ -153,16 +153,17 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * 4 x 2 cluster hierarchical took 0.79-1.08x tuned's time for scan up to 8 KiB and
      * 0.64-0.92x for exscan up to 16 KiB (its rounds cross the network once per node
      * pair); on one node (np 8) recursive doubling took 0.59-0.74x (scan) and
-     * 0.49-0.78x (exscan) up to 2 KiB.  Scans of 16-128 KiB on 4 x 2: hierarchical
+     * 0.49-0.78x (exscan) up to 2 KiB; with two ranks both are one message, and
+     * tuned's took 0.7-0.85x loom's time (np 2, two runs).  Scans of 16-128 KiB on 4 x 2: hierarchical
      * 0.76-0.92x in two pooled loom-tune runs (with an untimed call before every batch;
      * an earlier job without it had 1.17-1.47x).  Larger calls stay with tuned's linear
      * chain, whose one message per rank is cheaper when ranks share cores.  Nodes whose
      * ranks are not consecutive refuse hierarchical and fall through to the next rule. */
     {SCAN, .max_bytes = KIB(128), .min_nodes = 2, .alg = "hierarchical"},
-    {SCAN, .max_bytes = 2048, .alg = "recursive_doubling"},
+    {SCAN, .max_bytes = 2048, .min_P = 3, .alg = "recursive_doubling"},
     {SCAN, .max_bytes = SIZE_MAX, .alg = NULL},
     {EXSCAN, .max_bytes = 16384, .min_nodes = 2, .alg = "hierarchical"},
-    {EXSCAN, .max_bytes = 2048, .alg = "recursive_doubling"},
+    {EXSCAN, .max_bytes = 2048, .min_P = 3, .alg = "recursive_doubling"},
     {EXSCAN, .max_bytes = SIZE_MAX, .alg = NULL},
 };
 

@@ -825,7 +825,7 @@ static void test_decide(void)
             {MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK, 512 * 1024, NULL, "ring"},
             {MCA_COLL_LOOM_COLL_ALLGATHER, 4096, NULL, NULL},
             {MCA_COLL_LOOM_COLL_ALLGATHER, 16384, NULL, "hierarchical"},
-            {MCA_COLL_LOOM_COLL_REDUCE, 64, NULL, "binomial"},
+            {MCA_COLL_LOOM_COLL_REDUCE, 64, NULL, NULL},
         };
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
             const bool multi = NULL != cases[i].map;

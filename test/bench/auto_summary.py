@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""Summary table of loom-tune --report files: per kind of call and machine shape, auto's
+time against tuned's (geometric mean over the sizes) and the sizes where auto took more
+than 1.1x the fastest of loom's own algorithms while running another one.
+
+usage: auto_summary.py LABEL=REPORT.md[+REPORT.md...] ...
+
+Several reports under one label are merged by kind (a later report's kind replaces an
+earlier one's), e.g. a full run and a re-measure of one collective.
+"""
+import re
+import sys
+
+KIND = re.compile(r"#### (.*?), P=")
+MISS = re.compile(r"\| (\S+) \|.*\| ([\d.]+) \*\*!\*\* \|")
+LINE = re.compile(r"auto / tuned, geometric mean over (\d+) sizes: ([\d.]+); auto more than [\d.]+x loom.s best "
+                  r"at (\d+) size\(s\) running another variant(?: \((.*?)\))?, and at (\d+)")
+
+
+def read(path, into, label):
+    kind, worst = None, 1.0
+    for line in open(path):
+        m = KIND.match(line)
+        if m:
+            kind, worst = m.group(1), 1.0
+            continue
+        m = MISS.match(line)
+        if m:
+            worst = max(worst, float(m.group(2)))
+            continue
+        m = LINE.match(line)
+        if m and kind:
+            into.setdefault(kind, {})[label] = (float(m.group(2)), int(m.group(1)), int(m.group(3)),
+                                                m.group(4) or "", worst)
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    rows, labels = {}, []
+    for arg in sys.argv[1:]:
+        label, _, files = arg.partition("=")
+        labels.append(label)
+        for f in files.split("+"):
+            read(f, rows, label)
+    print("| kind | " + " | ".join(labels) + " |")
+    print("| --- |" + " --- |" * len(labels))
+    for kind, d in rows.items():
+        cells = []
+        for label in labels:
+            if label not in d:
+                cells.append("")
+                continue
+            gm, _, n, sizes, worst = d[label]
+            cell = "%.2f" % gm
+            if n:
+                cell += "; %d miss%s (%s; up to %.2fx)" % (n, "es" if n > 1 else "", sizes, worst)
+            cells.append(cell)
+        print("| %s | %s |" % (kind, " | ".join(cells)))
+
+
+if __name__ == "__main__":
+    main()
