@@ -136,14 +136,14 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
     RING_ROWS(ALLGATHER, 0, MIB(4)),
     {ALLGATHER, .max_bytes = SIZE_MAX, .min_nodes = 2, .alg = "hierarchical"},
     {ALLGATHER, .max_bytes = SIZE_MAX, .alg = NULL},
-    /* np 8, one node: the ring took 0.74-0.84x tuned's time at 256-512 KiB for
-     * reduce_scatter and 0.74-0.88x at 0.5-2 MiB for reduce_scatter_block */
     /* two ranks: the ring is one exchange of halves; 0.3-0.94x tuned's time from 4 KiB at
      * np 2 (two runs) */
     {RS, .min_bytes = KIB(4), .max_bytes = SIZE_MAX, .max_P = 2, .call_mask = C, .call_value = C,
      .alg = "ring"},
     {RSB, .min_bytes = KIB(4), .max_bytes = SIZE_MAX, .max_P = 2, .call_mask = C, .call_value = C,
      .alg = "ring"},
+    /* np 8, one node: the ring took 0.74-0.84x tuned's time at 256-512 KiB for
+     * reduce_scatter and 0.74-0.88x at 0.5-2 MiB for reduce_scatter_block */
     RING_ROWS(RS, C, KIB(256)),
     {RS, .max_bytes = SIZE_MAX, .alg = NULL},
     RING_ROWS(RSB, C, KIB(512)),
@@ -154,9 +154,9 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * 0.64-0.92x for exscan up to 16 KiB (its rounds cross the network once per node
      * pair); on one node (np 8) recursive doubling took 0.59-0.74x (scan) and
      * 0.49-0.78x (exscan) up to 2 KiB; with two ranks both are one message, and
-     * tuned's took 0.7-0.85x loom's time (np 2, two runs).  Scans of 16-128 KiB on 4 x 2: hierarchical
-     * 0.76-0.92x in two pooled loom-tune runs (with an untimed call before every batch;
-     * an earlier job without it had 1.17-1.47x).  Larger calls stay with tuned's linear
+     * tuned's took 0.7-0.85x loom's time (np 2, two runs).  Scans of 16-128 KiB on
+     * 4 x 2: hierarchical 0.76-0.92x in two pooled loom-tune runs (with an untimed call
+     * before every batch; an earlier job without it had 1.17-1.47x).  Larger calls stay with tuned's linear
      * chain, whose one message per rank is cheaper when ranks share cores.  Nodes whose
      * ranks are not consecutive refuse hierarchical and fall through to the next rule. */
     {SCAN, .max_bytes = KIB(128), .min_nodes = 2, .alg = "hierarchical"},

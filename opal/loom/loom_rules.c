@@ -201,6 +201,19 @@ static int parse_ops(ctx_t *c, const token_t *t, const char *val, int vlen, mca_
     return 0;
 }
 
+/* Appends to buf (len bytes, `used` of them taken), never past its end; returns the new used. */
+static size_t append(char *buf, size_t len, size_t used, const char *fmt, ...)
+{
+    va_list ap;
+    if (used >= len) {
+        return used;
+    }
+    va_start(ap, fmt);
+    used += (size_t) vsnprintf(buf + used, len - used, fmt, ap);
+    va_end(ap);
+    return used;
+}
+
 static int parse_line(ctx_t *c, const token_t *tok, int ntok, mca_coll_loom_rule_t *r)
 {
     enum { K_P, K_NODES, K_RPN, K_OP, K_BYTES, NKEYS };
@@ -219,13 +232,11 @@ static int parse_line(ctx_t *c, const token_t *tok, int ntok, mca_coll_loom_rule
         }
     }
     if (coll == MCA_COLL_LOOM_NUM_COLLS) {
-        char known[256];
+        char known[256] = "";
         size_t used = 0;
-        known[0] = '\0';
-        for (int k = 0; k < MCA_COLL_LOOM_NUM_COLLS && used < sizeof(known); ++k) {
-            int w = snprintf(known + used, sizeof(known) - used, "%s%s", k ? ", " : "",
-                             mca_coll_loom_coll_name((mca_coll_loom_coll_t) k));
-            used += w > 0 ? (size_t) w : 0;
+        for (int k = 0; k < MCA_COLL_LOOM_NUM_COLLS; ++k) {
+            used = append(known, sizeof(known), used, "%s%s", k ? ", " : "",
+                          mca_coll_loom_coll_name((mca_coll_loom_coll_t) k));
         }
         return fail(c, tok[0].col, "unknown collective '%.*s' (known: %s)", tok[0].len, tok[0].s, known);
     }
@@ -296,10 +307,10 @@ static int parse_line(ctx_t *c, const token_t *tok, int ntok, mca_coll_loom_rule
             alg = mca_coll_loom_alg_find(coll, name);
             if (alg < 0) {
                 char known[160] = "previous";
+                size_t used = strlen(known);
                 for (int j = 0; j < mca_coll_loom_num_algs; ++j) {
-                    size_t used = strlen(known);
-                    if (mca_coll_loom_alg_serves(j, coll) && used < sizeof(known)) {
-                        snprintf(known + used, sizeof(known) - used, ", %s", mca_coll_loom_algs[j].name);
+                    if (mca_coll_loom_alg_serves(j, coll)) {
+                        used = append(known, sizeof(known), used, ", %s", mca_coll_loom_algs[j].name);
                     }
                 }
                 return fail(c, a->col, "%s has no algorithm '%.*s' (known: %s)", mca_coll_loom_coll_name(coll),
@@ -473,18 +484,6 @@ void mca_coll_loom_rules_free(mca_coll_loom_ruleset_t *rs)
     free(rs->rules);
     rs->rules = NULL;
     rs->nrules = 0;
-}
-
-static size_t append(char *buf, size_t len, size_t used, const char *fmt, ...)
-{
-    va_list ap;
-    if (used >= len) {
-        return used;
-    }
-    va_start(ap, fmt);
-    used += (size_t) vsnprintf(buf + used, len - used, fmt, ap);
-    va_end(ap);
-    return used;
 }
 
 static size_t append_range(char *buf, size_t len, size_t used, const char *key, size_t lo, size_t hi,
