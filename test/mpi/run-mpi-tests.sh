@@ -234,6 +234,14 @@ run "lifecycle 1000 dup/split/free cycles np=4, shared-memory node phases" 4 0 -
 run "test_allreduce np=6, coll_loom_shm 0 (point-to-point node phases)" 6 0 \
     --mca coll_loom_shm 0 -- "$T_ALL"
 run "lifecycle 300 cycles np=7" 7 0 -- "$T_LIFE" 300
+# the growth check itself: 8 KiB kept per cycle, as a module never freed would be
+name="negative control: lifecycle keeping 8 KiB per cycle must FAIL np=2"
+run "$name" 2 nonzero -- "$T_LIFE" 300 --leak 8192
+if grep -q "FAIL: heap in use grew" "$(log_of "$name")"; then
+    result PASS "negative control: it failed on the heap growth check" 0
+else
+    result FAIL "negative control: it failed on the heap growth check" 0 "$(log_of "$name")"
+fi
 if command -v valgrind >/dev/null 2>&1; then
     t0=$SECONDS
     if LOOM_MPI_TEST_DIR=$(dirname "$T_LIFE") MPIRUN=$MPIRUN bash "$here/run-valgrind.sh" \

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # loom under valgrind: communicator create/free cycles with loom's allreduce, barrier,
-# bcast, reduce, allgather and reduce_scatter_block on each communicator
+# bcast, reduce, allgather, reduce_scatter_block, scan and exscan on each communicator
 # (test_lifecycle), at np 3.  Fails when any
 # memcheck error or definite/indirect leak has a loom frame in its stack.  Open
 # MPI's own noise (PMIx, hwloc, ORTE) is not loom's to fix and is ignored.

@@ -6,17 +6,20 @@
  * per-communicator state (topology, schedules, scratch), and checks
  *   - every result (an integer sum whose value is known in closed form),
  *   - that loom served the calls (its MPI_T counters moved),
- *   - that the resident set size does not keep growing: loom's module state must be
- *     released when a communicator is freed,
+ *   - that neither the heap in use nor the resident set keeps growing: loom's module
+ *     state must be released when a communicator is freed,
  *   - that no shared segment of the hierarchical node phases outlives its setup in
  *     coll_loom_shm_dir, and that the mappings of freed communicators' segments are
  *     gone (the count of loom segment mappings in /proc/self/maps does not grow).
- * Usage: test_lifecycle [cycles] [--shm]   (default 1000 cycles)
+ * Usage: test_lifecycle [cycles] [--shm] [--leak BYTES]   (default 1000 cycles)
  *   --shm: the small allreduces must have run their node phases through shared
  *          memory (coll_loom_shm_node_phases moved by at least `cycles`).
+ *   --leak BYTES: keep BYTES more heap per cycle until the end, as a module that is
+ *          never freed would (the negative control of the growth check: must FAIL).
  * Under valgrind (test/mpi/run-valgrind.sh) use a few cycles.
  */
 #include <dirent.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +43,44 @@ static long rss_kib(void)
     }
     fclose(f);
     return kib;
+}
+
+/* bytes the program holds from malloc: small blocks plus mmapped large ones */
+static long heap_kib(void)
+{
+    struct mallinfo2 m = mallinfo2();
+    return (long) ((m.uordblks + m.hblkhd) / 1024);
+}
+
+/* Memory samples after the warm-up tenth of the cycles: LT_WINDOWS windows. */
+#define LT_WINDOWS 9
+
+/* A leak of per-communicator state grows memory by the same amount every cycle, so in
+ * every window.  Open MPI's point-to-point layer grows its free lists and queues in
+ * steps when a loaded machine lets messages pile up, and keeps them: large growth in
+ * a few windows.  Growth over limit_kib is a leak when at least two thirds of the
+ * windows each carry a quarter of their even share of it, or when it exceeds 16
+ * times the limit whatever its shape.  Returns 1 for a leak. */
+static int sustained_growth(const long *s, long limit_kib)
+{
+    long total = s[LT_WINDOWS] - s[0];
+    int spread = 0;
+    if (total <= limit_kib) {
+        return 0;
+    }
+    for (int w = 1; w <= LT_WINDOWS; ++w) {
+        spread += s[w] - s[w - 1] > total / (4 * LT_WINDOWS);
+    }
+    return total > 16 * limit_kib || 3 * spread >= 2 * LT_WINDOWS;
+}
+
+static void print_samples(const char *what, int rank, const long *s)
+{
+    fprintf(stderr, "test_lifecycle: rank %d: %s samples (KiB):", rank, what);
+    for (int w = 0; w <= LT_WINDOWS; ++w) {
+        fprintf(stderr, " %ld", s[w]);
+    }
+    fprintf(stderr, "\n");
 }
 
 /* mappings of loom's node segments (their files are already removed) */
@@ -148,15 +189,33 @@ static void check_others(MPI_Comm comm, int c, int *a, int *b, int *fails)
             break;
         }
     }
+    /* prefixes of a[i] = rank + i over ranks 0..k-1: k (k - 1) / 2 + k i */
+    MPI_Scan(a, b, n, MPI_INT, MPI_SUM, comm);
+    for (int i = 0; i < n; ++i) {
+        if (b[i] != (rank + 1) * rank / 2 + (rank + 1) * i) {
+            if ((*fails)++ < 10) fprintf(stderr, "test_lifecycle: scan element %d is %d\n", i, b[i]);
+            break;
+        }
+    }
+    MPI_Exscan(a, b, n, MPI_INT, MPI_SUM, comm);
+    for (int i = 0; rank > 0 && i < n; ++i) {
+        if (b[i] != rank * (rank - 1) / 2 + rank * i) {
+            if ((*fails)++ < 10) fprintf(stderr, "test_lifecycle: exscan element %d is %d\n", i, b[i]);
+            break;
+        }
+    }
 }
+
+#define LT_NOTHERS 6
 
 int main(int argc, char **argv)
 {
-    int cycles = 1000, want_shm = 0, maps_warm = 0, maps_end = 0;
+    int cycles = 1000, want_shm = 0, maps_warm = 0, maps_end = 0, sample = 0;
+    long leak = 0, rss[LT_WINDOWS + 1] = {0}, heap[LT_WINDOWS + 1] = {0};
+    char **leaked = NULL;
     unsigned long long shm_before = 0, shm_after = 0;
     char shm_dir[256] = "/dev/shm";
     int rank, size, fails = 0, total_fails = 0;
-    long rss_warm = 0, rss_end = 0;
     lt_counts_t before, after;
     unsigned long long served = 0;
 
@@ -166,6 +225,8 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; ++i) {
         if (0 == strcmp(argv[i], "--shm")) {
             want_shm = 1;
+        } else if (0 == strcmp(argv[i], "--leak") && i + 1 < argc) {
+            leak = atol(argv[++i]);
         } else {
             cycles = atoi(argv[i]);
         }
@@ -182,13 +243,16 @@ int main(int argc, char **argv)
         fprintf(stderr, "test_lifecycle: rank %d: FAIL: no coll_loom_shm_node_phases counter\n", rank);
         fails++;
     }
-    lt_counts_t obefore[4], oafter[4];
-    static const lt_coll_t others[4] = {LT_BCAST, LT_REDUCE, LT_ALLGATHER, LT_REDUCE_SCATTER_BLOCK};
-    static const char *forced[4][2] = {{"coll_loom_bcast_algorithm", "twotree"},
-                                       {"coll_loom_reduce_algorithm", "twotree"},
-                                       {"coll_loom_allgather_algorithm", "ring"},
-                                       {"coll_loom_reduce_scatter_block_algorithm", "ring"}};
-    for (int k = 0; k < 4; ++k) {
+    lt_counts_t obefore[LT_NOTHERS], oafter[LT_NOTHERS];
+    static const lt_coll_t others[LT_NOTHERS] = {LT_BCAST,     LT_REDUCE, LT_ALLGATHER, LT_REDUCE_SCATTER_BLOCK,
+                                                 LT_SCAN, LT_EXSCAN};
+    static const char *forced[LT_NOTHERS][2] = {{"coll_loom_bcast_algorithm", "twotree"},
+                                                 {"coll_loom_reduce_algorithm", "twotree"},
+                                                 {"coll_loom_allgather_algorithm", "ring"},
+                                                 {"coll_loom_reduce_scatter_block_algorithm", "ring"},
+                                                 {"coll_loom_scan_algorithm", "hierarchical"},
+                                                 {"coll_loom_exscan_algorithm", "recursive_doubling"}};
+    for (int k = 0; k < LT_NOTHERS; ++k) {
         if (MPI_SUCCESS != lt_cvar_write_str(forced[k][0], forced[k][1])) {
             fprintf(stderr, "test_lifecycle: rank %d: FAIL: cannot set %s\n", rank, forced[k][0]);
             fails++;
@@ -199,6 +263,9 @@ int main(int argc, char **argv)
     int *ob = malloc((size_t) LT_OTHERS_BIG * size * sizeof(int));
     lt_cvar_write_int("coll_loom_twotree_chunk_size", 1000);
     lt_cvar_write_int("coll_loom_ring_segment_size", 1000);
+    if (leak > 0) {
+        leaked = calloc((size_t) cycles, sizeof(char *));
+    }
 
     for (int c = 0; c < cycles; ++c) {
         MPI_Comm dup, split;
@@ -210,12 +277,20 @@ int main(int argc, char **argv)
         check_others(dup, c, oa, ob, &fails);
         MPI_Comm_free(&split);
         MPI_Comm_free(&dup);
-        if (c == cycles / 10) {
-            rss_warm = rss_kib();
-            maps_warm = loom_maps();
+        if (NULL != leaked) {
+            leaked[c] = malloc((size_t) leak);
+            memset(leaked[c], c, (size_t) leak);
+        }
+        /* samples at the end of cycles w = 0..LT_WINDOWS of the last nine tenths */
+        if (sample <= LT_WINDOWS && c == cycles / 10 + (long) sample * (cycles - 1 - cycles / 10) / LT_WINDOWS) {
+            rss[sample] = rss_kib();
+            heap[sample] = heap_kib();
+            if (0 == sample) {
+                maps_warm = loom_maps();
+            }
+            sample++;
         }
     }
-    rss_end = rss_kib();
     maps_end = loom_maps();
     if (maps_end > maps_warm) {
         fprintf(stderr, "test_lifecycle: rank %d: FAIL: loom segment mappings grew from %d to %d\n", rank,
@@ -237,10 +312,14 @@ int main(int argc, char **argv)
             fails++;
         }
     }
+    for (int c = 0; NULL != leaked && c < cycles; ++c) {
+        free(leaked[c]);
+    }
+    free(leaked);
     free(oa);
     free(ob);
     lt_read(LT_ALLREDUCE, &after);
-    for (int k = 0; k < 4 && size > 1; ++k) {
+    for (int k = 0; k < LT_NOTHERS && size > 1; ++k) {
         unsigned long long got = 0;
         lt_read(others[k], &oafter[k]);
         for (int a = 0; a < lt_nalgs(others[k]); ++a) {
@@ -261,17 +340,31 @@ int main(int argc, char **argv)
                 rank, served, cycles);
         fails++;
     }
-    /* 2 MiB of slack for allocator noise; loom's state per communicator is several
-     * KiB, so a leak over 900 cycles shows clearly */
-    if (cycles >= 100 && rss_warm > 0 && rss_end - rss_warm > 2048) {
-        fprintf(stderr, "test_lifecycle: rank %d: FAIL: resident set grew from %ld to %ld KiB over %d cycles\n",
-                rank, rss_warm, rss_end, cycles - cycles / 10);
+    /* loom's state per communicator is several KiB: a leak of it over the measured
+     * cycles passes the 1 MiB (heap) and 2 MiB (resident set) limits, in every window */
+    if (cycles >= 100 && sample == LT_WINDOWS + 1) {
+        if (sustained_growth(heap, 1024)) {
+            fprintf(stderr, "test_lifecycle: rank %d: FAIL: heap in use grew from %ld to %ld KiB over %d cycles\n",
+                    rank, heap[0], heap[LT_WINDOWS], cycles - 1 - cycles / 10);
+            print_samples("heap", rank, heap);
+            fails++;
+        }
+        if (rss[0] > 0 && sustained_growth(rss, 2048)) {
+            fprintf(stderr, "test_lifecycle: rank %d: FAIL: resident set grew from %ld to %ld KiB over %d cycles\n",
+                    rank, rss[0], rss[LT_WINDOWS], cycles - 1 - cycles / 10);
+            print_samples("resident set", rank, rss);
+            fails++;
+        }
+    } else if (cycles >= 100) {
+        fprintf(stderr, "test_lifecycle: rank %d: FAIL: %d of %d memory samples taken\n", rank, sample,
+                LT_WINDOWS + 1);
         fails++;
     }
     MPI_Allreduce(&fails, &total_fails, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (0 == rank) {
-        printf("test_lifecycle: np=%d cycles=%d rss %ld -> %ld KiB, loom segment mappings %d -> %d, "
-               "shared-memory node phases %llu: %s\n", size, cycles, rss_warm, rss_end, maps_warm, maps_end,
+        printf("test_lifecycle: np=%d cycles=%d heap %ld -> %ld KiB, rss %ld -> %ld KiB, loom segment "
+               "mappings %d -> %d, shared-memory node phases %llu: %s\n", size, cycles, heap[0],
+               heap[LT_WINDOWS], rss[0], rss[LT_WINDOWS], maps_warm, maps_end,
                shm_after - shm_before, total_fails ? "FAIL" : "ok");
     }
     lt_fini();
