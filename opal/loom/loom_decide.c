@@ -13,6 +13,8 @@
 
 #define C  MCA_COLL_LOOM_CALL_COMMUTATIVE
 #define CE (MCA_COLL_LOOM_CALL_COMMUTATIVE | MCA_COLL_LOOM_CALL_EXACT)
+/* the node's shared segment would carry hierarchical's node phases (shm=yes) */
+#define SHM .call_mask = MCA_COLL_LOOM_CALL_SHM, .call_value = MCA_COLL_LOOM_CALL_SHM
 #define ALLREDUCE .coll = MCA_COLL_LOOM_COLL_ALLREDUCE
 #define BARRIER   .coll = MCA_COLL_LOOM_COLL_BARRIER
 #define BCAST     .coll = MCA_COLL_LOOM_COLL_BCAST
@@ -49,20 +51,25 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * took 1.24-1.5x: every one of its rounds crosses the network several times */
     {BARRIER, .max_bytes = SIZE_MAX, .min_nodes = 2, .alg = "hierarchical"},
     {ALLREDUCE, .max_bytes = 32768, .min_nodes = 2, .alg = "hierarchical"},
-    /* one node, up to coll_loom_shm_slot_size's default: hierarchical's node phases
-     * run through the node's shared segment (gather to rank 0, combine, release), no
-     * message at all.  At np 8 on one node (8 ranks, 2 cores) allreduce took 0.21-0.46x
-     * tuned's time from 8 B to 8 KiB and the barrier 0.48x; at np 4 0.34-0.86x; at
-     * np 2 0.49-1.10x (docs/performance.md).  With coll_loom_shm=0 this is the
-     * point-to-point variant, a binomial reduce and bcast. */
-    {BARRIER, .max_bytes = SIZE_MAX, .max_nodes = 1, .alg = "hierarchical"},
-    /* above the slot, point to point (binomial reduce to rank 0 and bcast: one combining
-     * order, so floating point stays bit-identical): 0.52-0.79x tuned's time from 16 to
-     * 256 KiB at np 8 (loom-tune --report, docs/performance.md "auto against loom's best") */
-    {ALLREDUCE, .max_bytes = KIB(256), .max_nodes = 1, .min_P = 3, .alg = "hierarchical"},
+    /* one node, up to coll_loom_shm_slot_size: hierarchical's node phases run through
+     * the node's shared segment (gather to rank 0, combine, release), no message at
+     * all.  At np 8 on one node (8 ranks, 2 cores) allreduce took 0.21-0.46x tuned's
+     * time from 8 B to 8 KiB and the barrier 0.48x; at np 4 0.34-0.86x; at np 2
+     * 0.49-1.10x (docs/performance.md).  Without the segment (coll_loom_shm=0, a setup
+     * that failed) the node phases are a binomial reduce and bcast: 1.4-1.9x tuned's
+     * time for barriers and allreduces up to 256 B at np 2-8, where dissemination took
+     * 0.82-1.2x; those calls go to the rows below. */
+    {BARRIER, .max_bytes = SIZE_MAX, .max_nodes = 1, SHM, .alg = "hierarchical"},
+    {ALLREDUCE, .max_bytes = KIB(256), .max_nodes = 1, .min_P = 3, SHM, .alg = "hierarchical"},
+    /* point to point (binomial reduce to rank 0 and bcast: one combining order, so
+     * floating point stays bit-identical): 0.52-0.79x tuned's time from 16 to 256 KiB
+     * at np 8 (loom-tune --report, docs/performance.md "auto against loom's best"); with
+     * the segment off, 0.7-0.9x from 512 B at np 4 and 8 (dissemination, bruck and
+     * pairwise 0.85-1.2x) */
+    {ALLREDUCE, .min_bytes = 512, .max_bytes = KIB(256), .max_nodes = 1, .min_P = 3, .alg = "hierarchical"},
     /* two ranks, up to the slot: the segment too (0.8-0.9x pairwise's time at 16-256 B
      * for double sums at np 2, four runs; integer sums even) */
-    {ALLREDUCE, .max_bytes = 8192, .max_nodes = 1, .alg = "hierarchical"},
+    {ALLREDUCE, .max_bytes = 8192, .max_nodes = 1, SHM, .alg = "hierarchical"},
     {BARRIER, .max_bytes = SIZE_MAX, .alg = "dissemination"},
     /* two ranks, from 32 KiB: the ring (each rank combines one half and sends it back)
      * took 0.67-0.81x pairwise's time at 32-64 KiB and 0.66-0.72x tuned's at 128-512 KiB
@@ -108,11 +115,11 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * 0.43-0.77x from 512 B to 8 KiB (np 2: 0.22-0.82x); below 512 B tuned's eager sends
      * run ahead of the root and back-to-back calls pipeline, which the segment's slot
      * reuse cannot */
-    {BCAST, .min_bytes = 512, .max_bytes = 8192, .max_nodes = 1, .alg = "hierarchical"},
+    {BCAST, .min_bytes = 512, .max_bytes = 8192, .max_nodes = 1, SHM, .alg = "hierarchical"},
     /* two ranks: from 64 B already (0.63-0.88x tuned's time, np 2, two runs) */
-    {BCAST, .min_bytes = 64, .max_bytes = 511, .max_nodes = 1, .max_P = 2, .alg = "hierarchical"},
-    {REDUCE, .min_bytes = 512, .max_bytes = 8192, .max_nodes = 1, .call_mask = C, .call_value = C,
-     .alg = "hierarchical"},
+    {BCAST, .min_bytes = 64, .max_bytes = 511, .max_nodes = 1, .max_P = 2, SHM, .alg = "hierarchical"},
+    {REDUCE, .min_bytes = 512, .max_bytes = 8192, .max_nodes = 1, .call_mask = C | MCA_COLL_LOOM_CALL_SHM,
+     .call_value = C | MCA_COLL_LOOM_CALL_SHM, .alg = "hierarchical"},
     /* large bcast / reduce: the pipelined two-tree.  Measured at np 8 on one node,
      * reduce is 0.3-0.9x tuned's default from 1 MiB; bcast only reaches parity at 16 MiB
      * and above (tuned's default bcast is its best there), below it stays with tuned */

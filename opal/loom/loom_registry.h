@@ -33,6 +33,10 @@ typedef enum {
                                                 maxloc, minloc): duplicates are harmless */
 #define MCA_COLL_LOOM_CALL_INVERTIBLE  0x08u /* an exact inverse exists (integer sum, bxor),
                                                 so UNREDUCE may be used */
+#define MCA_COLL_LOOM_CALL_SHM         0x10u /* hierarchical's node phases would run through
+                                                the node's shared segment (set by the
+                                                component; no algorithm needs it, rules
+                                                test it) */
 
 /* Restrictions an algorithm declares. */
 #define MCA_COLL_LOOM_NEEDS_COMMUTATIVE 0x01u /* combines contributions out of rank order */

@@ -201,6 +201,19 @@ static int parse_ops(ctx_t *c, const token_t *t, const char *val, int vlen, mca_
     return 0;
 }
 
+static int parse_shm(ctx_t *c, const token_t *t, const char *val, int vlen, mca_coll_loom_rule_t *r)
+{
+    bool yes = 3 == vlen && 0 == strncmp(val, "yes", 3);
+    if (!yes && !(2 == vlen && 0 == strncmp(val, "no", 2))) {
+        return fail(c, t->col + (int) (val - t->s), "shm: '%.*s' is neither 'yes' nor 'no'", vlen, val);
+    }
+    r->call_mask |= MCA_COLL_LOOM_CALL_SHM;
+    if (yes) {
+        r->call_value |= MCA_COLL_LOOM_CALL_SHM;
+    }
+    return 0;
+}
+
 /* Appends to buf (len bytes, `used` of them taken), never past its end; returns the new used. */
 static size_t append(char *buf, size_t len, size_t used, const char *fmt, ...)
 {
@@ -216,8 +229,8 @@ static size_t append(char *buf, size_t len, size_t used, const char *fmt, ...)
 
 static int parse_line(ctx_t *c, const token_t *tok, int ntok, mca_coll_loom_rule_t *r)
 {
-    enum { K_P, K_NODES, K_RPN, K_OP, K_BYTES, NKEYS };
-    static const char *keys[NKEYS] = {"P", "nodes", "rpn", "op", "bytes"};
+    enum { K_P, K_NODES, K_RPN, K_OP, K_SHM, K_BYTES, NKEYS };
+    static const char *keys[NKEYS] = {"P", "nodes", "rpn", "op", "shm", "bytes"};
     bool seen[NKEYS] = {false};
     int i, coll, arrow = -1;
 
@@ -258,7 +271,7 @@ static int parse_line(ctx_t *c, const token_t *tok, int ntok, mca_coll_loom_rule
         }
         if (k == NKEYS || NULL == eq) {
             return fail(c, tok[i].col,
-                        "'%.*s' is not a condition (expected P=, nodes=, rpn=, op=, bytes= or '->')",
+                        "'%.*s' is not a condition (expected P=, nodes=, rpn=, op=, shm=, bytes= or '->')",
                         tok[i].len, tok[i].s);
         }
         if (seen[k]) {
@@ -278,6 +291,7 @@ static int parse_line(ctx_t *c, const token_t *tok, int ntok, mca_coll_loom_rule
                 break;
             case K_RPN: rc = parse_count_range(c, &tok[i], "rpn", val, vlen, &r->min_rpn, &r->max_rpn); break;
             case K_OP: rc = parse_ops(c, &tok[i], val, vlen, r); break;
+            case K_SHM: rc = parse_shm(c, &tok[i], val, vlen, r); break;
             default:
                 rc = parse_range(c, &tok[i], "bytes", val, vlen, true, 0, &r->min_bytes, &r->max_bytes);
                 break;
@@ -535,6 +549,9 @@ void mca_coll_loom_rule_format(const mca_coll_loom_rule_t *r, char *buf, size_t 
                           (r->call_value & props[i].bit) ? props[i].yes : props[i].no);
             first = false;
         }
+    }
+    if (r->call_mask & MCA_COLL_LOOM_CALL_SHM) {
+        used = append(buf, len, used, " shm=%s", (r->call_value & MCA_COLL_LOOM_CALL_SHM) ? "yes" : "no");
     }
     used = append_range(buf, len, used, "bytes", r->min_bytes, r->max_bytes, 0, SIZE_MAX);
     used = append(buf, len, used, " -> %s", NULL == r->alg ? "previous" : r->alg);

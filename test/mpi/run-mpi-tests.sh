@@ -300,6 +300,14 @@ run "$name" 5 0 --mca coll_loom_shm_dir /nonexistent-loom-dir --mca coll_loom_ve
 check_log "segment failure is reported and the calls still succeed" "$(log_of "$name")" \
     "cannot create the node's shared segment /nonexistent-loom-dir/loom-" \
     "shared-memory node phases are off"
+# without the segment, hierarchical's node phases are point-to-point, slower than
+# dissemination for small calls: auto must see it (rules: shm=yes/no)
+run "auto with coll_loom_shm 0: 4 B allreduce -> dissemination np=4" 4 0 \
+    --mca coll_loom_shm 0 -- "$T_RULES" dissemination 4
+run "auto with coll_loom_shm 0: 1 KiB allreduce -> hierarchical np=5" 5 0 \
+    --mca coll_loom_shm 0 -- "$T_RULES" hierarchical 1024
+run "auto after the segment failed: 4 B allreduce -> dissemination np=4" 4 0 \
+    --mca coll_loom_shm_dir /nonexistent-loom-dir -- "$T_RULES" --warmup dissemination 4
 
 rules_missing=$logdir/rules-missing.txt
 cat >"$rules_good" <<'EOF_RULES'

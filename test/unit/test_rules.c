@@ -39,6 +39,7 @@
 #define E MCA_COLL_LOOM_CALL_EXACT
 #define I MCA_COLL_LOOM_CALL_IDEMPOTENT
 #define V MCA_COLL_LOOM_CALL_INVERTIBLE
+#define S MCA_COLL_LOOM_CALL_SHM
 
 #define AR MCA_COLL_LOOM_COLL_ALLREDUCE
 #define BA MCA_COLL_LOOM_COLL_BARRIER
@@ -92,8 +93,10 @@ static const char good_text[] =
     "barrier P=100- -> dissemination dissemination_ways=16\n"                 /* 11 */
     "allreduce bytes=0 op=exact -> bruck bruck_ports=1\n"                     /* 12 */
     "allreduce rpn=3-3 nodes=-7 P=1- -> previous#a comment glued to a token\n" /* 13 */
-    "# the last rule has every key, in another order, and no newline at the end\n" /* 14 */
-    "allreduce bytes=3M-4096M op=commutative rpn=1- nodes=1-2 P=-64 -> bruck"; /* 15 */
+    "barrier shm=yes nodes=1 -> pairwise\n"                                   /* 14 */
+    "allreduce op=commutative shm=no bytes=-256 -> dissemination\n"           /* 15 */
+    "# the last rule has every key, in another order, and no newline at the end\n" /* 16 */
+    "allreduce bytes=3M-4096M shm=yes op=commutative rpn=1- nodes=1-2 P=-64 -> bruck"; /* 17 */
 
 typedef struct {
     int line;
@@ -115,7 +118,9 @@ static const want_t good_want[] = {
     {11, BA, 100, OPEN, 1, OPEN, 1, OPEN, 0, SIZE_MAX, 0, 0, "dissemination", 16},
     {12, AR, 1, OPEN, 1, OPEN, 1, OPEN, 0, 0, E, E, "bruck", 1},
     {13, AR, 1, OPEN, 1, 7, 3, 3, 0, SIZE_MAX, 0, 0, NULL, 0},
-    {15, AR, 1, 64, 1, 2, 1, OPEN, 3 * MiB, 4096 * MiB, C, C, "bruck", 0},
+    {14, BA, 1, OPEN, 1, 1, 1, OPEN, 0, SIZE_MAX, S, S, "pairwise", 0},
+    {15, AR, 1, OPEN, 1, OPEN, 1, OPEN, 0, 256, C | S, C, "dissemination", 0},
+    {17, AR, 1, 64, 1, 2, 1, OPEN, 3 * MiB, 4096 * MiB, C | S, C | S, "bruck", 0},
 };
 #define NGOOD ((int) (sizeof(good_want) / sizeof(good_want[0])))
 
@@ -240,6 +245,13 @@ static void test_good_file(void)
     r = &rs.rules[1]; /* nodes=2- */
     CHECK(!matches(r, AR, 8, 4, 0, 0, 0), "nodes=0 (unknown) matches nodes=2-");
 
+    r = &rs.rules[9]; /* line 14: barrier shm=yes */
+    CHECK(matches(r, BA, 0, 4, 1, 4, C | E | I | S), "shm=yes does not match a call with the segment");
+    CHECK(!matches(r, BA, 0, 4, 1, 4, C | E | I), "shm=yes matches a call without the segment");
+    r = &rs.rules[10]; /* line 15: op=commutative shm=no */
+    CHECK(matches(r, AR, 8, 4, 1, 4, C | E), "shm=no does not match a call without the segment");
+    CHECK(!matches(r, AR, 8, 4, 1, 4, C | E | S), "shm=no matches a call with the segment");
+
     mca_coll_loom_rules_free(&rs);
 
     /* files without rules */
@@ -316,6 +328,12 @@ static const bad_t bad[] = {
      "contradict|conflict|both|inexact"},
     {"idempotent,nonidempotent", OK2 "allreduce op=nonidempotent,idempotent -> pairwise\n", 3, 28, 0,
      "contradict|conflict|both|nonidempotent"},
+    /* shm */
+    {"shm: neither yes nor no", OK2 "barrier shm=maybe -> pairwise\n", 3, 13, 0, "shm|yes|no|maybe"},
+    {"shm: empty", "barrier shm= -> pairwise\n", 1, 9, 0, "shm|no value|empty|missing"},
+    {"shm: twice", "allreduce shm=yes bytes=-8 shm=no -> pairwise\n", 1, 28, 0,
+     "twice|duplicate|again|repeated|more than once|already"},
+    {"shm: upper case", "barrier shm=YES -> pairwise\n", 1, 13, 0, "shm|yes|no|YES"},
     /* the arrow */
     {"missing -> (algorithm name in its place)", "allreduce P=4 pairwise\n", 1, 15, 0, "->|arrow"},
     {"missing -> (end of line)", OK2 "allreduce P=4\n", 3, 0, 0, "->|arrow"},
@@ -584,15 +602,20 @@ static void test_decide(void)
         knobs[a] = mca_coll_loom_algs[a].knob ? 5 : 0;
     }
 
-    /* what the built-in rules do for the calls below (documented in docs/algorithms.md) */
+    /* what the built-in rules do for the calls below (documented in docs/algorithms.md):
+     * on one node with the shared segment hierarchical, without it dissemination */
     {
-        call_t c = {AR, 4, 8, 1, 8, isum, -1};
+        call_t c = {AR, 4, 8, 1, 8, isum | S, -1};
         const int hier = alg_index(AR, "hierarchical");
         decide(&c, NULL, &ch);
         CHECK(ch.alg == hier && is_builtin(ch.rule), "built-in: 4-byte int sum at P=8 gives %s",
               alg_name(ch.alg));
         decide(&c, &rs, &ch); /* an empty rule set changes nothing */
         CHECK(ch.alg == hier && is_builtin(ch.rule), "empty rule set: 4-byte int sum at P=8 gives %s",
+              alg_name(ch.alg));
+        c.call = isum;
+        decide(&c, NULL, &ch);
+        CHECK(ch.alg == dis && is_builtin(ch.rule), "built-in without shm: 4-byte int sum at P=8 gives %s",
               alg_name(ch.alg));
     }
 

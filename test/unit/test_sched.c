@@ -715,6 +715,16 @@ static void test_new_collectives(void)
           "rotated reduce claimed in order: %s", err);
 }
 
+/* The call property the component adds when hierarchical's node phases would run
+ * through the node's segment: the four collectives it serves, up to the default slot
+ * size (coll_loom_shm_slot_size 8192) */
+static unsigned with_shm(int coll, size_t bytes)
+{
+    const bool served = MCA_COLL_LOOM_COLL_ALLREDUCE == coll || MCA_COLL_LOOM_COLL_BARRIER == coll ||
+                        MCA_COLL_LOOM_COLL_BCAST == coll || MCA_COLL_LOOM_COLL_REDUCE == coll;
+    return served && bytes <= 8192 ? MCA_COLL_LOOM_CALL_SHM : 0;
+}
+
 static void test_decide(void)
 {
     int knobs[64];
@@ -829,7 +839,8 @@ static void test_decide(void)
         };
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
             const bool multi = NULL != cases[i].map;
-            mca_coll_loom_params_t p = {.P = 8, .call = C | E, .coll = cases[i].coll, .node_of = cases[i].map,
+            mca_coll_loom_params_t p = {.P = 8, .call = C | E | with_shm(cases[i].coll, cases[i].bytes),
+                                        .coll = cases[i].coll, .node_of = cases[i].map,
                                         .nodes = multi ? 4 : 1, .rpn = multi ? 2 : 8};
             mca_coll_loom_choice_t ch;
             mca_coll_loom_decide(cases[i].coll, cases[i].bytes, &p, knobs, -1, NULL, 0, &ch);
@@ -859,7 +870,8 @@ static void test_decide(void)
             {MCA_COLL_LOOM_COLL_BARRIER, 0, C | E | I, "hierarchical"},
         };
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
-            mca_coll_loom_params_t p = {.P = 2, .call = cases[i].call, .coll = cases[i].coll, .nodes = 1, .rpn = 2};
+            mca_coll_loom_params_t p = {.P = 2, .call = cases[i].call | with_shm(cases[i].coll, cases[i].bytes),
+                                        .coll = cases[i].coll, .nodes = 1, .rpn = 2};
             mca_coll_loom_choice_t ch;
             mca_coll_loom_decide(cases[i].coll, cases[i].bytes, &p, knobs, -1, NULL, 0, &ch);
             CHECK(NULL == cases[i].want ? ch.alg < 0
@@ -867,6 +879,48 @@ static void test_decide(void)
                   "decide np 2 %s %zu B call %x: %s, expected %s", mca_coll_loom_coll_name(cases[i].coll),
                   cases[i].bytes, cases[i].call, ch.alg >= 0 ? mca_coll_loom_algs[ch.alg].name : "previous",
                   cases[i].want ? cases[i].want : "previous");
+        }
+    }
+    /* one node without the segment (coll_loom_shm 0, a failed setup): hierarchical's
+     * point-to-point node phases only where they measured faster (allreduce from 512 B
+     * at P >= 3); otherwise what the rules give any other communicator */
+    {
+        struct {
+            int coll, P;
+            size_t bytes;
+            unsigned call;
+            const char *want;
+        } cases[] = {
+            {MCA_COLL_LOOM_COLL_BARRIER, 8, 0, C | E | I, "dissemination"},
+            {MCA_COLL_LOOM_COLL_BARRIER, 2, 0, C | E | I, "dissemination"},
+            {MCA_COLL_LOOM_COLL_ALLREDUCE, 8, 8, C | E | V, "dissemination"},
+            {MCA_COLL_LOOM_COLL_ALLREDUCE, 8, 256, C, "pairwise"},
+            {MCA_COLL_LOOM_COLL_ALLREDUCE, 8, 512, C, "hierarchical"},
+            {MCA_COLL_LOOM_COLL_ALLREDUCE, 4, 8192, C | E, "hierarchical"},
+            {MCA_COLL_LOOM_COLL_ALLREDUCE, 2, 8, C, "pairwise"},
+            {MCA_COLL_LOOM_COLL_ALLREDUCE, 2, 4096, 0, "pairwise"},
+            {MCA_COLL_LOOM_COLL_BCAST, 8, 4096, C | E | I, NULL},
+            {MCA_COLL_LOOM_COLL_BCAST, 2, 256, C | E | I, NULL},
+            {MCA_COLL_LOOM_COLL_REDUCE, 8, 4096, C | E, NULL},
+        };
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
+            mca_coll_loom_params_t p = {.P = cases[i].P, .call = cases[i].call, .coll = cases[i].coll, .nodes = 1,
+                                        .rpn = cases[i].P};
+            mca_coll_loom_choice_t ch;
+            mca_coll_loom_decide(cases[i].coll, cases[i].bytes, &p, knobs, -1, NULL, 0, &ch);
+            CHECK(NULL == cases[i].want ? ch.alg < 0
+                                        : ch.alg >= 0 && 0 == strcmp(mca_coll_loom_algs[ch.alg].name, cases[i].want),
+                  "decide without shm P=%d %s %zu B call %x: %s, expected %s", cases[i].P,
+                  mca_coll_loom_coll_name(cases[i].coll), cases[i].bytes, cases[i].call,
+                  ch.alg >= 0 ? mca_coll_loom_algs[ch.alg].name : "previous", cases[i].want ? cases[i].want : "previous");
+            /* and with it: hierarchical for all of these */
+            p.call |= MCA_COLL_LOOM_CALL_SHM;
+            mca_coll_loom_decide(cases[i].coll, cases[i].bytes, &p, knobs, -1, NULL, 0, &ch);
+            CHECK((ch.alg >= 0 && 0 == strcmp(mca_coll_loom_algs[ch.alg].name, "hierarchical")) ||
+                      (MCA_COLL_LOOM_COLL_BCAST == cases[i].coll && cases[i].P > 2 && cases[i].bytes < 512),
+                  "decide with shm P=%d %s %zu B: %s, expected hierarchical", cases[i].P,
+                  mca_coll_loom_coll_name(cases[i].coll), cases[i].bytes,
+                  ch.alg >= 0 ? mca_coll_loom_algs[ch.alg].name : "previous");
         }
     }
     CHECK(mca_coll_loom_alg_find(MCA_COLL_LOOM_COLL_ALLREDUCE, "nonsense") < 0, "unknown name found");

@@ -337,11 +337,12 @@ static void print_call(const mca_coll_loom_module_t *m, mca_coll_loom_coll_t col
                        const mca_coll_loom_choice_t *choice, const char *note)
 {
     char knob[48] = "", why[96];
-    /* call shape: Commutative, Exact, Idempotent, inVertible */
-    const char flags[5] = {(call & MCA_COLL_LOOM_CALL_COMMUTATIVE) ? 'C' : '-',
+    /* call shape: Commutative, Exact, Idempotent, inVertible, Shared-memory node phases */
+    const char flags[6] = {(call & MCA_COLL_LOOM_CALL_COMMUTATIVE) ? 'C' : '-',
                            (call & MCA_COLL_LOOM_CALL_EXACT) ? 'E' : '-',
                            (call & MCA_COLL_LOOM_CALL_IDEMPOTENT) ? 'I' : '-',
-                           (call & MCA_COLL_LOOM_CALL_INVERTIBLE) ? 'V' : '-', '\0'};
+                           (call & MCA_COLL_LOOM_CALL_INVERTIBLE) ? 'V' : '-',
+                           (call & MCA_COLL_LOOM_CALL_SHM) ? 'S' : '-', '\0'};
     const char *alg = "previous component";
 
     if (choice->alg >= 0) {
@@ -490,7 +491,14 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,
                                                 mca_coll_loom_choice_t *choice)
 {
     mca_coll_loom_component_t *cm = &mca_coll_loom_component;
-    const mca_coll_loom_sched_t *s = plan_call(m, coll, comm, bytes, call, root, choice);
+    const mca_coll_loom_sched_t *s;
+
+    /* on one node, hierarchical is fast through the shared segment and slow without
+     * it (two point-to-point phases): the rules see which it would be (shm=yes/no) */
+    if (mca_coll_loom_shm_usable(m, coll, bytes)) {
+        call |= MCA_COLL_LOOM_CALL_SHM;
+    }
+    s = plan_call(m, coll, comm, bytes, call, root, choice);
 
     /* the MPI_T counters (coll_loom_<coll>_<alg>_calls, _fallback_calls) say what
      * served the call: the tests' proof that loom ran it */

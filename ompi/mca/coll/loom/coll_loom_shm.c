@@ -79,13 +79,24 @@ static void wait_policy(mca_coll_loom_shm_wait_t *w, bool long_wait)
 
 }
 
-bool mca_coll_loom_shm_wanted(const mca_coll_loom_module_t *m, int alg, size_t bytes)
+bool mca_coll_loom_shm_usable(const mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, size_t bytes)
 {
     const mca_coll_loom_component_t *cm = &mca_coll_loom_component;
 
-    /* a slot size of 0 or less turns the path off like coll_loom_shm=0 */
-    return alg == cm->hier_alg && cm->shm && cm->shm_slot_size > 0 && m->have_topo &&
-           m->shm.state >= 0 && bytes <= (size_t) cm->shm_slot_size;
+    if (MCA_COLL_LOOM_COLL_ALLREDUCE != coll && MCA_COLL_LOOM_COLL_BARRIER != coll &&
+        MCA_COLL_LOOM_COLL_BCAST != coll && MCA_COLL_LOOM_COLL_REDUCE != coll) {
+        return false;
+    }
+    /* a slot size of 0 or less turns the path off like coll_loom_shm=0; a setup that
+     * failed (state < 0) turned it off on every rank of the communicator alike */
+    return cm->shm && cm->shm_slot_size > 0 && m->have_topo && m->shm.state >= 0 &&
+           bytes <= (size_t) cm->shm_slot_size;
+}
+
+bool mca_coll_loom_shm_wanted(const mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, int alg,
+                              size_t bytes)
+{
+    return alg == mca_coll_loom_component.hier_alg && mca_coll_loom_shm_usable(m, coll, bytes);
 }
 
 /* ------------------------------------------------------------------------------------ */
