@@ -16,6 +16,8 @@
  *       node's leader) to the next node's leader and so on, and from each node's
  *       representative down a chain through its node.  Segment k leaves the root in
  *       round k, so the network and the nodes work on different segments at once.
+ *   reduce with p->segs > 1 (section 3.2, pipelined): the same chains, the rounds run
+ *       backwards, every segment combined on its way up.
  *
  * Only one message per node pair crosses the network in each inter-node round, and
  * the inter-node phase has ceil(log2 nodes) rounds instead of ceil(log2 P).
@@ -147,17 +149,22 @@ static int node_index(const int *mem, int n, int rank)
     return NULL != mem ? 0 : rank;
 }
 
-/* The pipelined bcast: a representative forwards each segment to the next node's
- * representative first (the network is the long path), then into its node.  A rank
- * at depth d of this tree receives segment t - d + 1 and sends segment t - d in its
- * round t; every round's transfers are matched by the same round of its parent and
- * children, so the rounds complete in order without a global step. */
-static int bcast_pipelined(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p, const int *mem, int n,
-                           int me, int mynode, int *rep, int nn)
+/* The tree of the pipelined bcast and reduce: a chain through the nodes from the
+ * root's node (the root stands in for its node's representative), and from each
+ * representative a chain through its node in rank order.  A representative's
+ * children are the next node's representative (first: the network is the long path)
+ * and the second rank of its node's chain.  Gives this rank's parent (-1 at the
+ * root), children, depth, and the tree's largest depth. */
+typedef struct {
+    int parent, child[2], nchild, depth, maxdepth;
+} chain_tree_t;
+
+static int chain_tree(const mca_coll_loom_params_t *p, const int *mem, int n, int me, int mynode, int *rep,
+                      int nn, chain_tree_t *t)
 {
-    const int S = p->segs, rootnode = node_of(p, p->root);
+    const int rootnode = node_of(p, p->root);
     const int pos = (mynode - rootnode + nn) % nn; /* my node's place in the nodes' chain */
-    int top, j, depth, maxdepth = 0, parent = -1, child[2], nchild = 0;
+    int top, j, depth, maxdepth = 0, parent = -1, nchild = 0;
     int *size;
 
     rep[rootnode] = p->root;
@@ -172,10 +179,10 @@ static int bcast_pipelined(mca_coll_loom_sched_t *s, const mca_coll_loom_params_
         parent = rep[(mynode - 1 + nn) % nn];
     }
     if (0 == j && pos < nn - 1) {
-        child[nchild++] = rep[(mynode + 1) % nn];
+        t->child[nchild++] = rep[(mynode + 1) % nn];
     }
     if (j + 1 < n) {
-        child[nchild++] = CHAIN(j + 1);
+        t->child[nchild++] = CHAIN(j + 1);
     }
 #undef CHAIN
 
@@ -192,21 +199,96 @@ static int bcast_pipelined(mca_coll_loom_sched_t *s, const mca_coll_loom_params_
         maxdepth = d > maxdepth ? d : maxdepth;
     }
     free(size);
+    t->parent = parent;
+    t->nchild = nchild;
+    t->depth = depth;
+    t->maxdepth = maxdepth;
+    return MCA_COLL_LOOM_OK;
+}
 
+/* The pipelined bcast (section 3.1) down the chain tree.  A rank at depth d receives
+ * segment t - d + 1 and sends segment t - d in its round t; every round's transfers
+ * are matched by the same round of its parent and children, so the rounds complete
+ * in order without a global step. */
+static int bcast_pipelined(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p, const int *mem, int n,
+                           int me, int mynode, int *rep, int nn)
+{
+    const int S = p->segs;
+    chain_tree_t tr;
+    int rc = chain_tree(p, mem, n, me, mynode, rep, nn, &tr);
+
+    if (MCA_COLL_LOOM_OK != rc) {
+        return rc;
+    }
     mca_coll_loom_sched_set_blocks(s, S);
-    for (int t = 0; t < S + maxdepth; ++t) {
-        const int kr = t - depth + 1, ks = t - depth;
+    for (int t = 0; t < S + tr.maxdepth; ++t) {
+        const int kr = t - tr.depth + 1, ks = t - tr.depth;
         bool any = false;
-        if (parent >= 0 && kr >= 0 && kr < S) {
-            mca_coll_loom_sched_recv_blk(s, parent, RES, kr, 1);
+        if (tr.parent >= 0 && kr >= 0 && kr < S) {
+            mca_coll_loom_sched_recv_blk(s, tr.parent, RES, kr, 1);
             any = true;
         }
-        for (int c = 0; c < nchild && ks >= 0 && ks < S; ++c) {
-            mca_coll_loom_sched_send_blk(s, child[c], RES, ks, 1);
+        for (int c = 0; c < tr.nchild && ks >= 0 && ks < S; ++c) {
+            mca_coll_loom_sched_send_blk(s, tr.child[c], RES, ks, 1);
             any = true;
         }
         if (any) {
             mca_coll_loom_sched_wait(s);
+        }
+    }
+    return s->error;
+}
+
+/* The pipelined reduce (section 3.2, the mirror of the bcast): the bcast's rounds run
+ * backwards on the same tree.  With h = maxdepth - depth, a rank receives segment
+ * t - h + 1 from its children and sends its partial of segment t - h to its parent in
+ * round t, and combines the received segment after the round's WAIT, so it leaves in
+ * the next round.  A partial lives in RED_ACC (the first child's segment received
+ * there, then the rank's own input and the second child's combined in), at the root
+ * in RESULT.  Needs a commutative op, as the unpipelined reduce. */
+#define RED_ACC NODE_SCRATCH
+#define RED_TMP (NODE_SCRATCH + 1)
+
+static int reduce_pipelined(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p, const int *mem, int n,
+                            int me, int mynode, int *rep, int nn)
+{
+    const int S = p->segs;
+    chain_tree_t tr;
+    int rc = chain_tree(p, mem, n, me, mynode, rep, nn, &tr), h;
+
+    if (MCA_COLL_LOOM_OK != rc) {
+        return rc;
+    }
+    h = tr.maxdepth - tr.depth;
+    mca_coll_loom_sched_set_blocks(s, S);
+    if (tr.parent < 0) {
+        mca_coll_loom_sched_copy(s, IN, RES);
+    }
+    for (int t = 0; t < S + tr.maxdepth; ++t) {
+        const int kr = t - h + 1, ks = t - h;
+        const bool got = tr.nchild > 0 && kr >= 0 && kr < S;
+        bool any = got;
+        for (int c = 0; got && c < tr.nchild; ++c) {
+            mca_coll_loom_sched_recv_blk(s, tr.child[c], tr.parent >= 0 && 0 == c ? RED_ACC : RED_TMP + c, kr,
+                                         1);
+        }
+        if (tr.parent >= 0 && ks >= 0 && ks < S) {
+            mca_coll_loom_sched_send_blk(s, tr.parent, tr.nchild > 0 ? RED_ACC : IN, ks, 1);
+            any = true;
+        }
+        if (!any) {
+            continue;
+        }
+        mca_coll_loom_sched_wait(s);
+        if (got && tr.parent < 0) {
+            for (int c = 0; c < tr.nchild; ++c) {
+                mca_coll_loom_sched_reduce_blk(s, RED_TMP + c, RES, kr, 1);
+            }
+        } else if (got) {
+            mca_coll_loom_sched_reduce_blk(s, IN, RED_ACC, kr, 1);
+            if (tr.nchild > 1) {
+                mca_coll_loom_sched_reduce_blk(s, RED_TMP + 1, RED_ACC, kr, 1);
+            }
         }
     }
     return s->error;
@@ -380,6 +462,10 @@ static int build_levels(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *
         break;
     case MCA_COLL_LOOM_COLL_REDUCE: {
         int part;
+        if (p->segs > 1 && !p->leaders_only) {
+            rc = reduce_pipelined(s, p, mem, n, me, mynode, rep, nn);
+            break;
+        }
         rep[node_of(p, p->root)] = p->root;
         top = node_index(mem, n, rep[mynode]);
         part = node_reduce(s, p, mem, n, me, top, IN, &rc);

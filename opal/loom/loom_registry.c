@@ -100,11 +100,12 @@ const mca_coll_loom_alg_t mca_coll_loom_algs[] = {
         .description = "two-level: shared memory (up to coll_loom_shm_slot_size) or binomial "
                        "inside each node, pairwise (allreduce; the segmented ring from 64 KiB "
                        "for commutative ops) or binomial (bcast, reduce) among the node leaders; "
-                       "bcast above one segment is pipelined along a chain through the nodes; "
+                       "bcast and reduce above one segment are pipelined along a chain through "
+                       "the nodes; "
                        "allgather: node gather, leaders' dissemination, node bcast; scan/exscan: "
                        "node prefix, prefix among the nodes, node bcast (node-consecutive ranks); "
                        "any op on node-consecutive ranks. Knob: bytes per segment, 0 = "
-                       "automatic (1 MiB)",
+                       "automatic (1 MiB; reduce 512 KiB)",
         .reference = "seed 003, sections 3.1-3.5",
         .build = mca_coll_loom_build_hierarchical,
         .pipelined = true,

@@ -812,8 +812,9 @@ static void test_decide(void)
             {MCA_COLL_LOOM_COLL_ALLGATHER, 16 << 20, cons, "ring"},
             {MCA_COLL_LOOM_COLL_BCAST, 64, cons, "binomial"},
             {MCA_COLL_LOOM_COLL_BCAST, 512, rr, "hierarchical"},
-            {MCA_COLL_LOOM_COLL_REDUCE, 2 << 20, cons, NULL},
-            {MCA_COLL_LOOM_COLL_REDUCE, 16 << 20, cons, "binomial"},
+            {MCA_COLL_LOOM_COLL_REDUCE, 512 << 10, cons, NULL},
+            {MCA_COLL_LOOM_COLL_REDUCE, 2 << 20, cons, "hierarchical"}, /* pipelined */
+            {MCA_COLL_LOOM_COLL_REDUCE, 16 << 20, rr, "hierarchical"},
             {MCA_COLL_LOOM_COLL_SCAN, 8, cons, "hierarchical"},
             {MCA_COLL_LOOM_COLL_SCAN, 8, rr, "recursive_doubling"},
             {MCA_COLL_LOOM_COLL_SCAN, 65536, cons, "hierarchical"},
@@ -1048,11 +1049,13 @@ static void test_hierarchical_maps(void)
                             continue;
                         }
                         /* bcast: in place is meaningless, segments pipeline it (1: unpipelined);
-                         * allreduce: segments (>= 2) put the ring among the leaders */
+                         * reduce: segments (>= 2) pipeline it; allreduce: they put the ring
+                         * among the leaders */
                         const bool bc = MCA_COLL_LOOM_COLL_BCAST == coll, ar = MCA_COLL_LOOM_COLL_ALLREDUCE == coll;
                         const bool ag = MCA_COLL_LOOM_COLL_ALLGATHER == coll;
-                        for (int ip = 0; ip < (bc ? 3 : ar ? 4 : ag ? 1 : 2); ++ip) {
-                            p.segs = bc ? (int[]){1, 2, 5}[ip] : ar && ip >= 2 ? 2 + ip % 2 : 0;
+                        const bool seg2 = ar || MCA_COLL_LOOM_COLL_REDUCE == coll;
+                        for (int ip = 0; ip < (bc ? 3 : seg2 ? 4 : ag ? 1 : 2); ++ip) {
+                            p.segs = bc ? (int[]){1, 2, 5}[ip] : seg2 && ip >= 2 ? 2 + 3 * (ip % 2) : 0;
                             int rc = mca_coll_loom_verify(alg, coll, &p, bc ? 0 : ip % 2, NULL, err, sizeof(err));
                             CHECK(0 == rc, "hierarchical %s P=%d map %d/%d %s%s segs %d: %s",
                                   mca_coll_loom_coll_name(coll), P, kind, b, no_op ? "no op" : kinds[kd].name,
