@@ -103,15 +103,17 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * runs of loom-tune --report, each call back to back) */
     {BCAST, .max_bytes = 511, .min_nodes = 2, .alg = "binomial"},
     {REDUCE, .max_bytes = 256, .min_nodes = 2, .alg = "binomial"},
-    /* from 1 MiB, commutative: hierarchical's pipelined chain (section 3.2), 512 KiB
-     * segments combined on their way to the root.  4 x 2, 1 Gbit/s links: 0.48-0.71x
-     * tuned's time at 1-16 MiB (two-tree 1.24-2.4x, binomial 1.0x); unshaped links
-     * (8 ranks on 2 cores, CPU-bound): 0.89-1.07x at 1-8 MiB, 0.41x at 16 MiB */
-    {REDUCE, .min_bytes = MIB(1), .max_bytes = SIZE_MAX, .min_nodes = 2, .call_mask = C, .call_value = C,
+    /* from 4 MiB, commutative: hierarchical's pipelined chain (section 3.2), 512 KiB
+     * segments combined on their way to the root.  4 x 2, 1 Gbit/s links: 0.48-0.58x
+     * tuned's time at 4-16 MiB (two-tree 1.2-1.7x, binomial 1.0x); unshaped links (8
+     * ranks on 2 cores, CPU-bound) 0.88-1.07x at 4-8 MiB, 0.41-0.49x at 16 MiB.  At 1-2
+     * MiB it took 0.67x on 1 Gbit/s links but 1.14-1.40x unshaped: left to tuned */
+    {REDUCE, .min_bytes = MIB(4), .max_bytes = SIZE_MAX, .min_nodes = 2, .call_mask = C, .call_value = C,
      .alg = "hierarchical"},
-    /* non-commutative ops.  4 x 2, 1-8 MiB: the two-tree took 1.04-1.65x tuned's time,
-     * binomial 1.02-1.2x; at 16 MiB binomial 0.55x (two-tree 0.67x).  Up to 8 ranks
-     * only: binomial's log2 P whole-vector hops are what a larger job cannot afford */
+    /* below that, and non-commutative ops.  4 x 2, 1-8 MiB: the two-tree took
+     * 1.04-1.65x tuned's time, binomial 1.02-1.2x; at 16 MiB binomial 0.55x (two-tree
+     * 0.67x).  Up to 8 ranks only: binomial's log2 P whole-vector hops are what a larger
+     * job cannot afford */
     {REDUCE, .min_bytes = MIB(1), .max_bytes = MIB(16) - 1, .min_nodes = 2, .max_P = 8, .alg = NULL},
     {REDUCE, .min_bytes = MIB(16), .max_bytes = SIZE_MAX, .min_nodes = 2, .max_P = 8, .alg = "binomial"},
     {REDUCE, .min_bytes = 2048, .max_bytes = 8192, .min_nodes = 2, .call_mask = C, .call_value = C,

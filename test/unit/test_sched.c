@@ -813,7 +813,8 @@ static void test_decide(void)
             {MCA_COLL_LOOM_COLL_BCAST, 64, cons, "binomial"},
             {MCA_COLL_LOOM_COLL_BCAST, 512, rr, "hierarchical"},
             {MCA_COLL_LOOM_COLL_REDUCE, 512 << 10, cons, NULL},
-            {MCA_COLL_LOOM_COLL_REDUCE, 2 << 20, cons, "hierarchical"}, /* pipelined */
+            {MCA_COLL_LOOM_COLL_REDUCE, 2 << 20, cons, NULL},
+            {MCA_COLL_LOOM_COLL_REDUCE, 4 << 20, cons, "hierarchical"}, /* pipelined */
             {MCA_COLL_LOOM_COLL_REDUCE, 16 << 20, rr, "hierarchical"},
             {MCA_COLL_LOOM_COLL_SCAN, 8, cons, "hierarchical"},
             {MCA_COLL_LOOM_COLL_SCAN, 8, rr, "recursive_doubling"},
