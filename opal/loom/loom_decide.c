@@ -230,7 +230,7 @@ static bool walk(const mca_coll_loom_rule_t *rules, int n, mca_coll_loom_coll_t 
         if (alg < 0) {
             continue;
         }
-        knob = r->knob > 0 ? r->knob : knobs[alg];
+        knob = r->knob > 0 ? r->knob : MCA_COLL_LOOM_KNOB_AUTO == r->knob ? 0 : knobs[alg];
         if (accepts(alg, p, knob)) {
             choice->alg = alg;
             choice->knob = knob;

@@ -14,7 +14,11 @@
  * when min_bytes <= bytes <= max_bytes, the communicator's P, node count and largest
  * ranks-per-node lie in [min, max] (max 0: no upper bound), and
  * (call & call_mask) == call_value.  alg NULL means "leave the call to the previous
- * component".  knob 0 means the value of the algorithm's MCA parameter. */
+ * component".  knob 0 means the value of the algorithm's MCA parameter,
+ * MCA_COLL_LOOM_KNOB_AUTO the algorithm's automatic size whatever the parameter says
+ * (a rules file's `=0` for a size knob, whose 0 means "chosen by loom"). */
+#define MCA_COLL_LOOM_KNOB_AUTO (-1)
+
 typedef struct {
     mca_coll_loom_coll_t coll;
     size_t min_bytes, max_bytes;

@@ -364,7 +364,9 @@ static int parse_line(ctx_t *c, const token_t *tok, int ntok, mca_coll_loom_rule
             return fail(c, kt->col + klen + 1, "%s must be a number in %d..%d", a->knob, a->knob_min,
                         a->knob_max);
         }
-        r->knob = (int) v;
+        /* a size knob's 0 is loom's own choice, as in its MCA parameter; the rule then
+         * asks for it whatever the parameter is set to */
+        r->knob = 0 == v ? MCA_COLL_LOOM_KNOB_AUTO : (int) v;
         if (arrow + 3 < ntok) {
             return fail(c, tok[arrow + 3].col, "unexpected '%.*s' after the knob", tok[arrow + 3].len,
                         tok[arrow + 3].s);
@@ -555,10 +557,10 @@ void mca_coll_loom_rule_format(const mca_coll_loom_rule_t *r, char *buf, size_t 
     }
     used = append_range(buf, len, used, "bytes", r->min_bytes, r->max_bytes, 0, SIZE_MAX);
     used = append(buf, len, used, " -> %s", NULL == r->alg ? "previous" : r->alg);
-    if (NULL != r->alg && r->knob > 0) {
+    if (NULL != r->alg && (r->knob > 0 || MCA_COLL_LOOM_KNOB_AUTO == r->knob)) {
         int alg = mca_coll_loom_alg_find(r->coll, r->alg);
         if (alg >= 0 && NULL != mca_coll_loom_algs[alg].knob) {
-            append(buf, len, used, " %s=%d", mca_coll_loom_algs[alg].knob, r->knob);
+            append(buf, len, used, " %s=%d", mca_coll_loom_algs[alg].knob, r->knob > 0 ? r->knob : 0);
         }
     }
 }

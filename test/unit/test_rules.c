@@ -94,7 +94,7 @@ static const char good_text[] =
     "allreduce bytes=0 op=exact -> bruck bruck_ports=1\n"                     /* 12 */
     "allreduce rpn=3-3 nodes=-7 P=1- -> previous#a comment glued to a token\n" /* 13 */
     "barrier shm=yes nodes=1 -> pairwise\n"                                   /* 14 */
-    "allreduce op=commutative shm=no bytes=-256 -> dissemination\n"           /* 15 */
+    "allreduce op=commutative shm=no bytes=-256 -> ring ring_segment_size=0\n" /* 15 */
     "# the last rule has every key, in another order, and no newline at the end\n" /* 16 */
     "allreduce bytes=3M-4096M shm=yes op=commutative rpn=1- nodes=1-2 P=-64 -> bruck"; /* 17 */
 
@@ -119,7 +119,7 @@ static const want_t good_want[] = {
     {12, AR, 1, OPEN, 1, OPEN, 1, OPEN, 0, 0, E, E, "bruck", 1},
     {13, AR, 1, OPEN, 1, 7, 3, 3, 0, SIZE_MAX, 0, 0, NULL, 0},
     {14, BA, 1, OPEN, 1, 1, 1, OPEN, 0, SIZE_MAX, S, S, "pairwise", 0},
-    {15, AR, 1, OPEN, 1, OPEN, 1, OPEN, 0, 256, C | S, C, "dissemination", 0},
+    {15, AR, 1, OPEN, 1, OPEN, 1, OPEN, 0, 256, C | S, C, "ring", MCA_COLL_LOOM_KNOB_AUTO},
     {17, AR, 1, 64, 1, 2, 1, OPEN, 3 * MiB, 4096 * MiB, C | S, C | S, "bruck", 0},
 };
 #define NGOOD ((int) (sizeof(good_want) / sizeof(good_want[0])))
@@ -649,6 +649,22 @@ static void test_decide(void)
         call_t b = {BA, 0, 8, 1, 8, C | E | I, bdis};
         decide(&b, &rs, &ch);
         CHECK(ch.alg == bdis && NULL == ch.rule, "forced barrier dissemination: got %s", alg_name(ch.alg));
+    }
+    mca_coll_loom_rules_free(&rs);
+
+    /* a size knob of 0 in a rule: loom's automatic size, whatever the MCA parameter says
+     * (configured here: 5); no knob: the parameter's value */
+    parse_or_die("allreduce bytes=-1K -> ring ring_segment_size=0\n" /* 0 */
+                 "allreduce -> ring\n",                               /* 1 */
+                 &rs);
+    {
+        const int ring = alg_index(AR, "ring");
+        call_t c = {AR, 1024, 8, 1, 8, dsum, -1};
+        CHECK(MCA_COLL_LOOM_KNOB_AUTO == rs.rules[0].knob && 0 == rs.rules[1].knob,
+              "ring_segment_size=0 parsed as knob %d, no knob as %d", rs.rules[0].knob, rs.rules[1].knob);
+        expect_file("ring_segment_size=0: automatic, not the parameter", &c, &rs, 0, ring, 0);
+        c.bytes = 4096;
+        expect_file("no knob: the parameter", &c, &rs, 1, ring, 5);
     }
     mca_coll_loom_rules_free(&rs);
 
