@@ -61,6 +61,21 @@ static bool node_consecutive(const mca_coll_loom_params_t *p)
     return true;
 }
 
+const char *mca_coll_loom_hierarchical_refusal(const mca_coll_loom_params_t *p)
+{
+    switch (p->coll) {
+    case MCA_COLL_LOOM_COLL_SCAN:
+    case MCA_COLL_LOOM_COLL_EXSCAN:
+        return "the ranks of a node are not consecutive, so a node's prefix is not a range of ranks";
+    case MCA_COLL_LOOM_COLL_REDUCE:
+        return "the op is not commutative and the reduce combines node by node from the root's "
+               "node, out of rank order";
+    default:
+        return "the op is not commutative and the ranks of a node are not consecutive, so "
+               "combining node by node would leave rank order";
+    }
+}
+
 bool mca_coll_loom_hierarchical_can_serve(const mca_coll_loom_params_t *p)
 {
     switch (p->coll) {

@@ -110,9 +110,7 @@ const mca_coll_loom_alg_t mca_coll_loom_algs[] = {
         .build = mca_coll_loom_build_hierarchical,
         .pipelined = true,
         .can_serve = mca_coll_loom_hierarchical_can_serve,
-        .refusal = "the op is not commutative and the ranks of a node are not consecutive "
-                   "(reduce: the op is not commutative; scan, exscan: the ranks of a node "
-                   "are not consecutive)",
+        .refusal_of = mca_coll_loom_hierarchical_refusal,
     },
     {
         .name = "recursive_doubling",
@@ -167,8 +165,9 @@ const char *mca_coll_loom_alg_refusal(int alg, const mca_coll_loom_params_t *p)
     }
     q.knob = knob_or_default(a, p->knob);
     if (NULL != a->can_serve && !a->can_serve(&q)) {
-        return NULL != a->refusal ? a->refusal
-                                  : "no adaption exists for this communicator size and number of ways";
+        return NULL != a->refusal_of ? a->refusal_of(&q)
+               : NULL != a->refusal  ? a->refusal
+                                     : "no adaption exists for this communicator size and number of ways";
     }
     return NULL;
 }

@@ -95,6 +95,8 @@ typedef struct {
     mca_coll_loom_build_fn_t build;
     mca_coll_loom_can_serve_fn_t can_serve;
     const char *refusal;       /* why can_serve() said no (NULL: the adaption message) */
+    const char *(*refusal_of)(const mca_coll_loom_params_t *p); /* the same for this call,
+                                  when it depends on the collective (NULL: `refusal`) */
     bool pipelined;            /* the knob is a segment / chunk size in bytes, turned into
                                   params.segs per call (0: the cost model chooses) */
 } mca_coll_loom_alg_t;
@@ -115,6 +117,7 @@ static inline bool mca_coll_loom_alg_serves(int alg, mca_coll_loom_coll_t coll)
 /* Why `alg` cannot run this call, or NULL when it can.  Checks the declared
  * restrictions against p->call, then the algorithm's own can_serve(). */
 const char *mca_coll_loom_alg_refusal(int alg, const mca_coll_loom_params_t *p);
+const char *mca_coll_loom_hierarchical_refusal(const mca_coll_loom_params_t *p);
 
 /* Builds rank p->rank's schedule into s (reset first) and finishes it. */
 int mca_coll_loom_alg_build(int alg, mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);

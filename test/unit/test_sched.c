@@ -1046,6 +1046,10 @@ static void test_hierarchical_maps(void)
                               "hierarchical %s P=%d map %d/%d call %x: refusal %s", mca_coll_loom_coll_name(coll), P,
                               kind, b, call, may ? "unexpected" : "missing");
                         if (!may) {
+                            /* the reason names what this collective needs */
+                            const char *why = mca_coll_loom_alg_refusal(alg, &q);
+                            CHECK(NULL != why && NULL != strstr(why, prefix ? "not consecutive" : "not commutative"),
+                                  "hierarchical %s refusal: '%s'", mca_coll_loom_coll_name(coll), why);
                             refused++;
                             continue;
                         }
