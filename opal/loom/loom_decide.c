@@ -169,15 +169,17 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * 0.64-0.92x for exscan up to 16 KiB (its rounds cross the network once per node
      * pair); on one node (np 8) recursive doubling took 0.59-0.74x (scan) and
      * 0.49-0.78x (exscan) up to 2 KiB; with two ranks both are one message, and
-     * tuned's took 0.7-0.85x loom's time (np 2, two runs).  Scans of 16-128 KiB on
-     * 4 x 2: hierarchical 0.76-0.92x in two pooled loom-tune runs (with an untimed call
-     * before every batch; an earlier job without it had 1.17-1.47x).  Larger calls stay with tuned's linear
-     * chain, whose one message per rank is cheaper when ranks share cores.  Nodes whose
-     * ranks are not consecutive refuse hierarchical and fall through to the next rule. */
-    {SCAN, .max_bytes = KIB(128), .min_nodes = 2, .alg = "hierarchical"},
+     * tuned's took 0.7-0.85x loom's time (np 2, two runs).  Larger calls on 4 x 2, six
+     * loom-tune runs (with an untimed call before every batch; an earlier job without
+     * it had hierarchical 1.17-1.47x), forced hierarchical over tuned in the same job,
+     * median over the runs: scan 0.67-0.97x from 16 KiB to 1 MiB, exscan 0.77-0.86x at
+     * 32-128 KiB; exscans of 256 KiB - 1 MiB 0.90-1.10x with single runs up to 1.55x
+     * stay with tuned's linear chain, as everything above 1 MiB (not measured).  Nodes
+     * whose ranks are not consecutive refuse hierarchical and fall through. */
+    {SCAN, .max_bytes = MIB(1), .min_nodes = 2, .alg = "hierarchical"},
     {SCAN, .max_bytes = 2048, .min_P = 3, .alg = "recursive_doubling"},
     {SCAN, .max_bytes = SIZE_MAX, .alg = NULL},
-    {EXSCAN, .max_bytes = 16384, .min_nodes = 2, .alg = "hierarchical"},
+    {EXSCAN, .max_bytes = KIB(128), .min_nodes = 2, .alg = "hierarchical"},
     {EXSCAN, .max_bytes = 2048, .min_P = 3, .alg = "recursive_doubling"},
     {EXSCAN, .max_bytes = SIZE_MAX, .alg = NULL},
 };
