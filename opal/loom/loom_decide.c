@@ -137,12 +137,13 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      .alg = "twotree"},
     {REDUCE, .max_bytes = SIZE_MAX, .alg = NULL},
 
-    /* allgather, several nodes (loom_bw on the emulated 4 x 2 cluster, sizes of the whole
-     * gathered vector): hierarchical took 0.70-0.86x tuned's time from 64 B to 512 KiB;
-     * from 1 to 8 MiB hierarchical 0.66-0.94x, the ring 0.94-1.2x (two pooled loom-tune
-     * runs; an earlier job had them even); the ring from 16 MiB */
-    {ALLGATHER, .max_bytes = MIB(16) - 1, .min_nodes = 2, .alg = "hierarchical"},
-    {ALLGATHER, .min_bytes = MIB(16), .max_bytes = SIZE_MAX, .min_nodes = 2, .max_P = 8, .alg = "ring"},
+    /* allgather, several nodes (the emulated 4 x 2 cluster, sizes of the whole gathered
+     * vector): hierarchical took 0.61-0.90x tuned's time from 2 KiB to 1 MiB in four
+     * loom-tune runs (the ring 0.67-2.2x); from 2 MiB the ring 0.46-0.76x, hierarchical
+     * 0.60-0.74x (the ring ahead in 3 of 4 runs at 2 MiB, even at 4 MiB, ahead in all at
+     * 8 and 16 MiB; two runs before loom_bw's untimed call had it the other way) */
+    {ALLGATHER, .max_bytes = MIB(2) - 1, .min_nodes = 2, .alg = "hierarchical"},
+    {ALLGATHER, .min_bytes = MIB(2), .max_bytes = SIZE_MAX, .min_nodes = 2, .max_P = 8, .alg = "ring"},
     /* one node, 8-64 KiB: hierarchical (the node gather and bcast of the vector) took
      * 0.69-0.87x tuned's time at np 8 (three runs pooled); below and above, tuned is as
      * fast */

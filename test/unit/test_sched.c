@@ -808,7 +808,8 @@ static void test_decide(void)
         } cases[] = {
             {MCA_COLL_LOOM_COLL_ALLGATHER, 64, rr, "hierarchical"},
             {MCA_COLL_LOOM_COLL_ALLGATHER, 512 * 1024, cons, "hierarchical"},
-            {MCA_COLL_LOOM_COLL_ALLGATHER, 2 << 20, cons, "hierarchical"},
+            {MCA_COLL_LOOM_COLL_ALLGATHER, 1 << 20, cons, "hierarchical"},
+            {MCA_COLL_LOOM_COLL_ALLGATHER, 2 << 20, cons, "ring"},
             {MCA_COLL_LOOM_COLL_ALLGATHER, 16 << 20, cons, "ring"},
             {MCA_COLL_LOOM_COLL_BCAST, 64, cons, "binomial"},
             {MCA_COLL_LOOM_COLL_BCAST, 512, rr, "hierarchical"},
