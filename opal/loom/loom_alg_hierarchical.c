@@ -470,6 +470,11 @@ static int build_levels(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *
         if (me == top) {
             rc = sub_phase(s, p, mca_coll_loom_build_binomial, MCA_COLL_LOOM_COLL_BCAST, rep, nn, mynode,
                            node_of(p, p->root), RES, IN, SUB, 0);
+            /* the representative only sends in its node's bcast: its first send into the
+             * node need not wait for its last send to another node to complete */
+            if (MCA_COLL_LOOM_OK == rc && n > 1 && !p->leaders_only) {
+                (void) mca_coll_loom_sched_unwait_sends(s);
+            }
         }
         if (MCA_COLL_LOOM_OK == rc) {
             rc = node_bcast(s, p, mem, n, me, top);

@@ -156,6 +156,22 @@ void mca_coll_loom_sched_wait(mca_coll_loom_sched_t *s)
     sched_append(s, MCA_COLL_LOOM_OP_WAIT, 0, 0, -1);
 }
 
+bool mca_coll_loom_sched_unwait_sends(mca_coll_loom_sched_t *s)
+{
+    int i = s->nops - 1;
+
+    if (i < 1 || MCA_COLL_LOOM_OP_WAIT != s->ops[i].kind || MCA_COLL_LOOM_OP_SEND != s->ops[i - 1].kind) {
+        return false;
+    }
+    for (int k = i - 1; k >= 0 && MCA_COLL_LOOM_OP_WAIT != s->ops[k].kind; --k) {
+        if (MCA_COLL_LOOM_OP_SEND != s->ops[k].kind) {
+            return false;
+        }
+    }
+    s->nops--;
+    return true;
+}
+
 void mca_coll_loom_sched_copy(mca_coll_loom_sched_t *s, int src, int dst)
 {
     if (src != dst) {

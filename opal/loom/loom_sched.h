@@ -87,6 +87,10 @@ void mca_coll_loom_sched_reset(mca_coll_loom_sched_t *s);
 void mca_coll_loom_sched_send(mca_coll_loom_sched_t *s, int peer, int slot);
 void mca_coll_loom_sched_recv(mca_coll_loom_sched_t *s, int peer, int slot);
 void mca_coll_loom_sched_wait(mca_coll_loom_sched_t *s);
+/* If the schedule ends with a WAIT that closes a run of sends only, removes it, so that
+ * the transfers appended next start without waiting for those sends (a send does not
+ * write its buffer; the next WAIT completes both).  Returns true when it did. */
+bool mca_coll_loom_sched_unwait_sends(mca_coll_loom_sched_t *s);
 void mca_coll_loom_sched_copy(mca_coll_loom_sched_t *s, int src, int dst);
 void mca_coll_loom_sched_reduce(mca_coll_loom_sched_t *s, int src, int dst);
 void mca_coll_loom_sched_reduce_r(mca_coll_loom_sched_t *s, int src, int dst);
