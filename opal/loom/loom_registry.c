@@ -166,7 +166,6 @@ const char *mca_coll_loom_alg_refusal(int alg, const mca_coll_loom_params_t *p)
     q.knob = knob_or_default(a, p->knob);
     if (NULL != a->can_serve && !a->can_serve(&q)) {
         return NULL != a->refusal_of ? a->refusal_of(&q)
-               : NULL != a->refusal  ? a->refusal
                                      : "no adaption exists for this communicator size and number of ways";
     }
     return NULL;

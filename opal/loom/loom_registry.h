@@ -94,9 +94,8 @@ typedef struct {
     const char *reference;     /* paper and section */
     mca_coll_loom_build_fn_t build;
     mca_coll_loom_can_serve_fn_t can_serve;
-    const char *refusal;       /* why can_serve() said no (NULL: the adaption message) */
-    const char *(*refusal_of)(const mca_coll_loom_params_t *p); /* the same for this call,
-                                  when it depends on the collective (NULL: `refusal`) */
+    const char *(*refusal_of)(const mca_coll_loom_params_t *p); /* why can_serve() said no
+                                  to this call (NULL: the adaption message) */
     bool pipelined;            /* the knob is a segment / chunk size in bytes, turned into
                                   params.segs per call (0: the cost model chooses) */
 } mca_coll_loom_alg_t;
