@@ -74,13 +74,20 @@ static int sustained_growth(const long *s, long limit_kib)
     return total > 16 * limit_kib || 3 * spread >= 2 * LT_WINDOWS;
 }
 
-static void print_samples(const char *what, int rank, const long *s)
+/* Reports a leak of the `what` samples (see sustained_growth) with all of them;
+ * returns 1 for a leak. */
+static int growth_fails(const char *what, const long *s, long limit_kib, int rank, int cycles)
 {
-    fprintf(stderr, "test_lifecycle: rank %d: %s samples (KiB):", rank, what);
+    if (!sustained_growth(s, limit_kib)) {
+        return 0;
+    }
+    fprintf(stderr, "test_lifecycle: rank %d: FAIL: %s grew from %ld to %ld KiB over %d cycles; samples (KiB):",
+            rank, what, s[0], s[LT_WINDOWS], cycles - 1 - cycles / 10);
     for (int w = 0; w <= LT_WINDOWS; ++w) {
         fprintf(stderr, " %ld", s[w]);
     }
     fprintf(stderr, "\n");
+    return 1;
 }
 
 /* mappings of loom's node segments (their files are already removed) */
@@ -343,18 +350,8 @@ int main(int argc, char **argv)
     /* loom's state per communicator is several KiB: a leak of it over the measured
      * cycles passes the 1 MiB (heap) and 2 MiB (resident set) limits, in every window */
     if (cycles >= 100 && sample == LT_WINDOWS + 1) {
-        if (sustained_growth(heap, 1024)) {
-            fprintf(stderr, "test_lifecycle: rank %d: FAIL: heap in use grew from %ld to %ld KiB over %d cycles\n",
-                    rank, heap[0], heap[LT_WINDOWS], cycles - 1 - cycles / 10);
-            print_samples("heap", rank, heap);
-            fails++;
-        }
-        if (rss[0] > 0 && sustained_growth(rss, 2048)) {
-            fprintf(stderr, "test_lifecycle: rank %d: FAIL: resident set grew from %ld to %ld KiB over %d cycles\n",
-                    rank, rss[0], rss[LT_WINDOWS], cycles - 1 - cycles / 10);
-            print_samples("resident set", rank, rss);
-            fails++;
-        }
+        fails += growth_fails("heap in use", heap, 1024, rank, cycles);
+        fails += rss[0] > 0 ? growth_fails("resident set", rss, 2048, rank, cycles) : 0;
     } else if (cycles >= 100) {
         fprintf(stderr, "test_lifecycle: rank %d: FAIL: %d of %d memory samples taken\n", rank, sample,
                 LT_WINDOWS + 1);
