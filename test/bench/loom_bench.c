@@ -9,9 +9,9 @@
  * counters) with knob n = 1, 2, 3 for the algorithms that have one, switched by
  * MPI_T control-variable writes.
  *
- * For each message size, rounds x variants batches are run, interleaved (round-robin
- * over the variants, starting each round at a different variant, so drifting
- * machine load hits every variant alike).  A batch: a barrier, `iterations`
+ * For each message size, rounds x variants batches are run, interleaved (every round
+ * times all variants, in a new shuffled order, so drifting machine load and whatever
+ * a variant leaves behind for the next one hit every variant alike).  A batch: a barrier, `iterations`
  * back-to-back calls, the batch time divided by the iterations; the sample is the
  * maximum of that over ranks.  By default the iterations of a size are calibrated
  * (on tuned) so a batch lasts about 20 ms: on an oversubscribed machine a batch
@@ -23,10 +23,10 @@
  * by" column, and a variant that loom did not serve is flagged.
  *
  *   loom_bench [-c allreduce|barrier] [-i iterations | -t batch_ms] [-r rounds]
- *              [-s maxbytes] [--op sum|max] [--type int|double] [--csv FILE] [-q]
+ *              [-m minbytes] [-s maxbytes] [--op sum|max] [--type int|double] [--csv FILE] [-q]
  *
  * Sizes: 4 B (one int), 8 B, 2040 B (255 doubles), and the powers of two from 16 B
- * to maxbytes (default 1 MiB); sizes that are not a whole number of elements of the
+ * to maxbytes (default 1 MiB), without those below minbytes (default 0); sizes that are not a whole number of elements of the
  * type are skipped.  With -i, the iterations per batch shrink above 64 KiB in
  * proportion to the size (at least 3).  Exit status 1 when a check failed (loom not serving the
  * "loom" communicator, serving the "tuned,^loom" one, a wrong result, or a variant
@@ -77,8 +77,8 @@ static void usage(const char *prog)
 {
     if (wrank == 0)
         fprintf(stderr,
-                "usage: %s [-c allreduce|barrier] [-i iterations | -t batch_ms] [-r rounds] [-s maxbytes]\n"
-                "          [--op sum|max] [--type int|double] [--csv FILE] [-q]\n"
+                "usage: %s [-c allreduce|barrier] [-i iterations | -t batch_ms] [-r rounds]\n"
+                "          [-m minbytes] [-s maxbytes] [--op sum|max] [--type int|double] [--csv FILE] [-q]\n"
                 "          [--algs A,B,...] [--shm-spin N,M,...] [--han]\n"
                 "  --han       also time Open MPI's han (communicator preference \"han,^loom\")\n"
                 "  --algs      time only these loom algorithms (besides tuned and loom auto)\n"
@@ -129,7 +129,7 @@ int main(int argc, char **argv)
     lt_coll_t coll = LT_ALLREDUCE;
     int iterations = 0, rounds = 7, quiet = 0; /* iterations 0: calibrate */
     double batch_ms = 20.0;
-    long maxbytes = 1L << 20;
+    long maxbytes = 1L << 20, minbytes = 0;
     int use_max = 0, use_double = 0;
     const char *csv = NULL;
     const char *only_algs = NULL, *spins = NULL;
@@ -152,6 +152,7 @@ int main(int argc, char **argv)
         else if (0 == strcmp(a, "-t") && val) { batch_ms = atof(val); iterations = 0; i++; }
         else if (0 == strcmp(a, "-r") && val) { rounds = atoi(val); i++; }
         else if (0 == strcmp(a, "-s") && val) { maxbytes = atol(val); i++; }
+        else if (0 == strcmp(a, "-m") && val) { minbytes = atol(val); i++; }
         else if (0 == strcmp(a, "--op") && val) {
             if (0 == strcmp(val, "sum")) use_max = 0;
             else if (0 == strcmp(val, "max")) use_max = 1;
@@ -285,7 +286,7 @@ int main(int argc, char **argv)
             for (int j = i + 1; j < nc; j++)
                 if (cand[j] < cand[i]) { long t = cand[i]; cand[i] = cand[j]; cand[j] = t; }
         for (int i = 0; i < nc; i++)
-            if (cand[i] % esize == 0 && cand[i] <= maxbytes && (ns == 0 || sizes[ns - 1] != cand[i])) sizes[ns++] = cand[i];
+            if (cand[i] % esize == 0 && cand[i] >= minbytes && cand[i] <= maxbytes && (ns == 0 || sizes[ns - 1] != cand[i])) sizes[ns++] = cand[i];
     }
 
     long maxcount = 1;
@@ -339,8 +340,13 @@ int main(int argc, char **argv)
             if (iters > 1 << 20) iters = 1 << 20;
         }
         for (int r = 0; r < rounds; r++) {
+            int order[MAX_VARIANTS];
+            /* a new order every round: a variant timed right after tuned's large calls
+             * measured up to 1.25x slower, whichever it was, and a rotation kept auto
+             * right after tuned in all rounds but one */
+            lt_shuffle(order, nv, (unsigned long long) s * 1000003ULL + (unsigned long long) r);
             for (int vv = 0; vv < nv; vv++) {
-                int v = (vv + r) % nv; /* each round starts at another variant */
+                int v = order[vv];
                 cell_t *cell = &cells[s * nv + v];
                 MPI_Comm comm = 1 == vs[v].tuned ? ct : 2 == vs[v].tuned ? chn : cl;
                 lt_counts_t b, a;

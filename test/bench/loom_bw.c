@@ -26,8 +26,9 @@
  *     communicator "loom".  loom's counters, read around every batch, show which
  *     algorithm served (as in loom_bench).
  *
- * Timing as in loom_bench: rounds x variants batches, interleaved round-robin with the
- * start rotating each round; a batch is a barrier and `iterations` back-to-back calls
+ * Timing as in loom_bench: rounds x variants batches, interleaved, each round in a new
+ * shuffled order (the variant timed right after tuned's large calls measured up to 1.25x
+ * slower, whichever it was: a fixed or rotated order pins that on one variant); a batch is a barrier and `iterations` back-to-back calls
  * (calibrated on tuned to last about batch_ms, at least 1); the sample is the maximum
  * over ranks of the batch time / iterations; the median over rounds is reported.
  * --latency puts a barrier before every call and times each call alone (the sample:
@@ -508,8 +509,13 @@ int main(int argc, char **argv)
             if (iters > 1000) iters = 1000;
         }
         for (int r = 0; r < nr; r++) {
+            int order[MAX_VARIANTS];
+            /* a new order every round: a variant timed right after tuned's large calls
+             * measured up to 1.25x slower, whichever it was, and a rotation kept auto
+             * right after tuned in all rounds but one */
+            lt_shuffle(order, nv, (unsigned long long) s * 1000003ULL + (unsigned long long) r);
             for (int vv = 0; vv < nv; vv++) {
-                int v = (vv + r) % nv;
+                int v = order[vv];
                 cell_t *cell = &cells[s * nv + v];
                 lt_counts_t b, a;
                 if (!vs[v].tuned) set_loom(&vs[v]);

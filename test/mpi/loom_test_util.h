@@ -117,6 +117,10 @@ static void lt_restore_settings(const char *alg_cvar, const char *default_alg, i
  * MPI_Wtime in Open MPI 4.1, whose origin is per process). */
 static double lt_mono_time(void);
 
+/* order[0..n-1]: a permutation of 0..n-1 that depends only on `seed` (the same on every
+ * rank): the order in which a benchmark round times its variants. */
+static void lt_shuffle(int *order, int n, unsigned long long seed);
+
 
 /* ------------------------------------------------------------------------- */
 /* Implementation (header-only, so every program just includes this file).   */
@@ -178,6 +182,23 @@ LT_MAYBE_UNUSED static const char *lt_knob_cvar(const char *alg)
     if (0 == strcmp(alg, "twotree")) return "coll_loom_twotree_chunk_size";
     if (0 == strcmp(alg, "hierarchical")) return "coll_loom_hierarchical_segment_size";
     return NULL;
+}
+
+LT_MAYBE_UNUSED static void lt_shuffle(int *order, int n, unsigned long long seed)
+{
+    unsigned long long x = seed * 0x9E3779B97F4A7C15ULL + 1;
+    for (int i = 0; i < n; i++) {
+        order[i] = i;
+    }
+    for (int i = n - 1; i > 0; i--) { /* Fisher-Yates, xorshift64 */
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        int j = (int) (x % (unsigned long long) (i + 1));
+        int t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
 }
 
 LT_MAYBE_UNUSED static double lt_mono_time(void)
