@@ -61,6 +61,7 @@ typedef struct {
     unsigned long long served[LT_MAX_ALGS];
     unsigned long long fallback;
     unsigned long long calls;
+    unsigned long long shm; /* calls whose node phases used the shared segment (rank 0) */
     int wrong;
 } cell_t;
 
@@ -366,6 +367,8 @@ int main(int argc, char **argv)
                 }
                 MPI_Barrier(ct);
                 lt_read(coll, &b);
+                unsigned long long shm_b = 0, shm_a = 0;
+                lt_shm_node_phases(&shm_b);
                 double t0 = MPI_Wtime();
                 if (coll == LT_ALLREDUCE)
                     for (int it = 0; it < iters; it++) MPI_Allreduce(sbuf, rbuf, (int) count, dtype, op, comm);
@@ -373,6 +376,8 @@ int main(int argc, char **argv)
                     for (int it = 0; it < iters; it++) MPI_Barrier(comm);
                 double t = (MPI_Wtime() - t0) / iters;
                 lt_read(coll, &a);
+                lt_shm_node_phases(&shm_a);
+                cell->shm += shm_a - shm_b;
                 for (int k = 0; k < lt_nalgs(coll); k++) cell->served[k] += a.alg[k] - b.alg[k];
                 cell->fallback += a.fallback - b.fallback;
                 cell->calls += (unsigned long long) iters;
@@ -404,7 +409,7 @@ int main(int argc, char **argv)
         if (csv) {
             cf = fopen(csv, "w");
             if (!cf) fprintf(stderr, "loom_bench: cannot write %s\n", csv);
-            else fprintf(cf, "collective,op,type,np,bytes,variant,median_us,min_us,ratio_vs_tuned,served_by,nodes,rpn\n");
+            else fprintf(cf, "collective,op,type,np,bytes,variant,median_us,min_us,ratio_vs_tuned,served_by,nodes,rpn,shm_calls\n");
         }
         printf("\n%9s  %-22s %11s %10s %8s   %s\n", "bytes", "variant", "median us", "min us", "vs tuned", "served by");
         for (int s = 0; s < ns; s++) {
@@ -460,9 +465,9 @@ int main(int argc, char **argv)
                 printf("%9ld  %-22s %11.2f %10.2f %8.2f   %s\n", sizes[s], vs[v].label, med * 1e6, mn * 1e6, ratio,
                        served);
                 if (cf)
-                    fprintf(cf, "%s,%s,%s,%d,%ld,%s,%.3f,%.3f,%.4f,\"%s\",%d,%d\n", lt_coll_name(coll),
+                    fprintf(cf, "%s,%s,%s,%d,%ld,%s,%.3f,%.3f,%.4f,\"%s\",%d,%d,%llu\n", lt_coll_name(coll),
                             coll == LT_ALLREDUCE ? (use_max ? "max" : "sum") : "", coll == LT_ALLREDUCE ? (use_double ? "double" : "int") : "",
-                            wsize, sizes[s], vs[v].label, med * 1e6, mn * 1e6, ratio, served, nodes, rpn);
+                            wsize, sizes[s], vs[v].label, med * 1e6, mn * 1e6, ratio, served, nodes, rpn, cell->shm);
             }
             if (nv > 1) printf("\n");
         }

@@ -82,6 +82,7 @@ typedef struct {
     unsigned long long served[LT_MAX_ALGS];
     unsigned long long fallback;
     unsigned long long calls;
+    unsigned long long shm; /* calls whose node phases used the shared segment (rank 0) */
     long wrong;
 } cell_t;
 
@@ -533,6 +534,8 @@ int main(int argc, char **argv)
                 }
                 MPI_Barrier(MPI_COMM_WORLD);
                 lt_read(coll, &b);
+                unsigned long long shm_b = 0, shm_a = 0;
+                lt_shm_node_phases(&shm_b);
                 double t0 = MPI_Wtime(), t = 0;
                 if (latency) {
                     /* each call on its own after a barrier: its time on this rank */
@@ -548,6 +551,8 @@ int main(int argc, char **argv)
                     t = (MPI_Wtime() - t0) / iters;
                 }
                 lt_read(coll, &a);
+                lt_shm_node_phases(&shm_a);
+                cell->shm += shm_a - shm_b;
                 if (r == 0) cell->wrong += check(rbuf, count); /* the last call of the first batch */
                 for (int k = 0; k < lt_nalgs(coll); k++) cell->served[k] += a.alg[k] - b.alg[k];
                 cell->fallback += a.fallback - b.fallback;
@@ -578,7 +583,7 @@ int main(int argc, char **argv)
             if (!cf) fprintf(stderr, "loom_bw: cannot write %s\n", csv);
             else
                 fprintf(cf, "collective,np,bytes,variant,median_us,min_us,ratio_vs_tuned,bound_us,frac_of_bound,"
-                            "B_GBps,rounds,iterations,checked,served_by,nodes,rpn\n");
+                            "B_GBps,rounds,iterations,checked,served_by,nodes,rpn,shm_calls\n");
         }
         printf("\n%9s  %-36s %11s %10s %8s %6s   %s\n", "bytes", "variant", "median us", "min us", "/tuned", "frac",
                "served by");
@@ -631,9 +636,9 @@ int main(int argc, char **argv)
                 printf("%9ld  %-36s %11.1f %10.1f %8.2f %6.3f   %s\n", sizes[s], vs[v].label, med * 1e6,
                        cell->samples[0] * 1e6, ratio, frac, served);
                 if (cf)
-                    fprintf(cf, "%s,%d,%ld,%s,%.3f,%.3f,%.4f,%.3f,%.4f,%.3f,%d,%d,%s,\"%s\",%d,%d\n", lt_coll_name(coll),
+                    fprintf(cf, "%s,%d,%ld,%s,%.3f,%.3f,%.4f,%.3f,%.4f,%.3f,%d,%d,%s,\"%s\",%d,%d,%llu\n", lt_coll_name(coll),
                             wsize, sizes[s], vs[v].label, med * 1e6, cell->samples[0] * 1e6, ratio, bound * 1e6, frac,
-                            bw / 1e9, nr, iters_used, cell->wrong ? "WRONG" : "ok", served, nodes, rpn);
+                            bw / 1e9, nr, iters_used, cell->wrong ? "WRONG" : "ok", served, nodes, rpn, cell->shm);
             }
             printf("\n");
         }

@@ -406,6 +406,28 @@ if [ -n "$bench" ] && [ -x "$tuner" ] && command -v python3 >/dev/null 2>&1; the
     else
         result FAIL "loom-tune writes a rules file (np=4, up to 64 B)" $((SECONDS - t0)) "$logdir/tuner.log"
     fi
+    # a winner that ran its node phases in the shared segment gets shm=yes, one that did not
+    # gets no shm condition (measurements written by hand: hierarchical wins both sizes)
+    syn="$logdir/tuner-shm"
+    mkdir -p "$syn"
+    {
+        echo "collective,op,type,np,bytes,variant,median_us,min_us,ratio_vs_tuned,served_by,nodes,rpn,shm_calls"
+        for row in "4,tuned,9.0,0" "4,loom auto,5.0,100" "4,loom hierarchical,5.0,100" "4,loom pairwise,7.0,0" \
+                   "16384,tuned,90.0,0" "16384,loom auto,50.0,0" "16384,loom hierarchical,50.0,0" "16384,loom pairwise,70.0,0"; do
+            IFS=, read -r b v t n <<<"$row"
+            alg=${v#loom }
+            [ "$v" = tuned ] && alg=tuned
+            [ "$v" = "loom auto" ] && alg=hierarchical
+            echo "allreduce,sum,int,4,$b,$v,$t,$t,1.0,\"$alg\",1,4,$n"
+        done
+    } >"$syn/allreduce_int_sum.csv"
+    if python3 "$tuner" --from "$syn" --colls allreduce_int_sum -o "$syn/out.rules" >"$syn/log" 2>&1 &&
+        grep -qx "allreduce P=4 nodes=1 rpn=4 op=commutative,exact shm=yes bytes=0-16383 -> hierarchical" "$syn/out.rules" &&
+        grep -qx "allreduce P=4 nodes=1 rpn=4 op=commutative,exact bytes=16384-16384 -> hierarchical" "$syn/out.rules"; then
+        result PASS "loom-tune: shm=yes exactly where the winner used the shared segment" 0
+    else
+        result FAIL "loom-tune: shm=yes exactly where the winner used the shared segment" 0 "$syn/out.rules"
+    fi
 else
     result FAIL "loom-tune, loom_bench or python3 missing" 0
 fi
