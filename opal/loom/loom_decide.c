@@ -254,6 +254,7 @@ void mca_coll_loom_decide(mca_coll_loom_coll_t coll, size_t bytes, const mca_col
     choice->rule = NULL;
     choice->why = "no rule";
     choice->refused = NULL;
+    choice->shm = false;
 
     if (forced >= 0) {
         mca_coll_loom_params_t q = *p;

@@ -41,6 +41,8 @@ typedef struct {
                                          forced or when no rule matched */
     const char *why;    /* short static text: "forced", "rule", "no rule" */
     const char *refused;/* when a forced algorithm was refused: the reason, else NULL */
+    bool shm;           /* hierarchical with its node phases in the node's shared segment
+                           (set by the component, which knows the segment) */
 } mca_coll_loom_choice_t;
 
 /* p->P, p->nodes, p->rpn and p->call describe the call; knobs[alg] is the configured

@@ -20,8 +20,9 @@
 
 #define LOOM_SHM_LINE MCA_COLL_LOOM_SHM_LINE
 
-/* Header line, the bell line, the release line, the two areas, then per rank one
- * line with its arrive word followed by its slot. */
+/* Header line, the bell line, the waiters line, the two areas (each: its release word,
+ * padding to MCA_COLL_LOOM_SHM_HEAD, the data), then per rank its arrive word, padding
+ * and slot; areas and slots start on a line and take whole lines. */
 typedef struct {
     uint64_t magic;
     uint64_t n;
@@ -29,8 +30,9 @@ typedef struct {
 } loom_shm_header_t;
 
 #define LOOM_SHM_OFF_BELL    (1 * LOOM_SHM_LINE)
-#define LOOM_SHM_OFF_RELEASE (2 * LOOM_SHM_LINE)
+#define LOOM_SHM_OFF_WAITERS (2 * LOOM_SHM_LINE)
 #define LOOM_SHM_OFF_DATA    (3 * LOOM_SHM_LINE)
+#define LOOM_SHM_HEAD        MCA_COLL_LOOM_SHM_HEAD
 
 static size_t round_line(size_t b)
 {
@@ -39,12 +41,16 @@ static size_t round_line(size_t b)
 
 size_t mca_coll_loom_shm_segment_bytes(int n, size_t slot_bytes)
 {
-    size_t stride = round_line(slot_bytes > 0 ? slot_bytes : 1);
+    size_t stride;
 
-    if (n < 1 || stride > SIZE_MAX / 4 / ((size_t) n + 2)) {
+    if (n < 1 || slot_bytes > SIZE_MAX / 4) {
         return 0;
     }
-    return LOOM_SHM_OFF_DATA + 2 * stride + (stride + LOOM_SHM_LINE) * (size_t) n;
+    stride = round_line(LOOM_SHM_HEAD + slot_bytes);
+    if (stride > SIZE_MAX / 4 / ((size_t) n + 2)) {
+        return 0;
+    }
+    return LOOM_SHM_OFF_DATA + stride * ((size_t) n + 2);
 }
 
 static void layout(mca_coll_loom_shm_t *s, int n, int me, size_t slot_bytes)
@@ -52,14 +58,18 @@ static void layout(mca_coll_loom_shm_t *s, int n, int me, size_t slot_bytes)
     s->n = n;
     s->me = me;
     s->slot_bytes = slot_bytes;
-    s->stride = round_line(slot_bytes > 0 ? slot_bytes : 1);
+    s->stride = round_line(LOOM_SHM_HEAD + slot_bytes);
     s->bell = (uint32_t *) (s->base + LOOM_SHM_OFF_BELL);
     s->bell_waiters = s->bell + 1;
-    s->release = (uint32_t *) (s->base + LOOM_SHM_OFF_RELEASE);
-    s->release_waiters = s->release + 1;
-    s->area[0] = s->base + LOOM_SHM_OFF_DATA;
-    s->area[1] = s->area[0] + s->stride;
-    s->slot0 = s->area[1] + s->stride + LOOM_SHM_LINE;
+    /* apart from the release words: written only by ranks going to sleep, read by
+     * every releaser, so it stays in every core's cache */
+    s->release_waiters = (uint32_t *) (s->base + LOOM_SHM_OFF_WAITERS);
+    for (int p = 0; p < 2; ++p) {
+        char *line = s->base + LOOM_SHM_OFF_DATA + (size_t) p * s->stride;
+        s->release[p] = (uint32_t *) line;
+        s->area[p] = line + LOOM_SHM_HEAD;
+    }
+    s->slot0 = s->base + LOOM_SHM_OFF_DATA + 2 * s->stride + LOOM_SHM_HEAD;
 }
 
 static void clear(mca_coll_loom_shm_t *s)
@@ -278,7 +288,7 @@ static void posted(uint32_t *word, uint32_t *waiters)
 
 void mca_coll_loom_shm_enter(mca_coll_loom_shm_t *s, uint32_t seq, const mca_coll_loom_shm_wait_t *w)
 {
-    mca_coll_loom_shm_wait(s->release, s->release_waiters, seq - 1u, w);
+    mca_coll_loom_shm_wait_release(s, seq - 1u, w);
 }
 
 void mca_coll_loom_shm_arrive(mca_coll_loom_shm_t *s, uint32_t seq)
@@ -319,12 +329,14 @@ void mca_coll_loom_shm_wait_arrived(mca_coll_loom_shm_t *s, uint32_t seq,
 
 void mca_coll_loom_shm_release(mca_coll_loom_shm_t *s, uint32_t seq)
 {
-    __atomic_store_n(s->release, seq, __ATOMIC_SEQ_CST);
-    posted(s->release, s->release_waiters);
+    uint32_t *word = s->release[seq & 1u];
+
+    __atomic_store_n(word, seq, __ATOMIC_SEQ_CST);
+    posted(word, s->release_waiters);
 }
 
 void mca_coll_loom_shm_wait_release(mca_coll_loom_shm_t *s, uint32_t seq,
                                     const mca_coll_loom_shm_wait_t *w)
 {
-    mca_coll_loom_shm_wait(s->release, s->release_waiters, seq, w);
+    mca_coll_loom_shm_wait(s->release[seq & 1u], s->release_waiters, seq, w);
 }

@@ -3,7 +3,7 @@
  * (seed 003, section 3: shared memory pays for short messages and for flags).
  *
  * One segment per node of a communicator, created by the node's leader and mapped
- * by the node's other ranks.  It holds two counters and small data areas:
+ * by the node's other ranks.  It holds counters and small data areas:
  *
  *   arrive[i] set to `seq` (calls are counted from 1) by rank i of the node when it
  *             enters call `seq`, after its contribution (if any) is in its slot; it
@@ -11,9 +11,15 @@
  *   bell      rung by an arriving rank only when the coordinator sleeps on it;
  *   release   set to `seq` by the rank that coordinates call `seq` on this node once
  *             it has read every slot and, if the call delivers data, written it to
- *             area[seq % 2];
+ *             area[seq % 2]; one word per parity, release[seq % 2];
  *   slot[i]   rank i's contribution (slot_bytes each);
  *   area[2]   data every rank of the node reads (double-buffered by call parity).
+ *
+ * A flag shares its cache line with the first bytes of its data: arrive[i] with
+ * slot[i], release[p] with area[p].  A reader that sees the flag then has a short
+ * message already in its cache, one line transfer between cores instead of two (on
+ * a machine whose cores sit on different L3 slices a transfer costs about as much as
+ * the rest of a small call).
  *
  * The protocol of one call `seq` on a node, for any coordinator (the leader, or the
  * root standing in for it):
@@ -26,7 +32,8 @@
  *   everyone     wait release >= seq (calls that deliver data or synchronise)
  *
  * release only grows: the coordinator of call seq + 1 writes it after waiting for
- * release >= seq.  Counters are 32 bits and compared modulo 2^32, so they may wrap.
+ * release >= seq.  "release >= t" is release[t % 2] >= t: the two words take the
+ * calls in turn.  Counters are 32 bits and compared modulo 2^32, so they may wrap.
  *
  * Waiting spins first, calling a progress hook, then sleeps on a futex (Linux; a
  * yield loop elsewhere), so ranks that wait for another node do not take the core
@@ -42,7 +49,7 @@
 #include <stdint.h>
 
 /* What the segment's creator stamps in its header; attach checks it. */
-#define MCA_COLL_LOOM_SHM_MAGIC 0x6c6f6f6d73686d31ull /* "loomshm1" */
+#define MCA_COLL_LOOM_SHM_MAGIC 0x6c6f6f6d73686d32ull /* "loomshm2" */
 
 typedef struct {
     char *base;          /* the mapping, NULL when not attached */
@@ -50,11 +57,11 @@ typedef struct {
     int n;               /* ranks sharing it */
     int me;              /* this rank's index among them */
     size_t slot_bytes;   /* bytes of one slot / area */
-    size_t stride;       /* distance between slots (slot_bytes, cache-line aligned) */
+    size_t stride;       /* distance between slots and areas (head + slot_bytes, whole lines) */
     uint32_t *bell, *bell_waiters;
-    uint32_t *release, *release_waiters;
-    char *area[2];
-    char *slot0;         /* slot i: slot0 + i * (stride + line); its arrive word just before */
+    uint32_t *release[2], *release_waiters;
+    char *area[2];       /* area p's data; release[p] at its line's start */
+    char *slot0;         /* slot i: slot0 + i * stride; its arrive word at its line's start */
 } mca_coll_loom_shm_t;
 
 /* How to wait: `spin` checks before sleeping (each followed by progress(), if any);
@@ -88,15 +95,18 @@ void mca_coll_loom_shm_detach(mca_coll_loom_shm_t *s);
 int mca_coll_loom_shm_unlink(const char *path);
 
 #define MCA_COLL_LOOM_SHM_LINE 64
+/* Bytes before the data of a slot or area, in its first line: its flag, padding that
+ * keeps the data 16-byte aligned (any MPI type's alignment). */
+#define MCA_COLL_LOOM_SHM_HEAD 16
 
 static inline char *mca_coll_loom_shm_slot(const mca_coll_loom_shm_t *s, int i)
 {
-    return s->slot0 + (size_t) i * (s->stride + MCA_COLL_LOOM_SHM_LINE);
+    return s->slot0 + (size_t) i * s->stride;
 }
 
 static inline uint32_t *mca_coll_loom_shm_arrive_word(const mca_coll_loom_shm_t *s, int i)
 {
-    return (uint32_t *) (mca_coll_loom_shm_slot(s, i) - MCA_COLL_LOOM_SHM_LINE);
+    return (uint32_t *) (mca_coll_loom_shm_slot(s, i) - MCA_COLL_LOOM_SHM_HEAD);
 }
 
 static inline char *mca_coll_loom_shm_area(const mca_coll_loom_shm_t *s, uint32_t seq)

@@ -395,8 +395,8 @@ if [ -n "$bench" ] && [ -x "$tuner" ] && command -v python3 >/dev/null 2>&1; the
         else
             result FAIL "loom-tune: no rule for:${missing:- (report missing)}" 0 "$tuned_rules"
         fi
-        # the integer-sum rule for 4 bytes: "allreduce P=4 nodes=1 rpn=4 op=commutative,exact bytes=0-... -> ALG [knob]"
-        want=$(awk '/^allreduce P=4 nodes=1 rpn=4 op=commutative,exact bytes=0-/ { for (i = 1; i <= NF; i++) if ($i == "->") { print $(i + 1); exit } }' "$tuned_rules")
+        # the integer-sum rule for 4 bytes: "allreduce P=4 nodes=1 rpn=4 op=commutative,exact [shm=yes] bytes=0-... -> ALG [knob]"
+        want=$(awk '/^allreduce P=4 nodes=1 rpn=4 op=commutative,exact (shm=yes )?bytes=0-/ { for (i = 1; i <= NF; i++) if ($i == "->") { print $(i + 1); exit } }' "$tuned_rules")
         if [ -n "$want" ]; then
             run "loom-tune's file selects its measured winner ($want) np=4" 4 0 \
                 --mca coll_loom_rules_file "$tuned_rules" -- "$T_RULES" "$want" 4

@@ -173,7 +173,27 @@ int main(void)
           "attach with another slot size");
     CHECK(0 == mca_coll_loom_shm_attach(&t, path, 4, 3, SLOT, &err, &what), "attach: %s", what);
     CHECK(mca_coll_loom_shm_slot(&t, 3) + SLOT <= t.base + t.bytes, "last slot inside the mapping");
-    CHECK(0 == ((uintptr_t) mca_coll_loom_shm_slot(&t, 1) % 64), "slots are cache-line aligned");
+    /* a flag and the first bytes of its data share one cache line; data 16-byte aligned;
+     * slots, areas and flag words of different ranks never share a line */
+    for (int i = 0; i < 4; ++i) {
+        uintptr_t flag = (uintptr_t) mca_coll_loom_shm_arrive_word(&t, i);
+        uintptr_t data = (uintptr_t) mca_coll_loom_shm_slot(&t, i);
+        CHECK(0 == flag % 64 && data / 64 == flag / 64 && 0 == data % 16, "slot %d: arrive word at %lu, data at %lu",
+              i, (unsigned long) (flag - (uintptr_t) t.base), (unsigned long) (data - (uintptr_t) t.base));
+        CHECK(i == 0 || (uintptr_t) mca_coll_loom_shm_slot(&t, i - 1) + SLOT <= flag, "slot %d overlaps slot %d",
+              i - 1, i);
+    }
+    for (uint32_t seq = 1; seq <= 2; ++seq) {
+        uintptr_t flag = (uintptr_t) t.release[seq & 1u], data = (uintptr_t) mca_coll_loom_shm_area(&t, seq);
+        CHECK(0 == flag % 64 && data / 64 == flag / 64 && 0 == data % 16, "area of call %u: release word and data",
+              (unsigned) seq);
+        CHECK(data + SLOT <= (uintptr_t) mca_coll_loom_shm_arrive_word(&t, 0) &&
+                  (seq == 2 || data + SLOT <= (uintptr_t) t.release[0] || data > (uintptr_t) t.release[0]),
+              "area of call %u overlaps", (unsigned) seq);
+    }
+    CHECK((uintptr_t) t.release_waiters / 64 != (uintptr_t) t.release[0] / 64 &&
+              (uintptr_t) t.release_waiters / 64 != (uintptr_t) t.release[1] / 64,
+          "the waiters word has its own line");
     mca_coll_loom_shm_detach(&t);
     mca_coll_loom_shm_detach(&s);
     mca_coll_loom_shm_detach(&s); /* idempotent */

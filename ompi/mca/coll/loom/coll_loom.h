@@ -219,14 +219,12 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan_leaders(mca_coll_loom_module_t *
                                                         struct ompi_communicator_t *comm,
                                                         unsigned call, int root);
 
-/* The shared-memory node phases of `hierarchical` (coll_loom_shm.c).  wanted: a call of
- * `bytes` that runs algorithm `alg` uses them (same answer on every rank).  The collectives return
+/* The shared-memory node phases of `hierarchical` (coll_loom_shm.c), for the calls whose
+ * plan says choice.shm (the same answer on every rank).  The collectives return
  * OMPI_ERR_NOT_AVAILABLE, before any data moved, when the segment could not be set up
- * on this communicator: the caller then runs the point-to-point schedule. */
-bool mca_coll_loom_shm_wanted(const mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, int alg,
-                              size_t bytes);
-/* Whether hierarchical's node phases of a call of `coll` moving `bytes` would run
- * through the segment (the call property MCA_COLL_LOOM_CALL_SHM). */
+ * on this communicator: the caller then runs the point-to-point schedule.
+ * usable: whether hierarchical's node phases of a call of `coll` moving `bytes` would run
+ * through the segment (the call property MCA_COLL_LOOM_CALL_SHM, which plan sets). */
 bool mca_coll_loom_shm_usable(const mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, size_t bytes);
 int mca_coll_loom_shm_allreduce(mca_coll_loom_module_t *m, const void *sbuf, void *rbuf, size_t count,
                                 ompi_datatype_t *dtype, ompi_op_t *op, ompi_communicator_t *comm,

@@ -108,7 +108,7 @@ int mca_coll_loom_allreduce(const void *sbuf, void *rbuf, int count, struct ompi
                                      m->previous_allreduce_module);
     }
 
-    if (mca_coll_loom_shm_wanted(m, MCA_COLL_LOOM_COLL_ALLREDUCE, choice.alg, (size_t) count * tsize)) {
+    if (choice.shm) {
         int rc = mca_coll_loom_shm_allreduce(m, sbuf, rbuf, (size_t) count, dtype, op, comm, call);
         if (OMPI_ERR_NOT_AVAILABLE != rc) {
             return rc;

@@ -27,7 +27,7 @@ int mca_coll_loom_barrier(struct ompi_communicator_t *comm, mca_coll_base_module
         return m->previous_barrier(comm, m->previous_barrier_module);
     }
 
-    if (mca_coll_loom_shm_wanted(m, MCA_COLL_LOOM_COLL_BARRIER, choice.alg, 0)) {
+    if (choice.shm) {
         int rc = mca_coll_loom_shm_barrier(m, comm);
         if (OMPI_ERR_NOT_AVAILABLE != rc) {
             return rc;

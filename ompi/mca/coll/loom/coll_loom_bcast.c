@@ -29,7 +29,7 @@ int mca_coll_loom_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int
     if (NULL == s) {
         return m->previous_bcast(buf, count, dtype, root, comm, m->previous_bcast_module);
     }
-    if (mca_coll_loom_shm_wanted(m, MCA_COLL_LOOM_COLL_BCAST, choice.alg, (size_t) count * tsize)) {
+    if (choice.shm) {
         int rc = mca_coll_loom_shm_bcast(m, buf, (size_t) count, dtype, root, comm);
         if (OMPI_ERR_NOT_AVAILABLE != rc) {
             return rc;

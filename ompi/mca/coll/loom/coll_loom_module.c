@@ -499,6 +499,7 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,
         call |= MCA_COLL_LOOM_CALL_SHM;
     }
     s = plan_call(m, coll, comm, bytes, call, root, choice);
+    choice->shm = NULL != s && (call & MCA_COLL_LOOM_CALL_SHM) && choice->alg == cm->hier_alg;
 
     /* the MPI_T counters (coll_loom_<coll>_<alg>_calls, _fallback_calls) say what
      * served the call: the tests' proof that loom ran it */

@@ -37,7 +37,7 @@ int mca_coll_loom_reduce(const void *sbuf, void *rbuf, int count, struct ompi_da
         return m->previous_reduce(sbuf, rbuf, count, dtype, op, root, comm,
                                   m->previous_reduce_module);
     }
-    if (mca_coll_loom_shm_wanted(m, MCA_COLL_LOOM_COLL_REDUCE, choice.alg, (size_t) count * tsize)) {
+    if (choice.shm) {
         int rc = mca_coll_loom_shm_reduce(m, sbuf, rbuf, (size_t) count, dtype, op, root, comm, call);
         if (OMPI_ERR_NOT_AVAILABLE != rc) {
             return rc;

@@ -93,12 +93,6 @@ bool mca_coll_loom_shm_usable(const mca_coll_loom_module_t *m, mca_coll_loom_col
            bytes <= (size_t) cm->shm_slot_size;
 }
 
-bool mca_coll_loom_shm_wanted(const mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, int alg,
-                              size_t bytes)
-{
-    return alg == mca_coll_loom_component.hier_alg && mca_coll_loom_shm_usable(m, coll, bytes);
-}
-
 /* ------------------------------------------------------------------------------------ */
 /* setup                                                                                 */
 
