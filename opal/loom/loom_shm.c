@@ -22,7 +22,8 @@
 
 /* Header line, the bell line, the waiters line, the two areas (each: its release word,
  * padding to MCA_COLL_LOOM_SHM_HEAD, the data), then per rank its arrive word, padding
- * and slot; areas and slots start on a line and take whole lines. */
+ * and slot, then per rank its two symmetric slots (flag, padding, data); areas and
+ * slots start on a line and take whole lines. */
 typedef struct {
     uint64_t magic;
     uint64_t n;
@@ -33,6 +34,8 @@ typedef struct {
 #define LOOM_SHM_OFF_WAITERS (2 * LOOM_SHM_LINE)
 #define LOOM_SHM_OFF_DATA    (3 * LOOM_SHM_LINE)
 #define LOOM_SHM_HEAD        MCA_COLL_LOOM_SHM_HEAD
+#define LOOM_SHM_SYM_STRIDE                                                                       \
+    ((LOOM_SHM_HEAD + MCA_COLL_LOOM_SHM_SYM_BYTES + LOOM_SHM_LINE - 1) & ~((size_t) LOOM_SHM_LINE - 1))
 
 static size_t round_line(size_t b)
 {
@@ -47,10 +50,10 @@ size_t mca_coll_loom_shm_segment_bytes(int n, size_t slot_bytes)
         return 0;
     }
     stride = round_line(LOOM_SHM_HEAD + slot_bytes);
-    if (stride > SIZE_MAX / 4 / ((size_t) n + 2)) {
+    if (stride > SIZE_MAX / 4 / ((size_t) n + 2) || (size_t) n > SIZE_MAX / 4 / LOOM_SHM_SYM_STRIDE) {
         return 0;
     }
-    return LOOM_SHM_OFF_DATA + stride * ((size_t) n + 2);
+    return LOOM_SHM_OFF_DATA + stride * ((size_t) n + 2) + 2 * LOOM_SHM_SYM_STRIDE * (size_t) n;
 }
 
 static void layout(mca_coll_loom_shm_t *s, int n, int me, size_t slot_bytes)
@@ -70,6 +73,8 @@ static void layout(mca_coll_loom_shm_t *s, int n, int me, size_t slot_bytes)
         s->area[p] = line + LOOM_SHM_HEAD;
     }
     s->slot0 = s->base + LOOM_SHM_OFF_DATA + 2 * s->stride + LOOM_SHM_HEAD;
+    s->sym_stride = LOOM_SHM_SYM_STRIDE;
+    s->sym0 = s->base + LOOM_SHM_OFF_DATA + (2 + (size_t) n) * s->stride + LOOM_SHM_HEAD;
 }
 
 static void clear(mca_coll_loom_shm_t *s)
@@ -333,6 +338,36 @@ void mca_coll_loom_shm_release(mca_coll_loom_shm_t *s, uint32_t seq)
 
     __atomic_store_n(word, seq, __ATOMIC_SEQ_CST);
     posted(word, s->release_waiters);
+}
+
+static uint32_t *sym_flag(const mca_coll_loom_shm_t *s, int i, uint32_t seq)
+{
+    return (uint32_t *) (mca_coll_loom_shm_sym_slot(s, i, seq) - LOOM_SHM_HEAD);
+}
+
+void mca_coll_loom_shm_sym_arrive(mca_coll_loom_shm_t *s, uint32_t seq)
+{
+    /* the data is visible to whoever sees the flag; arrive[me] keeps its meaning
+     * (done with every earlier call) for the coordinated calls that follow */
+    __atomic_store_n(sym_flag(s, s->me, seq), seq, __ATOMIC_RELEASE);
+    mca_coll_loom_shm_arrive(s, seq); /* seq_cst: ordered before its look at the bell */
+}
+
+static bool all_sym(const void *ctx)
+{
+    const loom_arrivals_t *a = ctx;
+    for (int i = 0; i < a->s->n; ++i) {
+        if (!mca_coll_loom_shm_reached(__atomic_load_n(sym_flag(a->s, i, a->seq), __ATOMIC_SEQ_CST), a->seq)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+void mca_coll_loom_shm_sym_wait(mca_coll_loom_shm_t *s, uint32_t seq, const mca_coll_loom_shm_wait_t *w)
+{
+    const loom_arrivals_t a = {s, seq};
+    wait_until(all_sym, &a, s->bell, s->bell_waiters, w);
 }
 
 void mca_coll_loom_shm_wait_release(mca_coll_loom_shm_t *s, uint32_t seq,

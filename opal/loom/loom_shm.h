@@ -31,6 +31,20 @@
  *                combine / write area[seq % 2]; release = seq
  *   everyone     wait release >= seq (calls that deliver data or synchronise)
  *
+ * Calls on a communicator of one node with at most MCA_COLL_LOOM_SHM_SYM_BYTES of
+ * data (small allreduces, barriers) have no coordinator: every rank combines every
+ * rank's contribution itself, in the same order, so all get the same bits.  Each rank
+ * has two more slots, sym[i][seq % 2], each with its own flag in its first line:
+ *
+ *   everyone     if the previous call was not of this kind: wait every arrive[i] >=
+ *                seq - 1 (everyone is done with call seq - 2, the last one that may
+ *                have read sym[.][seq % 2]); after such a call this is already known
+ *                write own sym slot, its flag = seq; arrive[me] = seq
+ *                wait every sym flag of this parity >= seq, combine
+ *   index 0      wait release >= seq - 1, then release = seq (for the calls that follow)
+ *
+ * One cache-line hand-over per rank pair instead of the coordinator's two.
+ *
  * release only grows: the coordinator of call seq + 1 writes it after waiting for
  * release >= seq.  "release >= t" is release[t % 2] >= t: the two words take the
  * calls in turn.  Counters are 32 bits and compared modulo 2^32, so they may wrap.
@@ -62,6 +76,8 @@ typedef struct {
     uint32_t *release[2], *release_waiters;
     char *area[2];       /* area p's data; release[p] at its line's start */
     char *slot0;         /* slot i: slot0 + i * stride; its arrive word at its line's start */
+    size_t sym_stride;   /* distance between the symmetric calls' slots */
+    char *sym0;          /* sym[i][p]: sym0 + (2 i + p) * sym_stride; its flag at its line's start */
 } mca_coll_loom_shm_t;
 
 /* How to wait: `spin` checks before sleeping (each followed by progress(), if any);
@@ -98,6 +114,9 @@ int mca_coll_loom_shm_unlink(const char *path);
 /* Bytes before the data of a slot or area, in its first line: its flag, padding that
  * keeps the data 16-byte aligned (any MPI type's alignment). */
 #define MCA_COLL_LOOM_SHM_HEAD 16
+/* Largest call of the symmetric kind: every rank reads n slots of it, which pays while
+ * a call is a few cache lines (see above). */
+#define MCA_COLL_LOOM_SHM_SYM_BYTES 256
 
 static inline char *mca_coll_loom_shm_slot(const mca_coll_loom_shm_t *s, int i)
 {
@@ -107,6 +126,11 @@ static inline char *mca_coll_loom_shm_slot(const mca_coll_loom_shm_t *s, int i)
 static inline uint32_t *mca_coll_loom_shm_arrive_word(const mca_coll_loom_shm_t *s, int i)
 {
     return (uint32_t *) (mca_coll_loom_shm_slot(s, i) - MCA_COLL_LOOM_SHM_HEAD);
+}
+
+static inline char *mca_coll_loom_shm_sym_slot(const mca_coll_loom_shm_t *s, int i, uint32_t seq)
+{
+    return s->sym0 + (2 * (size_t) i + (seq & 1u)) * s->sym_stride;
 }
 
 static inline char *mca_coll_loom_shm_area(const mca_coll_loom_shm_t *s, uint32_t seq)
@@ -131,6 +155,10 @@ void mca_coll_loom_shm_arrive(mca_coll_loom_shm_t *s, uint32_t seq);
 void mca_coll_loom_shm_wait_arrived(mca_coll_loom_shm_t *s, uint32_t seq,
                                     const mca_coll_loom_shm_wait_t *w);
 void mca_coll_loom_shm_release(mca_coll_loom_shm_t *s, uint32_t seq);
+/* The symmetric calls' steps (see above): sym_arrive after writing the own sym slot
+ * (also sets arrive[me]); sym_wait until every rank's sym slot holds call seq. */
+void mca_coll_loom_shm_sym_arrive(mca_coll_loom_shm_t *s, uint32_t seq);
+void mca_coll_loom_shm_sym_wait(mca_coll_loom_shm_t *s, uint32_t seq, const mca_coll_loom_shm_wait_t *w);
 void mca_coll_loom_shm_wait_release(mca_coll_loom_shm_t *s, uint32_t seq,
                                     const mca_coll_loom_shm_wait_t *w);
 

@@ -2,7 +2,8 @@
  * Unit test of the per-node shared segment (opal/loom/loom_shm.h), without MPI: n
  * forked processes run a long random sequence of the four call kinds the component
  * builds on it (gather-and-release like allreduce, pure bcast, reduce to a varying
- * coordinator, barrier), with coordinators that change from call to call, once with
+ * coordinator, barrier) and the symmetric allreduce (every rank reads every rank's
+ * sym slot; no coordinator), with coordinators that change from call to call, once with
  * spinning waits and once with every wait sleeping on its futex.  Every value read is
  * checked against the value the writer must have written for that call; a lost wake
  * or a protocol hole shows up as a wrong value or as the alarm firing.
@@ -26,7 +27,9 @@
 #define SLOT 256 /* bytes per slot: 32 uint64 values */
 #define NVAL (SLOT / 8)
 
-enum { K_ALLREDUCE, K_BCAST, K_REDUCE, K_BARRIER, K_NUM };
+#define NSYM (MCA_COLL_LOOM_SHM_SYM_BYTES / 8)
+
+enum { K_ALLREDUCE, K_BCAST, K_REDUCE, K_BARRIER, K_SYM, K_NUM };
 
 /* what rank r contributes to call seq, element j */
 static uint64_t val(int r, uint32_t seq, int j)
@@ -55,6 +58,7 @@ static int run_rank(const char *path, int n, int me, int calls, int spin)
     uint64_t x = 0x9e3779b97f4a7c15ull; /* the same sequence of calls on every rank */
     const char *what = "";
     int err = 0, bad = 0;
+    uint32_t sym_prev = 0;
 
     if (0 != mca_coll_loom_shm_attach(&s, path, n, me, SLOT, &err, &what)) {
         fprintf(stderr, "rank %d: attach: %s: %s\n", me, what, strerror(err));
@@ -66,6 +70,30 @@ static int run_rank(const char *path, int n, int me, int calls, int spin)
         uint64_t *mine = (uint64_t *) mca_coll_loom_shm_slot(&s, me);
         uint64_t *area = (uint64_t *) mca_coll_loom_shm_area(&s, seq);
 
+        if (K_SYM == kind) {
+            /* the component's sym_gather / sym_release */
+            uint64_t *ms = (uint64_t *) mca_coll_loom_shm_sym_slot(&s, me, seq);
+            if (sym_prev != seq - 1) {
+                mca_coll_loom_shm_wait_arrived(&s, seq - 1, &w);
+            }
+            sym_prev = seq;
+            for (int j = 0; j < NSYM; ++j) {
+                ms[j] = val(me, seq, j);
+            }
+            mca_coll_loom_shm_sym_arrive(&s, seq);
+            mca_coll_loom_shm_sym_wait(&s, seq, &w);
+            for (int r = 0; r < n; ++r) {
+                const uint64_t *v = (const uint64_t *) mca_coll_loom_shm_sym_slot(&s, r, seq);
+                for (int j = 0; j < NSYM; ++j) {
+                    bad += v[j] != val(r, seq, j);
+                }
+            }
+            if (0 == me) {
+                mca_coll_loom_shm_enter(&s, seq, &w);
+                mca_coll_loom_shm_release(&s, seq);
+            }
+            continue;
+        }
         mca_coll_loom_shm_enter(&s, seq, &w);
         if (K_ALLREDUCE == kind || K_REDUCE == kind) {
             for (int j = 0; j < NVAL; ++j) {

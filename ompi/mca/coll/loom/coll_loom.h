@@ -183,6 +183,7 @@ typedef struct mca_coll_loom_module_t {
     struct {
         int state;
         uint32_t seq;       /* calls made on the segment, the protocol's call number */
+        uint32_t sym_seq;   /* the last symmetric call's number (loom_shm.h) */
         mca_coll_loom_shm_t seg;
     } shm;
 

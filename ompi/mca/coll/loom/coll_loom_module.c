@@ -54,6 +54,7 @@ static void loom_module_construct(mca_coll_loom_module_t *m)
     m->flags_call = 0;
     m->shm.state = 0;
     m->shm.seq = 0;
+    m->shm.sym_seq = 0;
     memset(&m->shm.seg, 0, sizeof(m->shm.seg));
 }
 

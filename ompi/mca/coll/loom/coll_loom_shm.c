@@ -129,6 +129,7 @@ static int setup(mca_coll_loom_module_t *m, ompi_communicator_t *comm)
 
     node_position(m, rank, &n, &me);
     m->shm.seq = 0;
+    m->shm.sym_seq = 0;
     if (m->topo.max_per_node < 2) {
         m->shm.state = 1; /* one rank per node: no segment anywhere, nothing to agree on */
         return OMPI_SUCCESS;
@@ -298,14 +299,14 @@ static void tmp_put(loom_tmp_t *t)
     t->mem = t->buf = NULL;
 }
 
-/* acc := slot_i o acc (in = the slot's data in dtype's layout) */
-static int reduce_slot(const mca_coll_loom_shm_t *seg, int i, void *acc, size_t count,
-                       ompi_datatype_t *dtype, ompi_op_t *op, size_t bytes, loom_tmp_t *t)
+/* acc := src o acc (src: packed data in the segment) */
+static int reduce_from(const char *src, void *acc, size_t count, ompi_datatype_t *dtype, ompi_op_t *op,
+                       size_t bytes, loom_tmp_t *t)
 {
     if (packed_is_layout(dtype, count)) {
         ptrdiff_t lb, extent;
         ompi_datatype_get_true_extent(dtype, &lb, &extent);
-        ompi_op_reduce(op, mca_coll_loom_shm_slot(seg, i) - lb, acc, count, dtype);
+        ompi_op_reduce(op, (void *) (uintptr_t) (src - lb), acc, count, dtype);
         return OMPI_SUCCESS;
     }
     if (NULL == t->mem) {
@@ -314,11 +315,17 @@ static int reduce_slot(const mca_coll_loom_shm_t *seg, int i, void *acc, size_t 
             return rc;
         }
     }
-    int rc = unpack(mca_coll_loom_shm_slot(seg, i), bytes, t->buf, count, dtype);
+    int rc = unpack(src, bytes, t->buf, count, dtype);
     if (OMPI_SUCCESS == rc) {
         ompi_op_reduce(op, t->buf, acc, count, dtype);
     }
     return rc;
+}
+
+static int reduce_slot(const mca_coll_loom_shm_t *seg, int i, void *acc, size_t count,
+                       ompi_datatype_t *dtype, ompi_op_t *op, size_t bytes, loom_tmp_t *t)
+{
+    return reduce_from(mca_coll_loom_shm_slot(seg, i), acc, count, dtype, op, bytes, t);
 }
 
 /* The node's combination, in acc (dtype's layout), of the slots of every rank but
@@ -390,6 +397,70 @@ static int run_leaders(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, omp
     return mca_coll_loom_exec(m, s, sbuf, rbuf, count, dtype, op, comm, tag, call, NULL);
 }
 
+/* A call without coordinator (loom_shm.h): a communicator of one node, at most
+ * MCA_COLL_LOOM_SHM_SYM_BYTES of data. */
+static bool symmetric(const mca_coll_loom_module_t *m, size_t bytes)
+{
+    return 1 == m->topo.nnodes && bytes <= MCA_COLL_LOOM_SHM_SYM_BYTES;
+}
+
+/* Its first steps: the entry condition, own contribution (if any) in the own sym slot,
+ * arrival, waiting for every other rank's. */
+static int sym_gather(mca_coll_loom_module_t *m, uint32_t seq, const void *buf, size_t count,
+                      ompi_datatype_t *dtype, size_t bytes, const mca_coll_loom_shm_wait_t *w)
+{
+    mca_coll_loom_shm_t *seg = &m->shm.seg;
+    int rc = OMPI_SUCCESS;
+
+    if (m->shm.sym_seq != seq - 1u) {
+        /* after a coordinated call: every rank done with call seq - 2 (after a symmetric
+         * call seq - 1 its sym_wait said so) */
+        mca_coll_loom_shm_wait_arrived(seg, seq - 1u, w);
+    }
+    m->shm.sym_seq = seq;
+    if (bytes > 0) {
+        rc = pack(buf, count, dtype, mca_coll_loom_shm_sym_slot(seg, seg->me, seq), bytes);
+    }
+    /* arrive even after an error, so the node is never left waiting */
+    mca_coll_loom_shm_sym_arrive(seg, seq);
+    mca_coll_loom_shm_sym_wait(seg, seq, w);
+    return rc;
+}
+
+/* Its last step: index 0 releases the call for the coordinated calls that follow
+ * (release grows in call order: after release >= seq - 1). */
+static void sym_release(mca_coll_loom_shm_t *seg, uint32_t seq, const mca_coll_loom_shm_wait_t *w)
+{
+    if (0 == seg->me) {
+        mca_coll_loom_shm_enter(seg, seq, w);
+        mca_coll_loom_shm_release(seg, seq);
+    }
+}
+
+/* Every rank forms x0 o (x1 o (... o x(n-1))) from the sym slots, in that one order
+ * whatever the op, so every rank has the same bits. */
+static int sym_allreduce(mca_coll_loom_module_t *m, const void *sbuf, void *rbuf, size_t count,
+                         ompi_datatype_t *dtype, ompi_op_t *op, size_t bytes)
+{
+    mca_coll_loom_shm_t *seg = &m->shm.seg;
+    mca_coll_loom_shm_wait_t w, wl;
+    loom_tmp_t t = {NULL, 0, NULL};
+    uint32_t seq = next_call(m, &w, &wl);
+    int rc = sym_gather(m, seq, MPI_IN_PLACE == sbuf ? rbuf : sbuf, count, dtype, bytes, &w);
+
+    if (OMPI_SUCCESS == rc) {
+        rc = unpack(mca_coll_loom_shm_sym_slot(seg, seg->n - 1, seq), bytes, rbuf, count, dtype);
+    }
+    for (int i = seg->n - 2; OMPI_SUCCESS == rc && i >= 0; --i) {
+        rc = reduce_from(mca_coll_loom_shm_sym_slot(seg, i, seq), rbuf, count, dtype, op, bytes, &t);
+    }
+    if (NULL != t.mem) {
+        tmp_put(&t);
+    }
+    sym_release(seg, seq, &w);
+    return rc;
+}
+
 int mca_coll_loom_shm_allreduce(mca_coll_loom_module_t *m, const void *sbuf, void *rbuf, size_t count,
                                 ompi_datatype_t *dtype, ompi_op_t *op, ompi_communicator_t *comm,
                                 unsigned call)
@@ -411,6 +482,9 @@ int mca_coll_loom_shm_allreduce(mca_coll_loom_module_t *m, const void *sbuf, voi
     }
     ompi_datatype_type_size(dtype, &tsize);
     bytes = count * tsize;
+    if (symmetric(m, bytes)) {
+        return sym_allreduce(m, sbuf, rbuf, count, dtype, op, bytes);
+    }
     seq = next_call(m, &w, &wl);
 
     mca_coll_loom_shm_enter(seg, seq, &w);
@@ -458,6 +532,11 @@ int mca_coll_loom_shm_barrier(mca_coll_loom_module_t *m, ompi_communicator_t *co
                            call, 0, MCA_COLL_BASE_TAG_BARRIER);
     }
     seq = next_call(m, &w, &wl);
+    if (symmetric(m, 0)) {
+        (void) sym_gather(m, seq, NULL, 0, &ompi_mpi_byte.dt, 0, &w);
+        sym_release(seg, seq, &w);
+        return OMPI_SUCCESS;
+    }
     mca_coll_loom_shm_enter(seg, seq, &w);
     mca_coll_loom_shm_arrive(seg, seq);
     if (0 != seg->me) {
