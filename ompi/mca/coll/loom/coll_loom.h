@@ -35,6 +35,7 @@ BEGIN_C_DECLS
  * registration time (extra entries are ignored with a warning). */
 #define MCA_COLL_LOOM_MAX_ALGS        32
 #define MCA_COLL_LOOM_MAX_KNOBS       16
+#define MCA_COLL_LOOM_SETTING_LEN     32 /* coll_loom_<coll>_algorithm values kept per call shape */
 /* Distinct bad values remembered per parameter, so each is warned about once. */
 #define MCA_COLL_LOOM_MAX_WARNED      8
 /* Executor scratch kept per communicator between calls (larger is freed per call). */
@@ -160,8 +161,11 @@ typedef struct mca_coll_loom_module_t {
         size_t bytes;
         unsigned call;
         int root;
-        int forced;
-        int knobs[MCA_COLL_LOOM_MAX_ALGS];
+        /* the settings it was made with, as stored by the MCA variable system: equal
+         * raw values mean an equal decision, without parsing or validating again */
+        bool kept;          /* false: the algorithm string was too long to keep */
+        char forced_value[MCA_COLL_LOOM_SETTING_LEN];
+        int knob_value[MCA_COLL_LOOM_MAX_KNOBS];
         mca_coll_loom_choice_t choice;
         mca_coll_loom_sched_entry_t *entry; /* NULL: previous component */
     } last[MCA_COLL_LOOM_NUM_COLLS];

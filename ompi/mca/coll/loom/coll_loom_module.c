@@ -371,23 +371,68 @@ static void print_call(const mca_coll_loom_module_t *m, mca_coll_loom_coll_t col
                 NULL != choice->refused ? choice->refused : "", NULL != note ? note : "");
 }
 
+/* The run-time settings a decision depends on, as the MCA variable system stores them
+ * (MPI_T may change them between calls).  Read before deciding, so a change made while
+ * deciding makes the next call decide again. */
+typedef struct {
+    const char *forced_value;   /* coll_loom_<coll>_algorithm; NULL means auto */
+    int knob_value[MCA_COLL_LOOM_MAX_KNOBS];
+} loom_settings_t;
+
+static void read_settings(mca_coll_loom_coll_t coll, loom_settings_t *st)
+{
+    mca_coll_loom_component_t *cm = &mca_coll_loom_component;
+
+    st->forced_value = cm->alg_param[coll].value;
+    for (int k = 0; k < cm->nknobs; ++k) {
+        st->knob_value[k] = cm->knobs[k].value;
+    }
+}
+
+/* Same raw settings as when the last decision was made: the same forced algorithm and
+ * knobs follow, so the decision stands (any warning was printed then). */
+static inline bool settings_unchanged(const mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll)
+{
+    const mca_coll_loom_component_t *cm = &mca_coll_loom_component;
+    const char *v = cm->alg_param[coll].value;
+
+    if (!m->last[coll].kept || 0 != strcmp(NULL == v ? "auto" : v, m->last[coll].forced_value)) {
+        return false;
+    }
+    for (int k = 0; k < cm->nknobs; ++k) {
+        if (cm->knobs[k].value != m->last[coll].knob_value[k]) {
+            return false;
+        }
+    }
+    return true;
+}
+
 static void remember(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, size_t bytes,
-                     unsigned call, int root, int forced, const int *knobs,
+                     unsigned call, int root, const loom_settings_t *st,
                      const mca_coll_loom_choice_t *choice, mca_coll_loom_sched_entry_t *e)
 {
-    m->last[coll].valid = true;
+    const char *v = NULL == st->forced_value ? "auto" : st->forced_value;
+    size_t len = strlen(v);
+
+    m->last[coll].kept = len < sizeof(m->last[coll].forced_value);
+    m->last[coll].valid = m->last[coll].kept;
+    if (m->last[coll].kept) {
+        memcpy(m->last[coll].forced_value, v, len + 1);
+    }
     m->last[coll].bytes = bytes;
     m->last[coll].call = call;
     m->last[coll].root = root;
-    m->last[coll].forced = forced;
-    memcpy(m->last[coll].knobs, knobs, (size_t) mca_coll_loom_component.nalgs * sizeof(int));
+    memcpy(m->last[coll].knob_value, st->knob_value,
+           (size_t) mca_coll_loom_component.nknobs * sizeof(int));
     m->last[coll].choice = *choice;
     m->last[coll].entry = e;
 }
 
-static const mca_coll_loom_sched_t *plan_call(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll,
-                                              struct ompi_communicator_t *comm, size_t bytes,
-                                              unsigned call, int root, mca_coll_loom_choice_t *choice)
+/* Decides a call shape or settings not seen in the last call of this collective; kept
+ * out of line so that the repeated call (plan_call) stays short. */
+static __attribute__((noinline)) const mca_coll_loom_sched_t *
+plan_decide(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, struct ompi_communicator_t *comm,
+            size_t bytes, unsigned call, int root, mca_coll_loom_choice_t *choice)
 {
     mca_coll_loom_component_t *cm = &mca_coll_loom_component;
     int knobs[mca_coll_loom_num_algs > 0 ? mca_coll_loom_num_algs : 1];
@@ -403,36 +448,14 @@ static const mca_coll_loom_sched_t *plan_call(mca_coll_loom_module_t *m, mca_col
         .node_of = m->have_topo ? m->topo.node_of : NULL,
     };
     mca_coll_loom_sched_entry_t *e;
+    loom_settings_t st;
     int forced;
 
-    mca_coll_loom_sync_verbosity();
-    forced = mca_coll_loom_forced_alg(coll);
-    mca_coll_loom_current_knobs(knobs);
-
-    /* same shape and settings as the previous call of this collective: same answer
-     * (the cached schedule entry is checked, another shape may have replaced it) */
-    if (m->last[coll].valid && m->last[coll].bytes == bytes && m->last[coll].call == call &&
-        m->last[coll].root == root && m->last[coll].forced == forced &&
-        0 == memcmp(m->last[coll].knobs, knobs, (size_t) cm->nalgs * sizeof(int))) {
-        e = m->last[coll].entry;
-        *choice = m->last[coll].choice;
-        if (NULL == e) {
-            if (MCA_COLL_LOOM_VERBOSE(20)) {
-                print_call(m, coll, comm, bytes, call, choice, NULL);
-            }
-            return NULL;
-        }
-        if (e->used && e->alg == choice->alg && e->knob == choice->knob && e->call == call &&
-            e->coll == (int) coll && e->root == root && !e->leaders_only) {
-            e->stamp = ++m->clock;
-            if (MCA_COLL_LOOM_VERBOSE(20)) {
-                print_call(m, coll, comm, bytes, call, choice, NULL);
-            }
-            return &e->sched;
-        }
-    }
     m->last[coll].valid = false;
 
+    read_settings(coll, &st);
+    forced = mca_coll_loom_forced_alg(coll);
+    mca_coll_loom_current_knobs(knobs);
     mca_coll_loom_decide(coll, bytes, &params, knobs, forced, cm->rules.rules, cm->rules.nrules, choice);
 
     if (NULL != choice->refused && forced >= 0 && m->warned_refused[coll] != forced + 1) {
@@ -449,7 +472,7 @@ static const mca_coll_loom_sched_t *plan_call(mca_coll_loom_module_t *m, mca_col
     /* an index the component does not know (larger than its tables) is not run */
     if (choice->alg < 0 || choice->alg >= cm->nalgs) {
         choice->alg = -1;
-        remember(m, coll, bytes, call, root, forced, knobs, choice, NULL);
+        remember(m, coll, bytes, call, root, &st, choice, NULL);
         if (MCA_COLL_LOOM_VERBOSE(20)) {
             print_call(m, coll, comm, bytes, call, choice, NULL);
         }
@@ -478,11 +501,47 @@ static const mca_coll_loom_sched_t *plan_call(mca_coll_loom_module_t *m, mca_col
         return NULL;
     }
 
-    remember(m, coll, bytes, call, root, forced, knobs, choice, e);
+    remember(m, coll, bytes, call, root, &st, choice, e);
     if (MCA_COLL_LOOM_VERBOSE(20)) {
         print_call(m, coll, comm, bytes, call, choice, NULL);
     }
     return &e->sched;
+}
+
+static inline const mca_coll_loom_sched_t *plan_call(mca_coll_loom_module_t *m,
+                                                     mca_coll_loom_coll_t coll,
+                                                     struct ompi_communicator_t *comm,
+                                                     size_t bytes, unsigned call, int root,
+                                                     mca_coll_loom_choice_t *choice)
+{
+    mca_coll_loom_sched_entry_t *e;
+
+    mca_coll_loom_sync_verbosity();
+
+    /* same shape and settings as the previous call of this collective: same answer
+     * (the cached schedule entry is checked, another shape may have replaced it).  This
+     * is every call of a loop; a call loom leaves to the previous component pays only
+     * this test. */
+    if (m->last[coll].valid && m->last[coll].bytes == bytes && m->last[coll].call == call &&
+        m->last[coll].root == root && settings_unchanged(m, coll)) {
+        e = m->last[coll].entry;
+        *choice = m->last[coll].choice;
+        if (NULL == e) {
+            if (OPAL_UNLIKELY(MCA_COLL_LOOM_VERBOSE(20))) {
+                print_call(m, coll, comm, bytes, call, choice, NULL);
+            }
+            return NULL;
+        }
+        if (e->used && e->alg == choice->alg && e->knob == choice->knob && e->call == call &&
+            e->coll == (int) coll && e->root == root && !e->leaders_only) {
+            e->stamp = ++m->clock;
+            if (OPAL_UNLIKELY(MCA_COLL_LOOM_VERBOSE(20))) {
+                print_call(m, coll, comm, bytes, call, choice, NULL);
+            }
+            return &e->sched;
+        }
+    }
+    return plan_decide(m, coll, comm, bytes, call, root, choice);
 }
 
 const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,
