@@ -71,15 +71,14 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * for double sums at np 2, four runs; integer sums even) */
     {ALLREDUCE, .max_bytes = 8192, .max_nodes = 1, SHM, .alg = "hierarchical"},
     {BARRIER, .max_bytes = SIZE_MAX, .alg = "dissemination"},
-    /* two ranks, from 32 KiB: the ring (each rank combines one half and sends it back)
-     * took 0.67-0.81x pairwise's time at 32-64 KiB and 0.66-0.72x tuned's at 128-512 KiB
-     * (loom-tune --report, np 2, two runs); non-commutative calls fall through */
-    {ALLREDUCE, .min_bytes = KIB(32), .max_bytes = MIB(1), .max_P = 2, .call_mask = C, .call_value = C,
+    /* two ranks above the slot, up to 256 KiB (any op): one whole exchange, the input
+     * sent as it is and combined into the result only after it (see pairwise.c), took
+     * 0.44-0.57x tuned's time at 16-256 KiB where the ring took 0.55-0.81x (np 2, loom_bw
+     * and loom_bench, two runs each); from 512 KiB the ring's halves win (commutative;
+     * non-commutative calls fall through to tuned) */
+    {ALLREDUCE, .min_bytes = 8192, .max_bytes = KIB(512) - 1, .min_P = 2, .max_P = 2, .alg = "pairwise"},
+    {ALLREDUCE, .min_bytes = KIB(512), .max_bytes = MIB(1), .max_P = 2, .call_mask = C, .call_value = C,
      .alg = "ring"},
-    /* two ranks above the slot (non-commutative ops up to 64 KiB): both go rendezvous,
-     * and one whole exchange beats tuned's ring's two steps (0.75-0.94x tuned at np 2 in
-     * docs/performance.md) */
-    {ALLREDUCE, .min_bytes = 8192, .max_bytes = 65536, .min_P = 2, .max_P = 2, .alg = "pairwise"},
     /* latency-bound: fewest rounds (ceil(log_{n+1} P)); dissemination refuses the
      * (n, P) without an adaption, and Bruck serves every P */
     {ALLREDUCE, .max_bytes = 2048, .call_mask = CE, .call_value = CE, .alg = "dissemination"},
@@ -122,10 +121,11 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * segment instead of messages.  np 8: bcast 0.22-0.43x tuned's time and reduce
      * 0.43-0.77x from 512 B to 8 KiB (np 2: 0.22-0.82x); below 512 B tuned's eager sends
      * run ahead of the root and back-to-back calls pipeline, which the segment's slot
-     * reuse cannot */
+     * reuse cannot.  (Two ranks from 64 B was a rule until six np 2 runs put it at
+     * 0.91-1.14x tuned's time when the cores pass cache lines fast and 1.84-2.0x when
+     * they pass them slowly: the segment's bcast moves three lines per call, vader's
+     * eager send one or two.) */
     {BCAST, .min_bytes = 512, .max_bytes = 8192, .max_nodes = 1, SHM, .alg = "hierarchical"},
-    /* two ranks: from 64 B already (0.63-0.88x tuned's time, np 2, two runs) */
-    {BCAST, .min_bytes = 64, .max_bytes = 511, .max_nodes = 1, .max_P = 2, SHM, .alg = "hierarchical"},
     {REDUCE, .min_bytes = 512, .max_bytes = 8192, .max_nodes = 1, .call_mask = C | MCA_COLL_LOOM_CALL_SHM,
      .call_value = C | MCA_COLL_LOOM_CALL_SHM, .alg = "hierarchical"},
     /* large bcast / reduce: the pipelined two-tree.  Measured at np 8 on one node,

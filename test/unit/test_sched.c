@@ -865,9 +865,12 @@ static void test_decide(void)
             unsigned call;
             const char *want;
         } cases[] = {
-            {MCA_COLL_LOOM_COLL_ALLREDUCE, 32768, C | E, "ring"},
-            {MCA_COLL_LOOM_COLL_ALLREDUCE, 32768, 0, "pairwise"}, /* non-commutative: falls through */
+            {MCA_COLL_LOOM_COLL_ALLREDUCE, 8192 + 8, C | E, "pairwise"}, /* above the slot */
+            {MCA_COLL_LOOM_COLL_ALLREDUCE, 32768, C | E, "pairwise"},
+            {MCA_COLL_LOOM_COLL_ALLREDUCE, 512 * 1024 - 8, 0, "pairwise"}, /* any op */
             {MCA_COLL_LOOM_COLL_ALLREDUCE, 512 * 1024, C, "ring"},
+            {MCA_COLL_LOOM_COLL_ALLREDUCE, 1024 * 1024, C | E, "ring"},
+            {MCA_COLL_LOOM_COLL_ALLREDUCE, 512 * 1024, 0, NULL}, /* non-commutative: tuned */
             {MCA_COLL_LOOM_COLL_REDUCE_SCATTER, 2048, C | E, NULL},
             {MCA_COLL_LOOM_COLL_REDUCE_SCATTER, 4096, C | E, "ring"},
             {MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK, 4096, C, "ring"},
@@ -906,7 +909,7 @@ static void test_decide(void)
             {MCA_COLL_LOOM_COLL_ALLREDUCE, 2, 8, C, "pairwise"},
             {MCA_COLL_LOOM_COLL_ALLREDUCE, 2, 4096, 0, "pairwise"},
             {MCA_COLL_LOOM_COLL_BCAST, 8, 4096, C | E | I, NULL},
-            {MCA_COLL_LOOM_COLL_BCAST, 2, 256, C | E | I, NULL},
+            {MCA_COLL_LOOM_COLL_BCAST, 2, 512, C | E | I, NULL},
             {MCA_COLL_LOOM_COLL_REDUCE, 8, 4096, C | E, NULL},
         };
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
@@ -923,9 +926,22 @@ static void test_decide(void)
             p.call |= MCA_COLL_LOOM_CALL_SHM;
             mca_coll_loom_decide(cases[i].coll, cases[i].bytes, &p, knobs, -1, NULL, 0, &ch);
             CHECK((ch.alg >= 0 && 0 == strcmp(mca_coll_loom_algs[ch.alg].name, "hierarchical")) ||
-                      (MCA_COLL_LOOM_COLL_BCAST == cases[i].coll && cases[i].P > 2 && cases[i].bytes < 512),
+                      (MCA_COLL_LOOM_COLL_BCAST == cases[i].coll && cases[i].bytes < 512),
                   "decide with shm P=%d %s %zu B: %s, expected hierarchical", cases[i].P,
                   mca_coll_loom_coll_name(cases[i].coll), cases[i].bytes,
+                  ch.alg >= 0 ? mca_coll_loom_algs[ch.alg].name : "previous");
+        }
+    }
+    {
+        /* small bcasts stay with the previous component even with the segment, two
+         * ranks too: its three cache-line moves per call lose to one eager send */
+        int knobs[64] = {0};
+        mca_coll_loom_params_t p = {.P = 2, .call = C | E | I | MCA_COLL_LOOM_CALL_SHM,
+                                    .coll = MCA_COLL_LOOM_COLL_BCAST, .nodes = 1, .rpn = 2};
+        mca_coll_loom_choice_t ch;
+        for (size_t b = 8; b < 512; b *= 2) {
+            mca_coll_loom_decide(MCA_COLL_LOOM_COLL_BCAST, b, &p, knobs, -1, NULL, 0, &ch);
+            CHECK(ch.alg < 0, "decide with shm P=2 bcast %zu B: %s, expected previous", b,
                   ch.alg >= 0 ? mca_coll_loom_algs[ch.alg].name : "previous");
         }
     }
