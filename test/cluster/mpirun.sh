@@ -13,7 +13,8 @@
 #   --ob1         pml ob1, btl self,vader,tcp (vader in a node, tcp between) -- default
 #   --ucx         pml ucx over self,sm,tcp (cl0 between nodes)
 #   --timeout S   kill the job after S seconds (default $LOOM_CLUSTER_TIMEOUT or 300);
-#                 exit status 124 then
+#                 exit status 124 then, after one line per rank thread saying where
+#                 it was stuck (test/deadline.sh)
 #   --loom-dir D  directory of mca_coll_loom.so (default $LOOM_COMPONENT_DIR, else the
 #                 build tree's .libs); ignored when OMPI_MCA_mca_base_component_path is set
 #   --dry-run     print the hostfile and the mpirun command, run nothing
@@ -54,6 +55,7 @@ done
 [ "${1:-}" = -- ] || die "missing '-- PROGRAM [ARGS]'"
 shift
 [ $# -ge 1 ] || die "no PROGRAM after --"
+prog=$1
 
 [ -f "$STATE/nodes" ] || die "no cluster is up (run: $here/cluster.sh up N)"
 have=$(cat "$STATE/nodes")
@@ -147,9 +149,11 @@ if [ $dry = 1 ]; then
     exit 0
 fi
 
-timeout -k 10 "$tmo" "${cmd[@]}"
+# on timeout: where each rank is stuck, then the job is stopped (exit status 124)
+. "$here/../deadline.sh"
+deadline_run "$tmo" "$prog" -- "${cmd[@]}"
 rc=$?
-if [ $rc = 124 ] || [ $rc = 137 ]; then
+if [ $rc = 124 ]; then
     echo "mpirun.sh: TIMEOUT after ${tmo}s" >&2
 fi
 if [ $rc != 0 ]; then

@@ -76,7 +76,7 @@ result() { # result PASS|FAIL name seconds [log]
         failed_runs+=("$2")
         if [ -n "${4:-}" ] && [ -f "$4" ]; then
             echo "---- last lines of $4 ----"
-            grep -v '^ *$' "$4" | tail -n 25 | sed 's/^/    /'
+            grep -v '^ *$' "$4" | tail -n 40 | sed 's/^/    /'
             echo "----"
         fi
     fi

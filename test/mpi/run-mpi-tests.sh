@@ -42,6 +42,7 @@
 set -u
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$here/../deadline.sh"
 bindir=${1:-${LOOM_MPI_TEST_DIR:-$here}}
 MPIRUN=${MPIRUN:-mpirun}
 NPS=${LOOM_TEST_NPS:-"1 2 3 4 5 6 7 8 9 16 17 31 32"}
@@ -104,7 +105,7 @@ result() { # result PASS|FAIL|SKIP name seconds [log]
         failed_runs+=("$2")
         if [ -n "${4:-}" ] && [ -f "$4" ]; then
             echo "---- last lines of $4 ----"
-            grep -v '^ *$' "$4" | tail -n 25 | sed 's/^/    /'
+            grep -v '^ *$' "$4" | tail -n 40 | sed 's/^/    /'
             echo "----"
         fi
     fi
@@ -174,13 +175,11 @@ run() {
         return
     fi
     local t0=$SECONDS rc
-    timeout -k 10 "$TMO" "$MPIRUN" --oversubscribe --bind-to none -np "$np" "${flags[@]}" "$prog" "$@" \
+    # a hang prints where each rank is stuck (test/deadline.sh) and exits 124
+    deadline_run "$TMO" "$prog" -- "$MPIRUN" --oversubscribe --bind-to none -np "$np" "${flags[@]}" "$prog" "$@" \
         >"$log" 2>&1 </dev/null
     rc=$?
     local dt=$((SECONDS - t0))
-    if [ $rc = 124 ] || [ $rc = 137 ]; then
-        echo "TIMEOUT after ${TMO}s" >>"$log"
-    fi
     if [ $rc != 0 ]; then
         reap_leftovers "$prog" >>"$log"
     fi
@@ -477,7 +476,7 @@ t0=$SECONDS
 if [ -z "$T_BIG" ]; then
     result FAIL "$name" 0
 else
-    timeout -k 10 "$TMO" "$MPIRUN" --oversubscribe --bind-to none -np 2 "$T_BIG" >"$log" 2>&1 </dev/null
+    deadline_run "$TMO" "$T_BIG" -- "$MPIRUN" --oversubscribe --bind-to none -np 2 "$T_BIG" >"$log" 2>&1 </dev/null
     rc=$?
     [ $rc = 0 ] || reap_leftovers "$T_BIG" >>"$log"
     if [ $rc = 77 ]; then
