@@ -151,6 +151,7 @@ static int check_sum(MPI_Comm comm, int count, int *fails)
  * chunks, so the schedules have many blocks), checked; every tenth cycle one reduce
  * large enough to go through the scratch pool. */
 #define LT_OTHERS_N   3000
+#define LT_CHUNK      1000
 #define LT_OTHERS_BIG (1 << 19)
 
 /* a, b: LT_OTHERS_BIG * size ints each, allocated once (so the test's own large
@@ -175,7 +176,12 @@ static void check_others(MPI_Comm comm, int c, int *a, int *b, int *fails)
         a[i] = rank + i;
     }
     int cnt = big ? big : n;
+    /* the large reduce in 64 KiB chunks: in 1000-byte ones it is 2000 hops of the
+     * pipeline, each waiting for a time slice when ranks share cores with other work
+     * (the whole test ran 10x slower next to one busy process) */
+    if (big) lt_cvar_write_int("coll_loom_twotree_chunk_size", 65536);
     MPI_Reduce(a, b, cnt, MPI_INT, MPI_SUM, 0, comm);
+    if (big) lt_cvar_write_int("coll_loom_twotree_chunk_size", LT_CHUNK);
     for (int i = 0; 0 == rank && i < cnt; ++i) {
         if (b[i] != size * (size - 1) / 2 + size * i) {
             if ((*fails)++ < 10) fprintf(stderr, "test_lifecycle: reduce element %d is %d\n", i, b[i]);
@@ -268,8 +274,8 @@ int main(int argc, char **argv)
     }
     int *oa = malloc((size_t) LT_OTHERS_BIG * size * sizeof(int));
     int *ob = malloc((size_t) LT_OTHERS_BIG * size * sizeof(int));
-    lt_cvar_write_int("coll_loom_twotree_chunk_size", 1000);
-    lt_cvar_write_int("coll_loom_ring_segment_size", 1000);
+    lt_cvar_write_int("coll_loom_twotree_chunk_size", LT_CHUNK);
+    lt_cvar_write_int("coll_loom_ring_segment_size", 4 * LT_CHUNK);
     if (leak > 0) {
         leaked = calloc((size_t) cycles, sizeof(char *));
     }
