@@ -67,11 +67,6 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * the segment off, 0.7-0.9x from 512 B at np 4 and 8 (dissemination, bruck and
      * pairwise 0.85-1.2x) */
     {ALLREDUCE, .min_bytes = 512, .max_bytes = KIB(256), .max_nodes = 1, .min_P = 3, .alg = "hierarchical"},
-    /* up to 8 ranks, on to 1 MiB: 0.78-0.83x tuned's time at 512 KiB and 0.81-0.90x the
-     * ring's at 1 MiB (np 8, three loom-tune runs, double sums), where the ring's 2(P-1)
-     * steps each wait for a time slice of the shared cores; the ring from 2 MiB */
-    {ALLREDUCE, .min_bytes = KIB(256) + 1, .max_bytes = MIB(1), .max_nodes = 1, .min_P = 3, .max_P = 8,
-     .alg = "hierarchical"},
     /* two ranks, up to the slot: the segment too (0.8-0.9x pairwise's time at 16-256 B
      * for double sums at np 2, four runs; integer sums even) */
     {ALLREDUCE, .max_bytes = 8192, .max_nodes = 1, SHM, .alg = "hierarchical"},

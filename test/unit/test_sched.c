@@ -841,9 +841,7 @@ static void test_decide(void)
             {MCA_COLL_LOOM_COLL_EXSCAN, 1024, NULL, "recursive_doubling"},
             /* one node (loom-tune --report at np 8) */
             {MCA_COLL_LOOM_COLL_ALLREDUCE, 256 * 1024, NULL, "hierarchical"},
-            {MCA_COLL_LOOM_COLL_ALLREDUCE, 512 * 1024, NULL, "hierarchical"},
-            {MCA_COLL_LOOM_COLL_ALLREDUCE, 1024 * 1024, NULL, "hierarchical"},
-            {MCA_COLL_LOOM_COLL_ALLREDUCE, 2048 * 1024, NULL, "ring"},
+            {MCA_COLL_LOOM_COLL_ALLREDUCE, 512 * 1024, NULL, NULL},
             {MCA_COLL_LOOM_COLL_BCAST, 256, NULL, NULL},
             {MCA_COLL_LOOM_COLL_BCAST, 512, NULL, "hierarchical"},
             {MCA_COLL_LOOM_COLL_BCAST, 8192, NULL, "hierarchical"},
