@@ -48,7 +48,8 @@ deadline_run() {
     "$@" &
     pid=$!
     (
-        trap 'kill "$s" 2>/dev/null; exit 0' TERM
+        s=""
+        trap 'kill $s 2>/dev/null; exit 0' TERM
         sleep "$tmo" &
         s=$!
         wait "$s"
@@ -59,7 +60,10 @@ deadline_run() {
             stack_lines "$p" >&2
         done
         kill -TERM "$pid" 2>/dev/null
-        sleep 10
+        for _ in 1 2 3 4 5 6 7 8 9 10; do
+            kill -0 "$pid" 2>/dev/null || exit 0
+            sleep 1
+        done
         kill -KILL "$pid" 2>/dev/null
     ) </dev/null &
     local dog=$! saved interrupted=0
