@@ -87,19 +87,6 @@ static void usage(const char *prog)
                 prog);
 }
 
-/* true when `name` is an element of the comma-separated `list` */
-static int in_list(const char *list, const char *name)
-{
-    size_t len = strlen(name);
-    for (const char *p = list; NULL != p && '\0' != *p; ) {
-        const char *comma = strchr(p, ',');
-        size_t n = comma ? (size_t) (comma - p) : strlen(p);
-        if (n == len && 0 == strncmp(p, name, n)) return 1;
-        p = comma ? comma + 1 : NULL;
-    }
-    return 0;
-}
-
 static int set_variant(const variant_t *v, lt_coll_t coll, int def_ways, int def_ports)
 {
     int rc;
@@ -229,7 +216,7 @@ int main(int argc, char **argv)
     vs[nv++] = (variant_t){"loom auto", 0, "auto", 0, INT_MIN};
     for (int a = 0; a < lt_nalgs(coll) && nv < MAX_VARIANTS - 3; a++) {
         const char *name = lt_alg_name(coll, a);
-        if (NULL != only_algs && !in_list(only_algs, name)) continue;
+        if (NULL != only_algs && !lt_in_list(only_algs, name)) continue;
         /* the knobs that are counts (ways, ports) are swept; a size knob (segment, chunk
          * bytes) stays at its default, 0 = automatic, which set_variant leaves alone */
         const char *kc = lt_knob_cvar(name);

@@ -295,7 +295,9 @@ static void usage(const char *prog)
         fprintf(stderr,
                 "usage: %s -c allreduce|bcast|reduce|allgather|reduce_scatter|reduce_scatter_block\n"
                 "          [-m minbytes] [-s maxbytes] [-r rounds] [--big-rounds N] [-t batch_ms]\n"
-                "          [--latency] [--tuned-seg bytes] [--bw GB/s] [--all-algs] [--csv FILE] [-q]\n",
+                "          [--latency] [--tuned-seg bytes] [--bw GB/s] [--all-algs] [--algs A,B,...]\n"
+                "          [--seg-sizes N,M,...] [--csv FILE] [-q]\n"
+                "  --algs   time only these loom algorithms (besides tuned and loom auto); implies --all-algs\n",
                 prog);
 }
 
@@ -305,7 +307,7 @@ int main(int argc, char **argv)
     int knobs[8] = {0, 64 << 10, 1 << 20}, nknobs = 3;
     double batch_ms = 50.0, bw_given = 0;
     long minbytes = 64L << 10, maxbytes = 64L << 20;
-    const char *csv = NULL;
+    const char *csv = NULL, *only_algs = NULL;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
@@ -329,6 +331,7 @@ int main(int argc, char **argv)
         else if (0 == strcmp(a, "--bw") && val) { bw_given = atof(val) * 1e9; i++; }
         else if (0 == strcmp(a, "--csv") && val) { csv = val; i++; }
         else if (0 == strcmp(a, "--all-algs")) all_algs = 1;
+        else if (0 == strcmp(a, "--algs") && val) { only_algs = val; all_algs = 1; i++; }
         else if (0 == strcmp(a, "--latency")) latency = 1;
         else if (0 == strcmp(a, "--seg-sizes") && val) {
             /* segment / chunk sizes of the loom variants, bytes, comma-separated (0: auto) */
@@ -422,6 +425,7 @@ int main(int argc, char **argv)
         const char *name = lt_alg_name(coll, a), *kv = lt_knob_cvar(name);
         int sized = kv && (0 == strcmp(kv, "coll_loom_ring_segment_size") || 0 == strcmp(kv, "coll_loom_twotree_chunk_size"));
         if (kv && !sized && !all_algs) continue; /* dissemination, bruck: small-message algorithms */
+        if (NULL != only_algs && !lt_in_list(only_algs, name)) continue;
         for (int k = 0; k < (sized ? nknobs : 1) && nv < MAX_VARIANTS; k++) {
             variant_t *v = &vs[nv++];
             memset(v, 0, sizeof(*v));

@@ -121,6 +121,9 @@ static double lt_mono_time(void);
  * rank): the order in which a benchmark round times its variants. */
 static void lt_shuffle(int *order, int n, unsigned long long seed);
 
+/* true when `name` is an element of the comma-separated `list` (a benchmark's --algs) */
+static int lt_in_list(const char *list, const char *name);
+
 
 /* ------------------------------------------------------------------------- */
 /* Implementation (header-only, so every program just includes this file).   */
@@ -199,6 +202,20 @@ LT_MAYBE_UNUSED static void lt_shuffle(int *order, int n, unsigned long long see
         order[i] = order[j];
         order[j] = t;
     }
+}
+
+LT_MAYBE_UNUSED static int lt_in_list(const char *list, const char *name)
+{
+    size_t len = strlen(name);
+    for (const char *p = list; NULL != p && '\0' != *p;) {
+        const char *comma = strchr(p, ',');
+        size_t n = comma ? (size_t) (comma - p) : strlen(p);
+        if (n == len && 0 == strncmp(p, name, n)) {
+            return 1;
+        }
+        p = comma ? comma + 1 : NULL;
+    }
+    return 0;
 }
 
 LT_MAYBE_UNUSED static double lt_mono_time(void)

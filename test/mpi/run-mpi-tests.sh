@@ -427,6 +427,32 @@ if [ -n "$bench" ] && [ -x "$tuner" ] && command -v python3 >/dev/null 2>&1; the
     else
         result FAIL "loom-tune: shm=yes exactly where the winner used the shared segment" 0 "$syn/out.rules"
     fi
+    # --confirm: a size the report flags (auto 2x pairwise, written by hand) is measured
+    # again, auto against pairwise alone, in 2 real jobs; a second report reads those files
+    # and runs nothing (its launcher is `false`)
+    cfm="$logdir/tuner-confirm"
+    mkdir -p "$cfm/m"
+    {
+        echo "collective,op,type,np,bytes,variant,median_us,min_us,ratio_vs_tuned,served_by,nodes,rpn,shm_calls"
+        echo "allreduce,sum,int,4,4,tuned,9.0,9.0,1.0,\"tuned\",1,4,0"
+        echo "allreduce,sum,int,4,4,loom auto,10.0,10.0,1.1,\"dissemination\",1,4,0"
+        echo "allreduce,sum,int,4,4,loom pairwise,5.0,5.0,0.55,\"pairwise\",1,4,0"
+    } >"$cfm/m/allreduce_int_sum.csv"
+    t0=$SECONDS
+    row='^\| allreduce int sum \| 4 \| dissemination \| pairwise \| 2\.00 \| [0-9.]+, [0-9.]+ \| [0-9.]+ \| [0-9.-]+ \| (holds|within 1\.10x) \|$'
+    if LOOM_BENCH="$bench" python3 "$tuner" --from "$cfm/m" --colls allreduce_int_sum -o "$cfm/out.rules" \
+            --report "$cfm/r1.md" --confirm 2 -n 4 -r 3 -t 2 --mpirun "$MPIRUN --oversubscribe --bind-to none" \
+            >"$cfm/log" 2>&1 &&
+        grep -Eq "$row" "$cfm/r1.md" && [ "$(ls "$cfm"/r1.confirm/*.csv | wc -l)" -eq 2 ] &&
+        grep -q "loom pairwise" "$cfm"/r1.confirm/allreduce_int_sum.4.pairwise.0.csv &&
+        python3 "$tuner" --from "$cfm/m" --colls allreduce_int_sum -o "$cfm/out.rules" --report "$cfm/r2.md" \
+            --confirm 2 -n 4 --confirm-dir "$cfm/r1.confirm" --mpirun false >>"$cfm/log" 2>&1 &&
+        [ "$(grep -E "$row" "$cfm/r1.md")" = "$(grep -E "$row" "$cfm/r2.md")" ]; then
+        result PASS "loom-tune --confirm: a flagged size measured again, auto against that variant alone" $((SECONDS - t0))
+    else
+        result FAIL "loom-tune --confirm: a flagged size measured again, auto against that variant alone" \
+            $((SECONDS - t0)) "$cfm/log"
+    fi
 else
     result FAIL "loom-tune, loom_bench or python3 missing" 0
 fi
