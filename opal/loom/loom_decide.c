@@ -98,9 +98,12 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * 0.72-0.87x at 2-8 KiB, neither ahead in between or above.  On one node (np 8)
      * binomial was 0.8-1.8x tuned's time up to 256 B over nine runs: left to tuned */
     {BCAST, .min_bytes = 512, .max_bytes = SIZE_MAX, .min_nodes = 2, .alg = "hierarchical"},
-    /* below 512 B the binomial tree: 0.61-0.69x tuned's time at 8-256 B on 4 x 2 (two
-     * runs of loom-tune --report, each call back to back) */
-    {BCAST, .max_bytes = 511, .min_nodes = 2, .alg = "binomial"},
+    /* below 512 B hierarchical too, with point-to-point node phases (the component keeps
+     * such bcasts off the segment): over all 8 roots on 4 x 2 its median was 31-42 us at
+     * 8-256 B where the binomial tree's was 40-52 us and tuned's 50-73 us.  The binomial
+     * tree rooted at an odd rank crosses the network more often: its time went from 27 to
+     * 61 us with the root, hierarchical's cost is the same for every root (seed 003 s. 4) */
+    {BCAST, .max_bytes = 511, .min_nodes = 2, .alg = "hierarchical"},
     {REDUCE, .max_bytes = 256, .min_nodes = 2, .alg = "binomial"},
     /* from 4 MiB, commutative: hierarchical's pipelined chain (section 3.2), 512 KiB
      * segments combined on their way to the root.  4 x 2, 1 Gbit/s links: 0.48-0.58x

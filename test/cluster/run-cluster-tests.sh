@@ -177,6 +177,13 @@ run "$name" 0 --ppn 2 --mca coll_loom_shm_dir /nonexistent-loom-dir --mca coll_l
     -- "$test_allreduce"
 check "segment failure reported on every node" grep -qE \
     "loomnode3.*cannot create the node's shared segment /nonexistent-loom-dir/loom-" "$(log_of "$name")"
+# below 512 B a bcast over several nodes keeps hierarchical's point-to-point node phases
+# (no S in the call flags); smoke's bcast is 256 B
+name="smoke 4x2, verbose 20: its 256 B bcast runs hierarchical point to point"
+run "$name" 0 --ppn 2 --mca coll_loom_verbose 20 -- "$SMOKE"
+check "every rank's 256 B bcast: hierarchical, not through the segment" bash -c \
+    "[ \$(grep -cE 'bcast cid [0-9]+ rank [0-9]: bytes=256 P=8 nodes=4 rpn=2 call=[A-Z-]{4}- -> hierarchical' \
+    '$(log_of "$name")') -eq 8 ]"
 run "negative control: smoke 4x2 --mca coll ^loom must FAIL" nonzero --ppn 2 --mca coll '^loom' -- "$SMOKE"
 run "smoke 4x2 over UCX" 0 --ucx --ppn 2 -- "$SMOKE"
 

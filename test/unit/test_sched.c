@@ -823,7 +823,8 @@ static void test_decide(void)
             {MCA_COLL_LOOM_COLL_ALLGATHER, 1 << 20, cons, "hierarchical"},
             {MCA_COLL_LOOM_COLL_ALLGATHER, 2 << 20, cons, "ring"},
             {MCA_COLL_LOOM_COLL_ALLGATHER, 16 << 20, cons, "ring"},
-            {MCA_COLL_LOOM_COLL_BCAST, 64, cons, "binomial"},
+            {MCA_COLL_LOOM_COLL_BCAST, 64, cons, "hierarchical"}, /* point to point */
+            {MCA_COLL_LOOM_COLL_BCAST, 8, rr, "hierarchical"},
             {MCA_COLL_LOOM_COLL_BCAST, 512, rr, "hierarchical"},
             {MCA_COLL_LOOM_COLL_REDUCE, 512 << 10, cons, NULL},
             {MCA_COLL_LOOM_COLL_REDUCE, 2 << 20, cons, NULL},

@@ -55,6 +55,9 @@
  * spinning 64 checks, 50 us sleeping at once, as a futex wake costs tens of us). */
 #define LOOM_SHM_SPIN_SHARED    64
 #define LOOM_SHM_SPIN_DEDICATED 100000
+/* Several nodes: bcasts below this many bytes keep hierarchical's point-to-point node
+ * phases (see mca_coll_loom_shm_usable). */
+#define LOOM_SHM_BCAST_MIN_NODES 512
 /* A sleeping rank looks again (and runs MPI progress) at least this often. */
 #define LOOM_SHM_SLEEP_US 1000
 
@@ -85,6 +88,16 @@ bool mca_coll_loom_shm_usable(const mca_coll_loom_module_t *m, mca_coll_loom_col
 
     if (MCA_COLL_LOOM_COLL_ALLREDUCE != coll && MCA_COLL_LOOM_COLL_BARRIER != coll &&
         MCA_COLL_LOOM_COLL_BCAST != coll && MCA_COLL_LOOM_COLL_REDUCE != coll) {
+        return false;
+    }
+    /* several nodes, bcast below 512 B: the point-to-point node phase.  A node's other
+     * ranks then poll for the leader's eager message, and back-to-back calls overlap;
+     * through the segment they sleep across the network phase (a futex wake per call)
+     * and the leader reuses one of two slots only after its readers are done.  4 x 2
+     * (8 ranks, 2 cores), loom_roots, median over the 8 roots: 31-42 us at 8-256 B
+     * point to point, 44-56 us through the segment (docs/performance.md) */
+    if (MCA_COLL_LOOM_COLL_BCAST == coll && bytes < LOOM_SHM_BCAST_MIN_NODES && m->have_topo &&
+        m->topo.nnodes > 1) {
         return false;
     }
     /* a slot size of 0 or less turns the path off like coll_loom_shm=0; a setup that
