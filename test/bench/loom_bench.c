@@ -80,10 +80,11 @@ static void usage(const char *prog)
         fprintf(stderr,
                 "usage: %s [-c allreduce|barrier] [-i iterations | -t batch_ms] [-r rounds]\n"
                 "          [-m minbytes] [-s maxbytes] [--op sum|max] [--type int|double] [--csv FILE] [-q]\n"
-                "          [--algs A,B,...] [--shm-spin N,M,...] [--han]\n"
+                "          [--algs A,B,...] [--shm-spin N,M,...] [--han] [--buf-offset N]\n"
                 "  --han       also time Open MPI's han (communicator preference \"han,^loom\")\n"
                 "  --algs      time only these loom algorithms (besides tuned and loom auto)\n"
-                "  --shm-spin  add 'hierarchical' variants with coll_loom_shm_spin set to each value\n",
+                "  --shm-spin  add 'hierarchical' variants with coll_loom_shm_spin set to each value\n"
+                "  --buf-offset  send buffer page-aligned, receive buffer N bytes (mod 4096) after a page\n",
                 prog);
 }
 
@@ -121,6 +122,7 @@ int main(int argc, char **argv)
     int use_max = 0, use_double = 0;
     const char *csv = NULL;
     const char *only_algs = NULL, *spins = NULL;
+    long buf_offset = -1; /* --buf-offset: -1, the buffers wherever malloc puts them */
     int with_han = 0;
 
     MPI_Init(&argc, &argv);
@@ -153,6 +155,7 @@ int main(int argc, char **argv)
             i++;
         } else if (0 == strcmp(a, "--csv") && val) { csv = val; i++; }
         else if (0 == strcmp(a, "-q")) quiet = 1;
+        else if (0 == strcmp(a, "--buf-offset") && val) { buf_offset = atol(val) & 4095; i++; }
         else if (0 == strcmp(a, "--algs") && val) { only_algs = val; i++; }
         else if (0 == strcmp(a, "--shm-spin") && val) { spins = val; i++; }
         else if (0 == strcmp(a, "--han")) with_han = 1;
@@ -280,7 +283,25 @@ int main(int argc, char **argv)
     long maxcount = 1;
     for (int s = 0; s < ns; s++)
         if (sizes[s] / esize > maxcount) maxcount = sizes[s] / esize;
-    char *sbuf = malloc((size_t) maxcount * esize), *rbuf = malloc((size_t) maxcount * esize);
+    /* --buf-offset N: the send buffer starts a page, the receive buffer N bytes after a
+     * page boundary.  Copies and reductions between two buffers whose addresses differ by
+     * a multiple of 4 KiB (or nearly) can run several times slower (4K aliasing of loads
+     * and stores), and malloc's placement decides that for every algorithm alike */
+    char *sbuf = NULL, *rbuf = NULL, *rmem = NULL;
+    if (buf_offset >= 0) {
+        if (0 != posix_memalign((void **) &sbuf, 4096, (size_t) maxcount * esize) ||
+            0 != posix_memalign((void **) &rmem, 4096, (size_t) maxcount * esize + 4096)) {
+            sbuf = rmem = NULL;
+        }
+        rbuf = rmem ? rmem + buf_offset : NULL;
+    } else {
+        sbuf = malloc((size_t) maxcount * esize);
+        rbuf = rmem = malloc((size_t) maxcount * esize);
+    }
+    if (NULL == sbuf || NULL == rbuf) {
+        fprintf(stderr, "loom_bench: out of memory\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
     for (long i = 0; i < maxcount; i++) {
         if (use_double) ((double *) sbuf)[i] = (double) (wrank + 1) + (double) (i % 7);
         else ((int *) sbuf)[i] = (wrank + 1) + (int) (i % 7);
@@ -467,7 +488,7 @@ int main(int argc, char **argv)
     for (int c = 0; c < ns * nv; c++) free(cells[c].samples);
     free(cells);
     free(sbuf);
-    free(rbuf);
+    free(rmem);
     MPI_Comm_free(&cl);
     MPI_Comm_free(&ct);
     if (MPI_COMM_NULL != chn) MPI_Comm_free(&chn);
