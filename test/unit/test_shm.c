@@ -9,7 +9,9 @@
  * or a protocol hole shows up as a wrong value or as the alarm firing.
  *
  * Also: attach refuses a segment of another shape or a missing file, create fails
- * cleanly in a missing directory, and no file is left behind.
+ * cleanly in a missing directory, and no file is left behind; and mca_coll_loom_copy
+ * (loom_copy.h, the copy that avoids memcpy's slow case) copies every byte and nothing
+ * else at every length and relative offset around the cases it treats differently.
  */
 #include <errno.h>
 #include <sched.h>
@@ -21,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "opal/loom/loom_copy.h"
 #include "opal/loom/loom_shm.h"
 #include "test/unit/unit_check.h"
 
@@ -178,6 +181,50 @@ static void run(int n, int calls, int spin)
     CHECK(0 != access(path, F_OK), "%s left behind", path);
 }
 
+static void test_copy(void)
+{
+    const size_t lens[] = {0, 1, 63, 64, 65, 2047, 2048, 2049, 4096, 4097, 32768, 32831, 70001,
+                           (1u << 20) - 1, 1u << 20, (1u << 20) + 1};
+    const int offs[] = {0, 1, 15, 16, 17, 31, 32, 63, 64, 65, 2048, 4031, 4032, 4080, 4095};
+    const size_t maxlen = (1u << 20) + 1;
+    unsigned char *src = malloc(maxlen + 8192), *dst = malloc(maxlen + 2 * 8192);
+    int bad = 0, aliased = 0;
+
+    if (NULL == src || NULL == dst) {
+        CHECK(0, "out of memory");
+        free(src);
+        free(dst);
+        return;
+    }
+    for (size_t i = 0; i < maxlen + 8192; ++i) {
+        src[i] = (unsigned char) (i * 131u + 7u);
+    }
+    /* src at a page offset of 0 or 100; dst `off` bytes after src modulo 4 KiB */
+    for (int so = 0; so <= 100; so += 100) {
+        const unsigned char *s = (const unsigned char *) (((uintptr_t) src + 4095) & ~(uintptr_t) 4095) + so;
+        for (size_t o = 0; o < sizeof(offs) / sizeof(offs[0]); ++o) {
+            unsigned char *base = (unsigned char *) (((uintptr_t) dst + 4095) & ~(uintptr_t) 4095) + 4096;
+            unsigned char *d = base + (((uintptr_t) s + (uintptr_t) offs[o]) & 4095);
+            for (size_t l = 0; l < sizeof(lens) / sizeof(lens[0]); ++l) {
+                const size_t n = lens[l];
+                memset(d - 64, 0xEE, n + 128);
+                aliased += mca_coll_loom_copy_aliases(d, s, n);
+                mca_coll_loom_copy(d, s, n);
+                bad += 0 != memcmp(d, s, n);
+                for (int g = 1; g <= 64; ++g) {
+                    bad += 0xEE != d[-g] || 0xEE != d[n + (size_t) g - 1];
+                }
+            }
+        }
+    }
+    CHECK(0 == bad, "mca_coll_loom_copy: %d wrong copies or guard bytes", bad);
+    /* the block loop ran: 7 offsets of 1-63 bytes, 9 lengths of 2 KiB - 1 MiB, 2 source offsets */
+    CHECK(aliased == 2 * 7 * 9, "mca_coll_loom_copy took the block loop %d times, expected %d", aliased,
+          2 * 7 * 9);
+    free(src);
+    free(dst);
+}
+
 int main(void)
 {
     mca_coll_loom_shm_t s, t;
@@ -245,6 +292,7 @@ int main(void)
     run(4, 3000, 0); /* every wait sleeps */
     run(7, 2000, 0);
 
+    test_copy();
     printf("test_shm: %d checks, %d failures\n", checks, failures);
     return failures ? 1 : 0;
 }

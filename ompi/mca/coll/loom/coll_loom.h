@@ -260,6 +260,12 @@ int mca_coll_loom_exec(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s
                        void *rbuf, size_t count, ompi_datatype_t *dtype, ompi_op_t *op,
                        ompi_communicator_t *comm, int tag, unsigned call, const size_t *part_displ);
 
+/* n elements of dtype from src to dst (same layout, no overlap): a contiguous block
+ * through mca_coll_loom_copy, which avoids memcpy's slow case for buffers a few bytes
+ * apart modulo 4 KiB (opal/loom/loom_copy.h), anything else through the datatype
+ * engine (coll_loom_exec.c). */
+int mca_coll_loom_copy_content(ompi_datatype_t *dtype, size_t n, char *dst, const char *src);
+
 /* Scratch buffers of large calls: taken from / given back to a per-process pool
  * (freed at component close). */
 void *mca_coll_loom_scratch_take(size_t bytes);

@@ -28,11 +28,28 @@
 #include "ompi/request/request.h"
 
 #include "coll_loom.h"
+#include "opal/loom/loom_copy.h"
 
 /* Requests of one round live on the stack up to this many. */
 #define LOOM_STACK_REQS 16
 /* Scratch slots are aligned so vectorised op kernels see aligned buffers. */
 #define LOOM_SLOT_ALIGN 64
+
+int mca_coll_loom_copy_content(ompi_datatype_t *dtype, size_t n, char *dst, const char *src)
+{
+    size_t tsize = 0;
+    ptrdiff_t lb, extent;
+
+    if (n <= INT32_MAX && ompi_datatype_is_contiguous_memory_layout(dtype, (int32_t) n)) {
+        ompi_datatype_type_size(dtype, &tsize);
+        ompi_datatype_get_true_extent(dtype, &lb, &extent);
+        if (mca_coll_loom_copy_aliases(dst + lb, src + lb, n * tsize)) {
+            mca_coll_loom_copy(dst + lb, src + lb, n * tsize);
+            return OMPI_SUCCESS;
+        }
+    }
+    return ompi_datatype_copy_content_same_ddt(dtype, (size_t) n, dst, (char *) src);
+}
 
 /* ------------------------------------------------------------------------------------ */
 /* the inverse op ("take out", UNREDUCE)                                                 */
@@ -339,9 +356,7 @@ int mca_coll_loom_exec(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s
                 }
             }
             if (save_input) {
-                rc = ompi_datatype_copy_content_same_ddt(dtype, count,
-                                                         slot[MCA_COLL_LOOM_SLOT_INPUT],
-                                                         (char *) rbuf);
+                rc = mca_coll_loom_copy_content(dtype, count, slot[MCA_COLL_LOOM_SLOT_INPUT], (char *) rbuf);
                 if (OMPI_SUCCESS != rc) {
                     goto done;
                 }
@@ -442,7 +457,7 @@ int mca_coll_loom_exec(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s
 
         case MCA_COLL_LOOM_OP_COPY:
             if (n > 0 && src != dst) {
-                rc = ompi_datatype_copy_content_same_ddt(dtype, n, dst, src);
+                rc = mca_coll_loom_copy_content(dtype, n, dst, src);
                 if (OMPI_SUCCESS != rc) {
                     goto done;
                 }
@@ -466,7 +481,7 @@ int mca_coll_loom_exec(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s
                     ompi_op_reduce(op, src, dst, n, dtype);
                 } else {
                     ompi_op_reduce(op, dst, src, n, dtype);
-                    rc = ompi_datatype_copy_content_same_ddt(dtype, n, dst, src);
+                    rc = mca_coll_loom_copy_content(dtype, n, dst, src);
                     if (OMPI_SUCCESS != rc) {
                         goto done;
                     }

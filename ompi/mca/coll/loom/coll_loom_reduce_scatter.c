@@ -39,8 +39,8 @@ static int run(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s, const 
     ompi_datatype_get_extent(dtype, &lb, &extent);
     rc = mca_coll_loom_exec(m, s, input, tmp - gap, total, dtype, op, comm, tag, call, displ);
     if (OMPI_SUCCESS == rc && displ[rank + 1] > displ[rank]) {
-        rc = ompi_datatype_copy_content_same_ddt(dtype, displ[rank + 1] - displ[rank], (char *) rbuf,
-                                                 tmp - gap + (ptrdiff_t) displ[rank] * extent);
+        rc = mca_coll_loom_copy_content(dtype, displ[rank + 1] - displ[rank], (char *) rbuf,
+                                        tmp - gap + (ptrdiff_t) displ[rank] * extent);
     }
     mca_coll_loom_scratch_give(tmp, span);
     return rc;

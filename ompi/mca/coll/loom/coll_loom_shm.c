@@ -36,6 +36,7 @@
 
 #include "mpi.h"
 #include "opal/datatype/opal_convertor.h"
+#include "opal/loom/loom_copy.h"
 #include "opal/runtime/opal_progress.h"
 #include "opal/util/output.h"
 #include "ompi/communicator/communicator.h"
@@ -261,7 +262,7 @@ static int convert(void *buf, size_t count, ompi_datatype_t *dtype, void *packed
     if (packed_is_layout(dtype, count)) {
         ptrdiff_t lb, extent;
         ompi_datatype_get_true_extent(dtype, &lb, &extent);
-        memcpy(to_packed ? packed : (char *) buf + lb, to_packed ? (char *) buf + lb : packed, bytes);
+        mca_coll_loom_copy(to_packed ? packed : (char *) buf + lb, to_packed ? (char *) buf + lb : packed, bytes);
         return OMPI_SUCCESS;
     }
     OBJ_CONSTRUCT(&conv, opal_convertor_t);
@@ -353,7 +354,7 @@ static int combine(const mca_coll_loom_shm_t *seg, int self, const void *own, vo
 
     if (commutative) {
         if (own != acc) {
-            rc = ompi_datatype_copy_content_same_ddt(dtype, count, acc, (char *) (uintptr_t) own);
+            rc = mca_coll_loom_copy_content(dtype, count, acc, own);
         }
         for (int i = 0; OMPI_SUCCESS == rc && i < seg->n; ++i) {
             if (i != self) {
@@ -379,7 +380,7 @@ static int combine(const mca_coll_loom_shm_t *seg, int self, const void *own, vo
         if (OMPI_SUCCESS == rc) {
             ompi_op_reduce(op, (void *) (uintptr_t) own, r, count, dtype);
             if (r != acc) {
-                rc = ompi_datatype_copy_content_same_ddt(dtype, count, acc, r);
+                rc = mca_coll_loom_copy_content(dtype, count, acc, r);
             }
         }
         if (NULL != right.mem) {
