@@ -1,8 +1,8 @@
 /*
  * Unit test of the per-node shared segment (opal/loom/loom_shm.h), without MPI: n
  * forked processes run a long random sequence of the four call kinds the component
- * builds on it (gather-and-release like allreduce, pure bcast, reduce to a varying
- * coordinator, barrier) and the symmetric allreduce (every rank reads every rank's
+ * builds on it (gather-and-release like allreduce, pure bcast, also in runs from one
+ * root, reduce to a varying coordinator, barrier) and the symmetric allreduce (every rank reads every rank's
  * sym slot; no coordinator), with coordinators that change from call to call, once with
  * spinning waits and once with every wait sleeping on its futex.  Every value read is
  * checked against the value the writer must have written for that call; a lost wake
@@ -67,9 +67,23 @@ static int run_rank(const char *path, int n, int me, int calls, int spin)
         fprintf(stderr, "rank %d: attach: %s: %s\n", me, what, strerror(err));
         return 1000;
     }
+    int burst = 0, burst_coord = 0;
+
     for (uint32_t seq = 1; seq <= (uint32_t) calls; ++seq) {
-        const int kind = (int) (rng(&x) % K_NUM);
-        const int coord = (K_ALLREDUCE == kind || K_BARRIER == kind) ? 0 : (int) (rng(&x) % (uint64_t) n);
+        int kind = (int) (rng(&x) % K_NUM);
+        int coord = (K_ALLREDUCE == kind || K_BARRIER == kind) ? 0 : (int) (rng(&x) % (uint64_t) n);
+
+        /* now and then a run of bcasts from one root, where the coordinator can run
+         * ahead of its readers as far as the protocol lets it */
+        if (0 == burst && 0 == rng(&x) % 16) {
+            burst = 8;
+            burst_coord = coord;
+        }
+        if (burst > 0) {
+            --burst;
+            kind = K_BCAST;
+            coord = burst_coord;
+        }
         uint64_t *mine = (uint64_t *) mca_coll_loom_shm_slot(&s, me);
         uint64_t *area = (uint64_t *) mca_coll_loom_shm_area(&s, seq);
 

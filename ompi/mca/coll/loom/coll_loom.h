@@ -207,7 +207,7 @@ int mca_coll_loom_module_enable(mca_coll_base_module_t *module, struct ompi_comm
 /* run-time parameters: current forced algorithm (-1 auto) and knob values per algorithm */
 int mca_coll_loom_forced_alg(mca_coll_loom_coll_t coll);
 void mca_coll_loom_current_knobs(int *knobs);
-void mca_coll_loom_sync_verbosity(void);
+void mca_coll_loom_apply_verbosity(void);
 
 /* Decides for one call and returns the schedule to run (NULL: hand the call to the
  * previous component), and counts the call in the MPI_T counter of what serves it.
@@ -321,6 +321,15 @@ unsigned mca_coll_loom_module_call_flags(mca_coll_loom_module_t *m, ompi_op_t *o
 /* True when coll_loom_verbose asks for messages of this level (cheap test before
  * formatting anything on the per-call path). */
 #define MCA_COLL_LOOM_VERBOSE(level) (mca_coll_loom_component.verbose >= (level))
+
+/* coll_loom_verbose may be changed through MPI_T: the output follows it (one compare
+ * per call, in line) */
+static inline void mca_coll_loom_sync_verbosity(void)
+{
+    if (OPAL_UNLIKELY(mca_coll_loom_component.verbose != mca_coll_loom_component.output_verbosity)) {
+        mca_coll_loom_apply_verbosity();
+    }
+}
 
 /* Counters are plain per-process totals; atomics only when threads are in use. */
 static inline void mca_coll_loom_count(unsigned long long *ctr)

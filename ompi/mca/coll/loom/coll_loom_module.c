@@ -96,15 +96,12 @@ OBJ_CLASS_INSTANCE(mca_coll_loom_module_t, mca_coll_base_module_t, loom_module_c
 /* ------------------------------------------------------------------------------------ */
 /* run-time parameters                                                                   */
 
-void mca_coll_loom_sync_verbosity(void)
+void mca_coll_loom_apply_verbosity(void)
 {
     mca_coll_loom_component_t *cm = &mca_coll_loom_component;
 
-    /* coll_loom_verbose may be changed through MPI_T: follow it */
-    if (OPAL_UNLIKELY(cm->verbose != cm->output_verbosity)) {
-        cm->output_verbosity = cm->verbose;
-        opal_output_set_verbosity(cm->output, cm->verbose);
-    }
+    cm->output_verbosity = cm->verbose;
+    opal_output_set_verbosity(cm->output, cm->verbose);
 }
 
 static bool remember_bad_string(mca_coll_loom_alg_param_t *p, const char *value)
@@ -395,9 +392,23 @@ static inline bool settings_unchanged(const mca_coll_loom_module_t *m, mca_coll_
 {
     const mca_coll_loom_component_t *cm = &mca_coll_loom_component;
     const char *v = cm->alg_param[coll].value;
+    const char *kept = m->last[coll].forced_value;
 
-    if (!m->last[coll].kept || 0 != strcmp(NULL == v ? "auto" : v, m->last[coll].forced_value)) {
+    if (!m->last[coll].kept) {
         return false;
+    }
+    /* an algorithm name is a few characters: compared in line, not by a library call,
+     * on every call (kept is NUL-terminated within its array) */
+    if (NULL == v) {
+        v = "auto";
+    }
+    for (;; ++v, ++kept) {
+        if (*v != *kept) {
+            return false;
+        }
+        if ('\0' == *v) {
+            break;
+        }
     }
     for (int k = 0; k < cm->nknobs; ++k) {
         if (cm->knobs[k].value != m->last[coll].knob_value[k]) {
