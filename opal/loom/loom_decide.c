@@ -124,10 +124,14 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * segment instead of messages.  np 8: bcast 0.22-0.43x tuned's time and reduce
      * 0.43-0.77x from 512 B to 8 KiB (np 2: 0.22-0.82x); below 512 B tuned's eager sends
      * run ahead of the root and back-to-back calls pipeline, which the segment's slot
-     * reuse cannot.  (Two ranks from 64 B was a rule until six np 2 runs put it at
-     * 0.91-1.14x tuned's time when the cores pass cache lines fast and 1.84-2.0x when
-     * they pass them slowly: the segment's bcast moves three lines per call, vader's
-     * eager send one or two.) */
+     * reuse cannot (np 4 and 8: 2-6x tuned's time at 8-256 B).  Two ranks from 128 B
+     * are the exception: a call of 0.15-0.3 us, where handing it to tuned costs loom's
+     * entry (1.13-1.29x tuned's time) and the segment is one copy each way.  Over 44
+     * np 2 jobs (loom_bw, 2026-11-25) it took a median 0.65-0.69x the hand-off's time
+     * at 128-256 B; in 22 more, at most 1.36x tuned's when the two cores passed cache
+     * lines slowly (a state that comes and goes for minutes).  Below 128 B that state
+     * cost up to 2.2x tuned's time, in 6 of the 22: those sizes stay with tuned. */
+    {BCAST, .min_bytes = 128, .max_bytes = 511, .max_P = 2, .max_nodes = 1, SHM, .alg = "hierarchical"},
     {BCAST, .min_bytes = 512, .max_bytes = 8192, .max_nodes = 1, SHM, .alg = "hierarchical"},
     {REDUCE, .min_bytes = 512, .max_bytes = 8192, .max_nodes = 1, .call_mask = C | MCA_COLL_LOOM_CALL_SHM,
      .call_value = C | MCA_COLL_LOOM_CALL_SHM, .alg = "hierarchical"},

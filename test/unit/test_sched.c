@@ -946,15 +946,26 @@ static void test_decide(void)
         }
     }
     {
-        /* small bcasts stay with the previous component even with the segment, two
-         * ranks too: its three cache-line moves per call lose to one eager send */
+        /* small bcasts on one node stay with the previous component even with the
+         * segment (its eager sends pipeline back-to-back calls), except on two ranks
+         * from 128 B, where the segment's one copy each way beats loom's hand-off */
         int knobs[64] = {0};
-        mca_coll_loom_params_t p = {.P = 2, .call = C | E | I | MCA_COLL_LOOM_CALL_SHM,
-                                    .coll = MCA_COLL_LOOM_COLL_BCAST, .nodes = 1, .rpn = 2};
         mca_coll_loom_choice_t ch;
-        for (size_t b = 8; b < 512; b *= 2) {
-            mca_coll_loom_decide(MCA_COLL_LOOM_COLL_BCAST, b, &p, knobs, -1, NULL, 0, &ch);
-            CHECK(ch.alg < 0, "decide with shm P=2 bcast %zu B: %s, expected previous", b,
+        for (int P = 2; P <= 8; P += 6) {
+            mca_coll_loom_params_t p = {.P = P, .call = C | E | I | MCA_COLL_LOOM_CALL_SHM,
+                                        .coll = MCA_COLL_LOOM_COLL_BCAST, .nodes = 1, .rpn = P};
+            for (size_t b = 1; b < 512; b *= 2) {
+                const bool hier = 2 == P && b >= 128;
+                mca_coll_loom_decide(MCA_COLL_LOOM_COLL_BCAST, b, &p, knobs, -1, NULL, 0, &ch);
+                CHECK(hier ? ch.alg >= 0 && 0 == strcmp(mca_coll_loom_algs[ch.alg].name, "hierarchical")
+                           : ch.alg < 0,
+                      "decide with shm P=%d bcast %zu B: %s, expected %s", P, b,
+                      ch.alg >= 0 ? mca_coll_loom_algs[ch.alg].name : "previous", hier ? "hierarchical" : "previous");
+            }
+            /* without the segment: the previous component */
+            p.call &= ~MCA_COLL_LOOM_CALL_SHM;
+            mca_coll_loom_decide(MCA_COLL_LOOM_COLL_BCAST, 256, &p, knobs, -1, NULL, 0, &ch);
+            CHECK(ch.alg < 0, "decide without shm P=%d bcast 256 B: %s, expected previous", P,
                   ch.alg >= 0 ? mca_coll_loom_algs[ch.alg].name : "previous");
         }
     }
