@@ -2,11 +2,12 @@
  * Unit test of the per-node shared segment (opal/loom/loom_shm.h), without MPI: n
  * forked processes run a long random sequence of the four call kinds the component
  * builds on it (gather-and-release like allreduce, pure bcast, also in runs from one
- * root, reduce to a varying coordinator, barrier) and the symmetric allreduce (every rank reads every rank's
- * sym slot; no coordinator), with coordinators that change from call to call, once with
- * spinning waits and once with every wait sleeping on its futex.  Every value read is
- * checked against the value the writer must have written for that call; a lost wake
- * or a protocol hole shows up as a wrong value or as the alarm firing.
+ * root, reduce to a varying coordinator, barrier) and the symmetric allreduce (every
+ * rank reads every rank's sym slot; no coordinator), with coordinators that change
+ * from call to call, once with spinning waits and once with every wait sleeping on its
+ * futex.  Every value read is checked against the value the writer must have written
+ * for that call; a lost wake or a protocol hole shows up as a wrong value or as the
+ * alarm firing.
  *
  * Also: attach refuses a segment of another shape or a missing file, create fails
  * cleanly in a missing directory, and no file is left behind; and mca_coll_loom_copy
