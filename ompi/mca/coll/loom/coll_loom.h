@@ -249,8 +249,10 @@ int mca_coll_loom_pipeline_segs(int alg, mca_coll_loom_coll_t coll, int P, size_
 /* the cost model's parameters as set by coll_loom_model_* */
 void mca_coll_loom_model_params(mca_coll_loom_model_params_t *m);
 
-/* topology descriptor of a communicator (coll_loom_topo.c) */
+/* topology descriptor of a communicator (coll_loom_topo.c); the node of each process
+ * is remembered per process, until mca_coll_loom_topo_cache_fini (component close) */
 int mca_coll_loom_comm_topo(struct ompi_communicator_t *comm, mca_coll_loom_topo_t *topo);
+void mca_coll_loom_topo_cache_fini(void);
 
 /* the executor (coll_loom_exec.c) */
 /* sbuf: INPUT (MPI_IN_PLACE: rbuf), rbuf: RESULT; either may be NULL when the schedule

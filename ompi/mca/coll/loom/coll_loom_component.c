@@ -394,6 +394,7 @@ static int loom_close(void)
     }
     mca_coll_loom_rules_free(&cm->rules);
     mca_coll_loom_scratch_release_all();
+    mca_coll_loom_topo_cache_fini();
     if (cm->output >= 0) {
         opal_output_close(cm->output);
         cm->output = -1;

@@ -7,7 +7,8 @@
  * goes over the network) when the group only holds a sentinel for it, as
  * ompi/proc/proc.c does.  Remote peers are not turned into proc structures
  * (ompi_comm_peer_lookup would allocate one for each).  Every rank must derive the
- * same partition, so the key of a node is its hostname string, interned to a number.
+ * same partition, so the key of a node is its hostname string, interned to a number;
+ * each process is looked up once per process, not once per communicator.
  */
 #include "ompi_config.h"
 
@@ -17,7 +18,6 @@
 
 #include "mpi.h"
 #include "opal/class/opal_hash_table.h"
-#include "opal/mca/hwloc/hwloc-internal.h"
 #include "opal/mca/pmix/pmix.h"
 #include "opal/util/proc.h"
 #include "ompi/communicator/communicator.h"
@@ -41,42 +41,85 @@ static char *modex_hostname(const opal_process_name_t *name)
     return host;
 }
 
-/* Interns `host` (NUL-terminated) as a small number: equal names, equal numbers. */
-static int intern(opal_hash_table_t *names, const char *host, unsigned long *next,
-                  unsigned long *key)
+/* Process-wide: hostnames interned as small numbers (equal names, equal numbers), and
+ * the number of every process looked up so far.  Communicators are created often
+ * (dup, split), and a PMIx lookup costs a thread switch: asking again for each peer of
+ * each new communicator made it the largest part of loom's cost of creating one.
+ * Guarded by the component's lock (communicators may be created by several threads). */
+static struct {
+    bool ready;
+    opal_hash_table_t names;  /* hostname -> key */
+    opal_hash_table_t procs;  /* process name -> key + 1 */
+    unsigned long next;
+    bool have_mine;
+    unsigned long mine;
+} cache;
+
+static int cache_init(void)
+{
+    int rc;
+
+    if (cache.ready) {
+        return OMPI_SUCCESS;
+    }
+    OBJ_CONSTRUCT(&cache.names, opal_hash_table_t);
+    OBJ_CONSTRUCT(&cache.procs, opal_hash_table_t);
+    rc = opal_hash_table_init(&cache.names, 64);
+    if (OPAL_SUCCESS == rc) {
+        rc = opal_hash_table_init(&cache.procs, 256);
+    }
+    if (OPAL_SUCCESS != rc) {
+        OBJ_DESTRUCT(&cache.names);
+        OBJ_DESTRUCT(&cache.procs);
+        return rc;
+    }
+    cache.next = 0;
+    cache.have_mine = false;
+    cache.ready = true;
+    return OMPI_SUCCESS;
+}
+
+void mca_coll_loom_topo_cache_fini(void)
+{
+    if (cache.ready) {
+        OBJ_DESTRUCT(&cache.names);
+        OBJ_DESTRUCT(&cache.procs);
+        cache.ready = false;
+    }
+}
+
+static int intern(const char *host, unsigned long *key)
 {
     void *value;
 
-    if (OPAL_SUCCESS == opal_hash_table_get_value_ptr(names, host, strlen(host), &value)) {
+    if (OPAL_SUCCESS == opal_hash_table_get_value_ptr(&cache.names, host, strlen(host), &value)) {
         *key = (unsigned long) (uintptr_t) value;
         return OMPI_SUCCESS;
     }
-    *key = (*next)++;
-    return opal_hash_table_set_value_ptr(names, host, strlen(host), (void *) (uintptr_t) *key);
+    *key = cache.next++;
+    return opal_hash_table_set_value_ptr(&cache.names, host, strlen(host), (void *) (uintptr_t) *key);
 }
 
-int mca_coll_loom_comm_topo(struct ompi_communicator_t *comm, mca_coll_loom_topo_t *topo)
+static uint64_t name_key(const opal_process_name_t *name)
 {
-    const int P = ompi_comm_size(comm), me = ompi_comm_rank(comm);
-    ompi_group_t *group = comm->c_local_group;
-    opal_hash_table_t names;
-    opal_process_name_t my_name;
-    unsigned long *keys, next = 0, my_key;
+    uint64_t k;
+
+    memcpy(&k, name, sizeof(k));
+    return k;
+}
+
+/* The key of my own node: the same source as my peers use for me, then the local
+ * nodename. */
+static int my_key(unsigned long *key)
+{
+    opal_process_name_t my_name = OPAL_PROC_MY_NAME;
     char *my_host;
-    int rc = OMPI_SUCCESS;
+    int rc;
 
-    keys = malloc((size_t) P * sizeof(*keys));
-    if (NULL == keys) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
+    if (cache.have_mine) {
+        *key = cache.mine;
+        return OMPI_SUCCESS;
     }
-    OBJ_CONSTRUCT(&names, opal_hash_table_t);
-    rc = opal_hash_table_init(&names, 64);
-    if (OPAL_SUCCESS != rc) {
-        goto out;
-    }
-
-    /* my own node: the same source as my peers use for me, then the local nodename */
-    my_name = OPAL_PROC_MY_NAME;
     my_host = modex_hostname(&my_name);
     if (NULL == my_host && NULL != opal_process_info.nodename) {
         my_host = strdup(opal_process_info.nodename);
@@ -85,58 +128,97 @@ int mca_coll_loom_comm_topo(struct ompi_communicator_t *comm, mca_coll_loom_topo
         my_host = strdup("localhost");
     }
     if (NULL == my_host) {
-        rc = OMPI_ERR_OUT_OF_RESOURCE;
-        goto out;
+        return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    rc = intern(&names, my_host, &next, &my_key);
+    rc = intern(my_host, key);
     free(my_host);
-    if (OPAL_SUCCESS != rc) {
-        goto out;
+    if (OPAL_SUCCESS == rc) {
+        cache.mine = *key;
+        cache.have_mine = true;
     }
+    return rc;
+}
 
-    for (int i = 0; i < P; ++i) {
+/* The key of a remote peer's node; *found false when its hostname is not known. */
+static int peer_key(ompi_proc_t *proc, unsigned long *key, bool *found)
+{
+    opal_process_name_t name;
+    char *host;
+    bool owned = false;
+    void *value;
+    int rc;
+
+    if (ompi_proc_is_sentinel(proc)) {
+        name = ompi_proc_sentinel_to_name((uintptr_t) proc);
+    } else {
+        name = proc->super.proc_name;
+    }
+    if (OPAL_SUCCESS == opal_hash_table_get_value_uint64(&cache.procs, name_key(&name), &value)) {
+        *key = (unsigned long) (uintptr_t) value - 1;
+        *found = true;
+        return OMPI_SUCCESS;
+    }
+    if (!ompi_proc_is_sentinel(proc) && NULL != proc->super.proc_hostname) {
+        host = proc->super.proc_hostname;
+    } else {
+        host = modex_hostname(&name);
+        owned = true;
+    }
+    *found = NULL != host;
+    if (NULL == host) {
+        return OMPI_SUCCESS;
+    }
+    rc = intern(host, key);
+    if (owned) {
+        free(host);
+    }
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    return opal_hash_table_set_value_uint64(&cache.procs, name_key(&name),
+                                            (void *) (uintptr_t) (*key + 1));
+}
+
+int mca_coll_loom_comm_topo(struct ompi_communicator_t *comm, mca_coll_loom_topo_t *topo)
+{
+    const int P = ompi_comm_size(comm), me = ompi_comm_rank(comm);
+    ompi_group_t *group = comm->c_local_group;
+    unsigned long *keys, mine;
+    int rc;
+
+    keys = malloc((size_t) P * sizeof(*keys));
+    if (NULL == keys) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    OPAL_THREAD_LOCK(&mca_coll_loom_component.lock);
+    rc = cache_init();
+    if (OPAL_SUCCESS == rc) {
+        rc = my_key(&mine);
+    }
+    for (int i = 0; i < P && OPAL_SUCCESS == rc; ++i) {
         ompi_proc_t *proc = ompi_group_get_proc_ptr_raw(group, i);
-        char *host = NULL;
-        bool owned = false;
+        bool found = true;
 
-        if (i == me) {
-            keys[i] = my_key;
+        /* the runtime's locality is authoritative for my own node */
+        if (i == me || (!ompi_proc_is_sentinel(proc) &&
+                        OPAL_PROC_ON_LOCAL_NODE(proc->super.proc_flags))) {
+            keys[i] = mine;
             continue;
         }
-        if (ompi_proc_is_sentinel(proc)) {
-            opal_process_name_t name = ompi_proc_sentinel_to_name((uintptr_t) proc);
-            host = modex_hostname(&name);
-            owned = true;
-        } else if (OPAL_PROC_ON_LOCAL_NODE(proc->super.proc_flags)) {
-            /* the runtime's locality is authoritative for my own node */
-            keys[i] = my_key;
-            continue;
-        } else if (NULL != proc->super.proc_hostname) {
-            host = proc->super.proc_hostname;
-        } else {
-            host = modex_hostname(&proc->super.proc_name);
-            owned = true;
-        }
-
-        if (NULL == host) {
+        rc = peer_key(proc, &keys[i], &found);
+        if (!found) {
             /* unknown: a node of its own, the safe guess for a remote peer; the key
              * space of interned names never reaches these values */
             keys[i] = (unsigned long) -1 - (unsigned long) i;
-            continue;
         }
-        rc = intern(&names, host, &next, &keys[i]);
-        if (owned) {
-            free(host);
-        }
-        if (OPAL_SUCCESS != rc) {
-            goto out;
-        }
+    }
+    OPAL_THREAD_UNLOCK(&mca_coll_loom_component.lock);
+    if (OPAL_SUCCESS != rc) {
+        free(keys);
+        return rc;
     }
 
     rc = (0 == mca_coll_loom_topo_build(topo, P, keys)) ? OMPI_SUCCESS : OMPI_ERR_OUT_OF_RESOURCE;
-
-out:
-    OBJ_DESTRUCT(&names);
     free(keys);
     return rc;
 }
