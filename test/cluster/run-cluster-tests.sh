@@ -3,10 +3,10 @@
 #
 #   run-cluster-tests.sh [DIR]
 #
-# DIR holds test_allreduce, test_colls, test_barrier (default $LOOM_MPI_TEST_DIR, else
-# ../mpi beside this script); a missing one, and smoke, are compiled with mpicc into
-# the log directory.  Needs root, iproute2 (ip, tc) and util-linux (unshare); without
-# root it prints SKIP and exits 77.
+# DIR holds test_allreduce, test_colls, test_barrier, test_lifecycle, test_rules
+# (default $LOOM_MPI_TEST_DIR, else ../mpi beside this script); a missing one, and
+# smoke, are compiled with mpicc into the log directory.  Needs root, iproute2 (ip,
+# tc) and util-linux (unshare); without root it prints SKIP and exits 77.
 #
 # Environment: LOOM_COMPONENT_DIR (mca_coll_loom.so; default the build tree's .libs),
 # LOOM_CLUSTER_LOGDIR (default $LOOM_TEST_LOGDIR/cluster, else a new /tmp dir),
@@ -18,6 +18,7 @@
 #   1. cluster.sh: up, up again (idempotent), status;
 #   2. 4 nodes x 2: smoke (distinct nodes, one shared-memory communicator per node,
 #      loom loaded and serving on every rank), test_allreduce, test_colls, test_barrier;
+#      a rules file one node cannot read (every call to the previous component, reported);
 #      a negative control (--mca coll ^loom: smoke must FAIL); smoke over UCX;
 #   3. 4 x 2 with round-robin placement (rank i on node i mod 4);
 #   4. 3 nodes x 3 (the cluster rebuilt at another size);
@@ -91,8 +92,8 @@ build() { # build NAME SOURCE: echo the binary's path, or nothing
 }
 SMOKE=$(build smoke "$here/smoke.c")
 [ -n "$SMOKE" ] || result FAIL "build smoke" 0 "$logdir/smoke.build.log"
-test_allreduce="" test_colls="" test_barrier="" test_lifecycle=""
-for p in test_allreduce test_colls test_barrier test_lifecycle; do
+test_allreduce="" test_colls="" test_barrier="" test_lifecycle="" test_rules=""
+for p in test_allreduce test_colls test_barrier test_lifecycle test_rules; do
     if [ -x "$bindir/$p" ]; then
         eval "$p=\$bindir/\$p"
     else
@@ -169,7 +170,7 @@ run "test_barrier 4x2" 0 --ppn 2 -- "$test_barrier"
 # hierarchical's node phases through each node's shared segment (the default up to
 # coll_loom_shm_slot_size): 1000 communicators, no segment file left, no mapping kept
 run "test_lifecycle 4x2, 1000 cycles, shared-memory node phases, nothing left" 0 --ppn 2 \
-    -- "$test_lifecycle" 1000 --shm
+    --mca coll_loom_shm_setup_call 1 -- "$test_lifecycle" 1000 --shm
 run "test_colls 4x2, coll_loom_shm 0 (point-to-point node phases)" 0 --ppn 2 \
     --mca coll_loom_shm 0 -- "$test_colls"
 name="test_allreduce 4x2, segment cannot be created"
@@ -184,6 +185,20 @@ run "$name" 0 --ppn 2 --mca coll_loom_verbose 20 -- "$SMOKE"
 check "every rank's 256 B bcast: hierarchical, not through the segment" bash -c \
     "[ \$(grep -cE 'bcast cid [0-9]+ rank [0-9]: bytes=256 P=8 nodes=4 rpn=2 call=[A-Z-]{4}- -> hierarchical' \
     '$(log_of "$name")') -eq 8 ]"
+# a rules file one node cannot read: that node reports it at MPI_Init and keeps the built-in
+# rules, so its ranks would decide differently; the first call finds the difference and
+# every call goes to the previous component, exact and without a hang, and the node's
+# lowest rank says so without any verbosity
+rules=$logdir/rules-4x2.txt
+echo "allreduce -> bruck bruck_ports=3" >"$rules"
+name="rules file unreadable on loomnode2: every call to previous 4x2"
+run "$name" 0 --ppn 2 -- bash -c \
+    'f=$1; shift; [ "$(hostname)" = loomnode2 ] && f=$f.missing; OMPI_MCA_coll_loom_rules_file=$f exec "$@"' \
+    rules "$rules" "$test_rules" previous 4
+log=$(log_of "$name")
+check "the unreadable file and the differing node are reported" bash -c \
+    "grep -qF '$rules.missing: ' '$log' && grep -qF 'do not all use the same loom settings' '$log' &&
+     grep -qF 'rank 4 of communicator MPI_COMM_WORLD on loomnode2: loom settings fingerprint' '$log'"
 run "negative control: smoke 4x2 --mca coll ^loom must FAIL" nonzero --ppn 2 --mca coll '^loom' -- "$SMOKE"
 run "smoke 4x2 over UCX" 0 --ucx --ppn 2 -- "$SMOKE"
 
@@ -205,7 +220,7 @@ run "test_colls map 1,3,2 round-robin" 0 --map 1,3,2 --rr -- "$test_colls"
 run "smoke map 3,1,2 consecutive" 0 --map 3,1,2 -- "$SMOKE"
 # a node of one rank has no segment; the others do
 run "test_lifecycle map 1,3,2 round-robin, 200 cycles, shared memory" 0 --map 1,3,2 --rr \
-    -- "$test_lifecycle" 200 --shm
+    --mca coll_loom_shm_setup_call 1 -- "$test_lifecycle" 200 --shm
 
 # ---- 6. shaped links ----------------------------------------------------------------------------------
 cl "cluster.sh up 3 --shape 1gbit" up 3 --shape 1gbit

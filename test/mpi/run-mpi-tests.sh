@@ -31,7 +31,8 @@
 #   6. a smoke run of loom_bench, when it is built ($LOOM_BENCH_DIR or DIR/../bench);
 #   7. rules files (coll_loom_rules_file): a good file decides, a malformed or missing
 #      file is reported at MPI_Init and loom keeps its built-in rules, and
-#      coll_loom_dump_rules / coll_loom_verbose 20 show the rules (files in the log dir);
+#      coll_loom_dump_rules / coll_loom_verbose 20 show the rules (files in the log dir),
+#      and ranks launched with different settings hand every call to the previous component;
 #   8. the tuner's rules file;
 #   9. bcast, reduce, allgather, reduce_scatter(_block), scan, exscan (test_colls): every process
 #      count, one algorithm per collective forced with --mca / -x, negative controls;
@@ -228,7 +229,9 @@ run "negative control: --mca coll ^loom must FAIL (allreduce)" 2 nonzero --mca c
 run "negative control: --mca coll ^loom must FAIL (barrier)" 2 nonzero --mca coll '^loom' -- "$T_BAR"
 
 # ---- 5. communicator create/free: no memory growth, and valgrind finds nothing of loom's --
-run "lifecycle 1000 dup/split/free cycles np=4, shared-memory node phases" 4 0 -- "$T_LIFE" 1000 --shm
+# (each cycle's communicators make 2 small calls: the segment at the first, not the 8th)
+run "lifecycle 1000 dup/split/free cycles np=4, shared-memory node phases" 4 0 \
+    --mca coll_loom_shm_setup_call 1 -- "$T_LIFE" 1000 --shm
 # hierarchical's node phases: point-to-point when shared memory is off or cannot be set up
 run "test_allreduce np=6, coll_loom_shm 0 (point-to-point node phases)" 6 0 \
     --mca coll_loom_shm 0 -- "$T_ALL"
@@ -306,7 +309,18 @@ run "auto with coll_loom_shm 0: 4 B allreduce -> dissemination np=4" 4 0 \
 run "auto with coll_loom_shm 0: 1 KiB allreduce -> hierarchical np=5" 5 0 \
     --mca coll_loom_shm 0 -- "$T_RULES" hierarchical 1024
 run "auto after the segment failed: 4 B allreduce -> dissemination np=4" 4 0 \
-    --mca coll_loom_shm_dir /nonexistent-loom-dir -- "$T_RULES" --warmup dissemination 4
+    --mca coll_loom_shm_dir /nonexistent-loom-dir --mca coll_loom_shm_setup_call 1 \
+    -- "$T_RULES" --warmup dissemination 4
+# the segment is set up at the 8th call that could use it (coll_loom_shm_setup_call):
+# the first 7 run as without it, the 8th on runs through it, and with 1 the first does
+run "first calls without the segment: 4 B allreduce -> dissemination np=5" 5 0 \
+    -- "$T_RULES" dissemination 4
+run "8th call on: 4 B allreduce -> hierarchical through the segment np=5" 5 0 \
+    -- "$T_RULES" --warmup=7 hierarchical 4
+run "not before the 8th: after 6 calls the 7th is not hierarchical, must FAIL np=5" 5 nonzero \
+    -- "$T_RULES" --warmup=6 hierarchical 4
+run "coll_loom_shm_setup_call 1: 4 B allreduce -> hierarchical at once np=5" 5 0 \
+    --mca coll_loom_shm_setup_call 1 -- "$T_RULES" hierarchical 4
 
 rules_missing=$logdir/rules-missing.txt
 cat >"$rules_good" <<'EOF_RULES'
@@ -329,12 +343,12 @@ run "rules file: 4 KiB -> previous np=5" 5 0 \
     --mca coll_loom_rules_file "$rules_good" -- "$T_RULES" previous 4096
 # (b) a malformed file: reported with path:line:column, built-in rules used
 name="rules file malformed (line 3): built-in rules np=5"
-run "$name" 5 0 --mca coll_loom_rules_file "$rules_bad" -- "$T_RULES" hierarchical 4
+run "$name" 5 0 --mca coll_loom_rules_file "$rules_bad" -- "$T_RULES" --warmup=7 hierarchical 4
 check_log "rules file malformed: error message at MPI_Init" "$(log_of "$name")" \
     "coll/loom: $rules_bad:3:" "using the built-in rules"
 # (c) a file that does not exist: reported (no line number), built-in rules used
 name="rules file missing: built-in rules np=5"
-run "$name" 5 0 --mca coll_loom_rules_file "$rules_missing" -- "$T_RULES" hierarchical 4
+run "$name" 5 0 --mca coll_loom_rules_file "$rules_missing" -- "$T_RULES" --warmup=7 hierarchical 4
 check_log "rules file missing: error message at MPI_Init" "$(log_of "$name")" \
     "coll/loom: $rules_missing: " "using the built-in rules"
 # (d) coll_loom_dump_rules: the file's rules, then the built-in ones (the barrier rule
@@ -367,12 +381,35 @@ run "$name" 3 0 --mca coll_loom_rules_file "$rules_good" --mca coll_loom_verbose
 check_log "verbose 20 names the rules file line (previous)" "$(log_of "$name")" "rules file line 4)"
 name="rules file malformed + verbose 20 np=3"
 run "$name" 3 0 --mca coll_loom_rules_file "$rules_bad" --mca coll_loom_verbose 20 \
-    -- "$T_RULES" hierarchical 4
+    -- "$T_RULES" --warmup=7 hierarchical 4
 log=$(log_of "$name")
 if grep -qF "built-in rule #" "$log" && ! grep -qF "rules file line" "$log"; then
     result PASS "verbose 20 names built-in rules when the file is refused" 0
 else
     result FAIL "verbose 20 names built-in rules when the file is refused" 0 "$log"
+fi
+# (f) ranks with different settings (a rules file on some nodes only, an MPMD launch with
+# different values): loom compares them at the first call and hands every call to the
+# previous component, exact and without a hang (before, the first case hung and the
+# second gave wrong sums).  -x applies to its own app context only.
+name="rules file on 2 of 5 ranks: every call to previous np=5"
+run "$name" 2 0 -x OMPI_MCA_coll_loom_rules_file="$rules_good" -- "$T_RULES" previous 4 \
+    : -np 3 "$T_RULES" previous 4
+check_log "settings that differ between ranks are reported" "$(log_of "$name")" \
+    "do not all use the same loom settings" "rules file '$rules_good' (2 rules in force)"
+name="allreduce=ring on 2 of 5 ranks, verbose 1: every call to previous np=5"
+run "$name" 2 0 -x OMPI_MCA_coll_loom_allreduce_algorithm=ring --mca coll_loom_verbose 1 \
+    -- "$T_RULES" previous 4096 : -np 3 "$T_RULES" previous 4096
+check_log "verbose 1 names a rank whose settings differ from rank 0's" "$(log_of "$name")" \
+    "rank 2 of communicator MPI_COMM_WORLD on " "rank 0's is "
+# the control: the same file in both app contexts is used, and nothing is reported
+name="rules file on 2 + 3 of 5 ranks: the file decides np=5"
+run "$name" 2 0 -x OMPI_MCA_coll_loom_rules_file="$rules_good" -- "$T_RULES" bruck 4 \
+    : -np 3 -x OMPI_MCA_coll_loom_rules_file="$rules_good" "$T_RULES" bruck 4
+if grep -qF "do not all use the same" "$(log_of "$name")"; then
+    result FAIL "equal settings in every app context are not reported" 0 "$(log_of "$name")"
+else
+    result PASS "equal settings in every app context are not reported" 0
 fi
 
 # ---- 8. the tuner: its rules file makes loom pick what it measured fastest --------------------
@@ -397,8 +434,10 @@ if [ -n "$bench" ] && [ -x "$tuner" ] && command -v python3 >/dev/null 2>&1; the
         # the integer-sum rule for 4 bytes: "allreduce P=4 nodes=1 rpn=4 op=commutative,exact [shm=yes] bytes=0-... -> ALG [knob]"
         want=$(awk '/^allreduce P=4 nodes=1 rpn=4 op=commutative,exact (shm=yes )?bytes=0-/ { for (i = 1; i <= NF; i++) if ($i == "->") { print $(i + 1); exit } }' "$tuned_rules")
         if [ -n "$want" ]; then
+            # after a communicator's first 7 calls, which run without the shared segment
+            # (coll_loom_shm_setup_call), as the benchmark's timed calls did
             run "loom-tune's file selects its measured winner ($want) np=4" 4 0 \
-                --mca coll_loom_rules_file "$tuned_rules" -- "$T_RULES" "$want" 4
+                --mca coll_loom_rules_file "$tuned_rules" -- "$T_RULES" --warmup=7 "$want" 4
         else
             result FAIL "loom-tune wrote no rule for a 4-byte integer sum" 0 "$tuned_rules"
         fi

@@ -1,7 +1,7 @@
 /*
  * loom: which algorithm served MPI_Allreduce under a rules file (coll_loom_rules_file).
  *
- *   mpirun ... --mca coll_loom_rules_file FILE test_rules [--warmup] EXPECT BYTES
+ *   mpirun ... --mca coll_loom_rules_file FILE test_rules [--warmup[=N]] EXPECT BYTES
  *
  * Runs a few MPI_Allreduce of BYTES/4 ints on MPI_COMM_WORLD (three MPI_SUM, one of
  * them MPI_IN_PLACE, and one MPI_MAX), checks every result, and reads loom's MPI_T
@@ -9,11 +9,11 @@
  * and it must be coll_loom_allreduce_<EXPECT>_calls, or, for EXPECT "previous",
  * coll_loom_allreduce_fallback_calls (the call went to the component selected before
  * loom).  The rules file itself comes from the command line (see run-mpi-tests.sh);
- * the program only checks its effect.  --warmup: one allreduce of BYTES first, whose
- * algorithm is not checked (what the first call sets up, e.g. hierarchical's shared
- * segment, or finds out, e.g. that it cannot be set up, may change later choices).
- * Needs at least 2 ranks (a 1-rank
- * communicator is never served by loom).
+ * the program only checks its effect.  --warmup[=N]: one (N) allreduces of BYTES
+ * first, whose algorithm is not checked (what the first calls set up, e.g.
+ * hierarchical's shared segment, or find out, e.g. that it cannot be set up, may
+ * change later choices).  Needs at least 2 ranks (a 1-rank communicator is never
+ * served by loom).
  *
  * Exit status: 0 when every rank passed, 1 on any failure, 2 on bad usage or when
  * loom is not loaded.
@@ -113,8 +113,9 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
 
-    if (argc > 1 && 0 == strcmp(argv[1], "--warmup")) {
-        warmup = 1;
+    if (argc > 1 && 0 == strncmp(argv[1], "--warmup", 8) &&
+        ('\0' == argv[1][8] || ('=' == argv[1][8] && (warmup = atoi(argv[1] + 9)) > 0))) {
+        warmup = '\0' == argv[1][8] ? 1 : warmup;
         argv[1] = argv[0];
         argv++;
         argc--;
@@ -122,7 +123,7 @@ int main(int argc, char **argv)
     if (3 != argc || (bytes = strtol(argv[2], &end, 10)) < 4 || '\0' != *end || 0 != bytes % 4
         || bytes > 64L * 1024 * 1024) {
         if (0 == wrank) {
-            fprintf(stderr, "usage: %s [--warmup] EXPECT BYTES   (EXPECT: an allreduce algorithm or "
+            fprintf(stderr, "usage: %s [--warmup[=N]] EXPECT BYTES   (EXPECT: an allreduce algorithm or "
                             "\"previous\"; BYTES: a multiple of 4, at least 4)\n",
                     argv[0]);
         }
@@ -167,8 +168,8 @@ int main(int argc, char **argv)
         printf("test_rules: coll_loom_rules_file=\"%s\"\n", file);
     }
 
-    if (warmup) {
-        snprintf(label, sizeof(label), "warm-up MPI_SUM of %d ints", count);
+    for (int k = 0; k < warmup; ++k) {
+        snprintf(label, sizeof(label), "warm-up MPI_SUM #%d of %d ints", k + 1, count);
         one_call(label, MPI_SUM, 0, count, ANY_COUNTER, expect);
     }
     for (int k = 0; k < 3; ++k) {

@@ -83,6 +83,9 @@ typedef struct mca_coll_loom_component_t {
     char *rules_file;
     bool dump_rules;
     mca_coll_loom_ruleset_t rules;
+    /* hash of the rules in force and of the registry, set with them at MPI_Init: part
+     * of the fingerprint that every rank of a communicator must share */
+    uint64_t rules_fingerprint;
 
     /* LogGP parameters of the cost model (coll_loom_model_*), in the units of the MCA
      * parameters; they choose segment / chunk sizes when those knobs are 0 */
@@ -97,6 +100,7 @@ typedef struct mca_coll_loom_component_t {
     int shm_slot_size;      /* bytes per rank slot: calls up to this size use them */
     char *shm_dir;          /* directory of the segment files (a tmpfs) */
     int shm_spin;           /* checks before a waiting rank sleeps; -1: automatic */
+    int shm_setup_call;     /* the segment is set up at this call that could use it */
     int hier_alg;           /* registry index of `hierarchical` (-1: none) */
     unsigned long long shm_node_phases; /* MPI_T: calls whose node phases used it */
 
@@ -186,10 +190,16 @@ typedef struct mca_coll_loom_module_t {
      * rank), -1 = off (node phases by point-to-point) */
     struct {
         int state;
+        int eligible;       /* calls that could have used it before it was set up */
         uint32_t seq;       /* calls made on the segment, the protocol's call number */
         uint32_t sym_seq;   /* the last symmetric call's number (loom_shm.h) */
         mca_coll_loom_shm_t seg;
     } shm;
+
+    /* whether every rank decides with the same settings, found out by the first call
+     * (mca_coll_loom_settings_fingerprint): 0 = not yet, 1 = yes, -1 = no, and every
+     * call goes to the previous component */
+    int settings_agreed;
 
     /* warn once per communicator and collective (refusals: per forced algorithm,
      * stored as index + 1) */
@@ -208,6 +218,13 @@ int mca_coll_loom_module_enable(mca_coll_base_module_t *module, struct ompi_comm
 int mca_coll_loom_forced_alg(mca_coll_loom_coll_t coll);
 void mca_coll_loom_current_knobs(int *knobs);
 void mca_coll_loom_apply_verbosity(void);
+
+/* A hash of everything a decision or a schedule depends on besides the call: the rules
+ * in force, the registry, the effective forced algorithms and knobs, the cost model's
+ * and the shared segment's parameters.  Ranks whose fingerprints differ could run
+ * different schedules against each other (a hang or a wrong result), so loom compares
+ * them at a communicator's first call. */
+uint64_t mca_coll_loom_settings_fingerprint(void);
 
 /* Decides for one call and returns the schedule to run (NULL: hand the call to the
  * previous component), and counts the call in the MPI_T counter of what serves it.
@@ -229,8 +246,10 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan_leaders(mca_coll_loom_module_t *
  * OMPI_ERR_NOT_AVAILABLE, before any data moved, when the segment could not be set up
  * on this communicator: the caller then runs the point-to-point schedule.
  * usable: whether hierarchical's node phases of a call of `coll` moving `bytes` would run
- * through the segment (the call property MCA_COLL_LOOM_CALL_SHM, which plan sets). */
-bool mca_coll_loom_shm_usable(const mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, size_t bytes);
+ * through the segment (the call property MCA_COLL_LOOM_CALL_SHM, which plan sets).  Not
+ * before the coll_loom_shm_setup_call-th call that could (each call counts, on every
+ * rank alike): a communicator used for a few calls never pays for a segment. */
+bool mca_coll_loom_shm_usable(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, size_t bytes);
 int mca_coll_loom_shm_allreduce(mca_coll_loom_module_t *m, const void *sbuf, void *rbuf, size_t count,
                                 ompi_datatype_t *dtype, ompi_op_t *op, ompi_communicator_t *comm,
                                 unsigned call);

@@ -256,6 +256,16 @@ static void register_shm_params(void)
                                            "communicator. Must be the same on every process",
                                            MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
                                            MCA_BASE_VAR_SCOPE_ALL_EQ, &cm->shm_slot_size);
+    cm->shm_setup_call = 8;
+    (void) mca_base_component_var_register(c, "shm_setup_call",
+                                           "The node's shared segment of a communicator is set up "
+                                           "at the N-th call that could use it (1: at the first); "
+                                           "earlier calls run as with coll_loom_shm 0, so a "
+                                           "communicator used for a few calls does not pay for a "
+                                           "segment (about 120 us with 2 ranks, more with more). "
+                                           "Must be the same on every process",
+                                           MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
+                                           MCA_BASE_VAR_SCOPE_ALL_EQ, &cm->shm_setup_call);
     cm->shm_dir = "/dev/shm";
     (void) mca_base_component_var_register(c, "shm_dir",
                                            "Directory (a tmpfs) where a node's leader creates the "
@@ -449,12 +459,75 @@ static void dump_rules(void)
     }
 }
 
+/* 64-bit FNV-1a: a fingerprint, not a defence against crafted input */
+static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
+{
+    const unsigned char *p = data;
+
+    for (size_t i = 0; i < len; ++i) {
+        h = (h ^ p[i]) * 0x100000001b3ULL;
+    }
+    return h;
+}
+
+static uint64_t fnv1a_str(uint64_t h, const char *s)
+{
+    return fnv1a(h, s, strlen(s) + 1);
+}
+
+/* The rules in force in their canonical text (two files that differ only in comments
+ * or spacing agree) and the registry's algorithms, so that a node running another
+ * build of loom is noticed too. */
+static uint64_t rules_fingerprint(void)
+{
+    mca_coll_loom_component_t *cm = &mca_coll_loom_component;
+    uint64_t h = 0xcbf29ce484222325ULL;
+    char line[256];
+
+    for (int a = 0; a < cm->nalgs; ++a) {
+        h = fnv1a_str(h, mca_coll_loom_algs[a].name);
+        h = fnv1a_str(h, NULL != mca_coll_loom_algs[a].knob ? mca_coll_loom_algs[a].knob : "");
+    }
+    for (int i = 0; i < cm->rules.nrules; ++i) {
+        mca_coll_loom_rule_format(&cm->rules.rules[i], line, sizeof(line));
+        h = fnv1a_str(h, line);
+    }
+    h = fnv1a_str(h, "built-in");
+    for (int i = 0; i < mca_coll_loom_num_builtin_rules; ++i) {
+        mca_coll_loom_rule_format(&mca_coll_loom_builtin_rules[i], line, sizeof(line));
+        h = fnv1a_str(h, line);
+    }
+    return h;
+}
+
+uint64_t mca_coll_loom_settings_fingerprint(void)
+{
+    mca_coll_loom_component_t *cm = &mca_coll_loom_component;
+    int knobs[mca_coll_loom_num_algs > 0 ? mca_coll_loom_num_algs : 1];
+    const double model[] = {cm->model_latency_us,        cm->model_overhead_us,
+                            cm->model_gap_us,            cm->model_gap_per_byte_ns,
+                            cm->model_reduce_per_byte_ns, cm->model_copy_per_byte_ns};
+    const int shm[] = {cm->shm ? 1 : 0, cm->shm_slot_size, cm->shm_setup_call};
+    uint64_t h = cm->rules_fingerprint;
+
+    /* effective values, as the decision sees them: "auto" and an unknown name agree */
+    for (int coll = 0; coll < MCA_COLL_LOOM_NUM_COLLS; ++coll) {
+        int forced = mca_coll_loom_forced_alg(coll);
+        h = fnv1a(h, &forced, sizeof(forced));
+    }
+    mca_coll_loom_current_knobs(knobs);
+    h = fnv1a(h, knobs, sizeof(knobs));
+    h = fnv1a(h, model, sizeof(model));
+    return fnv1a(h, shm, sizeof(shm));
+}
+
 int mca_coll_loom_init_query(bool enable_progress_threads, bool enable_mpi_threads)
 {
     (void) enable_progress_threads;
     (void) enable_mpi_threads;
     load_rules();
     dump_rules();
+    mca_coll_loom_component.rules_fingerprint = rules_fingerprint();
     return OMPI_SUCCESS;
 }
 

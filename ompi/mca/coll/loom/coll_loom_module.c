@@ -10,6 +10,7 @@
 
 #include "mpi.h"
 #include "opal/util/output.h"
+#include "opal/util/proc.h"
 #include "ompi/communicator/communicator.h"
 #include "ompi/constants.h"
 #include "ompi/mca/coll/coll.h"
@@ -52,7 +53,9 @@ static void loom_module_construct(mca_coll_loom_module_t *m)
     m->flags_op = NULL;
     m->flags_dtype = NULL;
     m->flags_call = 0;
+    m->settings_agreed = 0;
     m->shm.state = 0;
+    m->shm.eligible = 0;
     m->shm.seq = 0;
     m->shm.sym_seq = 0;
     memset(&m->shm.seg, 0, sizeof(m->shm.seg));
@@ -439,6 +442,69 @@ static void remember(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, size_
     m->last[coll].entry = e;
 }
 
+/* Ranks that decide with different rules or parameters (a rules file missing on one
+ * node, an MPMD launch with different --mca values, another loom build) would run
+ * schedules that do not match: a hang, or a wrong result when the messages happen to
+ * fit.  The first call on a communicator compares the fingerprints of all ranks with
+ * one allreduce of the previous component (every rank gets here at the same call:
+ * nothing has been decided yet).  When they differ, every call on the communicator
+ * goes to the previous component, and the user is told why. */
+static void agree_on_settings(mca_coll_loom_module_t *m, struct ompi_communicator_t *comm)
+{
+    mca_coll_loom_component_t *cm = &mca_coll_loom_component;
+    static bool told_rank0, told_differ;
+    const int rank = ompi_comm_rank(comm);
+    const uint64_t mine = mca_coll_loom_settings_fingerprint();
+    /* max of mine, max of ~mine (= ~min), rank 0's */
+    uint64_t v[3] = {mine, ~mine, 0 == rank ? mine : 0};
+    char rules[300];
+    int rc;
+
+    rc = m->previous_allreduce(MPI_IN_PLACE, v, 3, &ompi_mpi_uint64_t.dt, &ompi_mpi_op_max.op, comm,
+                               m->previous_allreduce_module);
+    if (OMPI_SUCCESS != rc) {
+        m->settings_agreed = -1;
+        opal_output(0, "coll/loom: communicator %s (cid %u): comparing the loom settings of its "
+                    "ranks failed (error %d); every collective on it goes to the previous component",
+                    comm->c_name, (unsigned) comm->c_contextid, rc);
+        return;
+    }
+    if (v[0] == ~v[1]) {
+        m->settings_agreed = 1;
+        return;
+    }
+    m->settings_agreed = -1;
+    if (NULL != cm->rules_file && '\0' != cm->rules_file[0]) {
+        snprintf(rules, sizeof(rules), "rules file '%s' (%d rule%s in force)", cm->rules_file,
+                 cm->rules.nrules, 1 == cm->rules.nrules ? "" : "s");
+    } else {
+        snprintf(rules, sizeof(rules), "no rules file");
+    }
+
+    /* once per process: a mismatch is usually the same on every communicator */
+    if (0 == rank && !told_rank0) {
+        told_rank0 = true;
+        opal_output(0, "coll/loom: the ranks of communicator %s (cid %u) do not all use the same "
+                    "loom settings (coll_loom_rules_file and its content, coll_loom_*_algorithm, "
+                    "knobs, coll_loom_model_*, coll_loom_shm*, or the loom build); every "
+                    "collective on it goes to the previous component. Give every process the "
+                    "same settings; coll_loom_verbose 1 names every rank that differs from rank 0 "
+                    "(rank 0: fingerprint %016llx, %s)",
+                    comm->c_name, (unsigned) comm->c_contextid, (unsigned long long) mine, rules);
+    }
+    /* a rank that differs from rank 0 says where it runs: on its node's lowest rank at
+     * verbosity 0, on every rank at 1 */
+    if (mine != v[2] && !told_differ &&
+        (MCA_COLL_LOOM_VERBOSE(1) ||
+         (m->have_topo && m->topo.leader[m->topo.node_of[rank]] == rank))) {
+        told_differ = true;
+        opal_output(0, "coll/loom: rank %d of communicator %s on %s: loom settings fingerprint "
+                    "%016llx, rank 0's is %016llx (%s)", rank, comm->c_name,
+                    opal_process_info.nodename, (unsigned long long) mine,
+                    (unsigned long long) v[2], rules);
+    }
+}
+
 /* Decides a call shape or settings not seen in the last call of this collective; kept
  * out of line so that the repeated call (plan_call) stays short. */
 static __attribute__((noinline)) const mca_coll_loom_sched_t *
@@ -465,6 +531,19 @@ plan_decide(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, struct ompi_co
     m->last[coll].valid = false;
 
     read_settings(coll, &st);
+    if (OPAL_UNLIKELY(m->settings_agreed <= 0)) {
+        if (0 == m->settings_agreed) {
+            agree_on_settings(m, comm);
+        }
+        if (m->settings_agreed < 0) {
+            *choice = (mca_coll_loom_choice_t){.alg = -1, .why = "settings differ between ranks"};
+            remember(m, coll, bytes, call, root, &st, choice, NULL);
+            if (MCA_COLL_LOOM_VERBOSE(20)) {
+                print_call(m, coll, comm, bytes, call, choice, NULL);
+            }
+            return NULL;
+        }
+    }
     forced = mca_coll_loom_forced_alg(coll);
     mca_coll_loom_current_knobs(knobs);
     mca_coll_loom_decide(coll, bytes, &params, knobs, forced, cm->rules.rules, cm->rules.nrules, choice);

@@ -83,7 +83,7 @@ static void wait_policy(mca_coll_loom_shm_wait_t *w, bool long_wait)
 
 }
 
-bool mca_coll_loom_shm_usable(const mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, size_t bytes)
+bool mca_coll_loom_shm_usable(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, size_t bytes)
 {
     const mca_coll_loom_component_t *cm = &mca_coll_loom_component;
 
@@ -103,8 +103,20 @@ bool mca_coll_loom_shm_usable(const mca_coll_loom_module_t *m, mca_coll_loom_col
     }
     /* a slot size of 0 or less turns the path off like coll_loom_shm=0; a setup that
      * failed (state < 0) turned it off on every rank of the communicator alike */
-    return cm->shm && cm->shm_slot_size > 0 && m->have_topo && m->shm.state >= 0 &&
-           bytes <= (size_t) cm->shm_slot_size;
+    if (!(cm->shm && cm->shm_slot_size > 0 && m->have_topo && m->shm.state >= 0 &&
+          bytes <= (size_t) cm->shm_slot_size)) {
+        return false;
+    }
+    /* Setting a segment up and tearing it down costs about 120 us with 2 ranks here
+     * (open, posix_fallocate, mmap and page faults, munmap; two agreeing allreduces),
+     * the time of a few dozen small calls through point-to-point node phases: a
+     * communicator created for a handful of calls never pays it.  Every rank counts
+     * the same calls, so all agree when the segment comes into play. */
+    if (OPAL_UNLIKELY(0 == m->shm.state) && m->shm.eligible < cm->shm_setup_call - 1) {
+        ++m->shm.eligible;
+        return false;
+    }
+    return true;
 }
 
 /* ------------------------------------------------------------------------------------ */
