@@ -76,6 +76,11 @@ static int lt_read(lt_coll_t c, lt_counts_t *out);
 /* coll_loom_shm_node_phases: hierarchical calls whose node phases used shared memory.
  * Returns 0, or -1 when the counter does not exist. */
 static int lt_shm_node_phases(unsigned long long *v);
+/* the node segment's counters: coll_loom_shm_<name> */
+typedef enum { LT_SHM_NODE_PHASES, LT_SHM_SEGMENTS_CREATED, LT_SHM_SEGMENTS_REUSED, LT_SHM_NCOUNTERS } lt_shm_counter_t;
+/* any of the node segment's counters (coll_loom_shm_node_phases, _segments_created,
+ * _segments_reused); returns 0, or -1 when it does not exist */
+static int lt_shm_counter(lt_shm_counter_t k, unsigned long long *v);
 static void lt_diff(lt_coll_t c, const lt_counts_t *before, const lt_counts_t *after, lt_diff_t *d);
 
 /* Control variables.  Each returns MPI_SUCCESS or the MPI_T error code (e.g.
@@ -159,9 +164,11 @@ LT_MAYBE_UNUSED static lt__coll_pvars_t lt__pv[LT_NUM_COLLS];
 LT_MAYBE_UNUSED static MPI_T_pvar_session lt__session = MPI_T_PVAR_SESSION_NULL;
 LT_MAYBE_UNUSED static int lt__num_loom_pvars = 0;
 LT_MAYBE_UNUSED static int lt__initialised = 0;
-LT_MAYBE_UNUSED static int lt__have_shm = 0;
-LT_MAYBE_UNUSED static MPI_T_pvar_handle lt__shm_h;
-LT_MAYBE_UNUSED static MPI_Datatype lt__shm_dt;
+LT_MAYBE_UNUSED static const char *const lt__shm_names[LT_SHM_NCOUNTERS] = {
+    "coll_loom_shm_node_phases", "coll_loom_shm_segments_created", "coll_loom_shm_segments_reused"};
+LT_MAYBE_UNUSED static int lt__have_shm[LT_SHM_NCOUNTERS];
+LT_MAYBE_UNUSED static MPI_T_pvar_handle lt__shm_h[LT_SHM_NCOUNTERS];
+LT_MAYBE_UNUSED static MPI_Datatype lt__shm_dt[LT_SHM_NCOUNTERS];
 
 LT_MAYBE_UNUSED static const char *lt_coll_name(lt_coll_t c) { return lt__coll_names[c]; }
 LT_MAYBE_UNUSED static int lt_num_loom_pvars(void) { return lt__num_loom_pvars; }
@@ -316,10 +323,17 @@ LT_MAYBE_UNUSED static int lt_init(void)
         if (MPI_SUCCESS != rc) continue; /* variables can be invalid (unloaded component) */
         if (0 != strncmp(name, "coll_loom_", 10)) continue;
         lt__num_loom_pvars++;
-        if (0 == strcmp(name, "coll_loom_shm_node_phases") && MPI_T_BIND_NO_OBJECT == bind &&
-            MPI_SUCCESS == MPI_T_pvar_handle_alloc(lt__session, i, NULL, &lt__shm_h, &count) && 1 == count) {
-            lt__have_shm = 1;
-            lt__shm_dt = dt;
+        int shm = -1;
+        for (int k = 0; k < LT_SHM_NCOUNTERS; ++k) {
+            shm = 0 == strcmp(name, lt__shm_names[k]) ? k : shm;
+        }
+        if (shm >= 0) {
+            if (MPI_T_BIND_NO_OBJECT == bind &&
+                MPI_SUCCESS == MPI_T_pvar_handle_alloc(lt__session, i, NULL, &lt__shm_h[shm], &count) &&
+                1 == count) {
+                lt__have_shm[shm] = 1;
+                lt__shm_dt[shm] = dt;
+            }
             continue;
         }
         int c = lt__parse_pvar_name(name, alg, sizeof(alg));
@@ -386,11 +400,16 @@ LT_MAYBE_UNUSED static int lt__read_one(MPI_T_pvar_handle h, MPI_Datatype dt, un
     return MPI_SUCCESS;
 }
 
-LT_MAYBE_UNUSED static int lt_shm_node_phases(unsigned long long *v)
+LT_MAYBE_UNUSED static int lt_shm_counter(lt_shm_counter_t k, unsigned long long *v)
 {
     *v = 0;
-    if (!lt__have_shm) return -1;
-    return 0 == lt__read_one(lt__shm_h, lt__shm_dt, v) ? 0 : -1;
+    if (!lt__have_shm[k]) return -1;
+    return 0 == lt__read_one(lt__shm_h[k], lt__shm_dt[k], v) ? 0 : -1;
+}
+
+LT_MAYBE_UNUSED static int lt_shm_node_phases(unsigned long long *v)
+{
+    return lt_shm_counter(LT_SHM_NODE_PHASES, v);
 }
 
 LT_MAYBE_UNUSED static int lt_read(lt_coll_t c, lt_counts_t *out)

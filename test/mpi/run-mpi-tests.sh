@@ -229,9 +229,24 @@ run "negative control: --mca coll ^loom must FAIL (allreduce)" 2 nonzero --mca c
 run "negative control: --mca coll ^loom must FAIL (barrier)" 2 nonzero --mca coll '^loom' -- "$T_BAR"
 
 # ---- 5. communicator create/free: no memory growth, and valgrind finds nothing of loom's --
-# (each cycle's communicators make 2 small calls: the segment at the first, not the 8th)
-run "lifecycle 1000 dup/split/free cycles np=4, shared-memory node phases" 4 0 \
-    --mca coll_loom_shm_setup_call 1 -- "$T_LIFE" 1000 --shm
+# (each cycle's communicators make 2 small calls: the segment at the first, not the 8th;
+# --reuse: freed communicators' segments are taken over, exactly when they may be)
+run "lifecycle 1000 dup/split/free cycles np=4, shared-memory node phases, segment pool" 4 0 \
+    --mca coll_loom_shm_setup_call 1 -- "$T_LIFE" 1000 --shm --reuse
+# the pool check itself: without a pool nothing is taken over, and --reuse must say so
+name="negative control: lifecycle --reuse with coll_loom_shm_pool 0 must FAIL np=3"
+run "$name" 3 nonzero --mca coll_loom_shm_setup_call 1 --mca coll_loom_shm_pool 0 \
+    -- "$T_LIFE" 100 --reuse
+if grep -q "second dup: 1 segments created, 0 taken over" "$(log_of "$name")" &&
+        grep -q "segments taken over from freed communicators in 100 cycles" "$(log_of "$name")"; then
+    result PASS "negative control: it failed on the pool's counts" 0
+else
+    result FAIL "negative control: it failed on the pool's counts" 0 "$(log_of "$name")"
+fi
+# one rank without a pool: no communicator takes segments over, exact and without a hang
+run "lifecycle 200 cycles, coll_loom_shm_pool 0 on 1 of 4 ranks np=4" 1 0 \
+    --mca coll_loom_shm_setup_call 1 -x OMPI_MCA_coll_loom_shm_pool=0 -- "$T_LIFE" 200 --shm \
+    : -np 3 "$T_LIFE" 200 --shm
 # hierarchical's node phases: point-to-point when shared memory is off or cannot be set up
 run "test_allreduce np=6, coll_loom_shm 0 (point-to-point node phases)" 6 0 \
     --mca coll_loom_shm 0 -- "$T_ALL"

@@ -11,9 +11,14 @@
  *   - that no shared segment of the hierarchical node phases outlives its setup in
  *     coll_loom_shm_dir, and that the mappings of freed communicators' segments are
  *     gone (the count of loom segment mappings in /proc/self/maps does not grow).
- * Usage: test_lifecycle [cycles] [--shm] [--leak BYTES]   (default 1000 cycles)
+ * Usage: test_lifecycle [cycles] [--shm] [--reuse] [--leak BYTES]   (default 1000 cycles)
  *   --shm: the small allreduces must have run their node phases through shared
  *          memory (coll_loom_shm_node_phases moved by at least `cycles`).
+ *   --reuse: the pool of freed segments (needs coll_loom_shm_pool >= 2 and
+ *          coll_loom_shm_setup_call 1, so that every cycle's dup uses a segment): first a fixed sequence whose counts of
+ *          segments created and taken over are known exactly, among them a dup that must
+ *          not take over (its node's ranks freed two candidates in opposite orders);
+ *          then at least half the cycles' dups must take their segment over.
  *   --leak BYTES: keep BYTES more heap per cycle until the end, as a module that is
  *          never freed would (the negative control of the growth check: must FAIL).
  * Under valgrind (test/mpi/run-valgrind.sh) use a few cycles.
@@ -147,6 +152,48 @@ static int check_sum(MPI_Comm comm, int count, int *fails)
     return 0;
 }
 
+/* The pool of freed segments, step by step; `local`: this rank's index on its node,
+ * `nlocal`: the node's ranks in WORLD.  Returns the failures. */
+static int check_reuse(int local, int nlocal)
+{
+    static const char *const step[] = {"first dup", "second dup", "dups a and b", "after a and b"};
+    /* per step: segments created, taken over (by a rank whose node has others) */
+    static const unsigned long long want[4][2] = {{1, 0}, {0, 1}, {1, 1}, {1, 0}};
+    unsigned long long c0, c1, r0, r1;
+    int fails = 0, rank;
+    MPI_Comm d, a, b;
+
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    for (int s = 0; s < 4; ++s) {
+        lt_shm_counter(LT_SHM_SEGMENTS_CREATED, &c0);
+        lt_shm_counter(LT_SHM_SEGMENTS_REUSED, &r0);
+        if (2 == s) {
+            MPI_Comm_dup(MPI_COMM_WORLD, &a);
+            MPI_Comm_dup(MPI_COMM_WORLD, &b);
+            check_sum(a, 3, &fails);
+            check_sum(b, 300, &fails);
+            /* opposite orders: the node's pools then offer different segments first */
+            MPI_Comm_free(local % 2 ? &a : &b);
+            MPI_Comm_free(local % 2 ? &b : &a);
+        } else {
+            MPI_Comm_dup(MPI_COMM_WORLD, &d);
+            check_sum(d, 1 + s, &fails);
+            check_sum(d, 200 + s, &fails);
+            MPI_Comm_free(&d);
+        }
+        lt_shm_counter(LT_SHM_SEGMENTS_CREATED, &c1);
+        lt_shm_counter(LT_SHM_SEGMENTS_REUSED, &r1);
+        const unsigned long long wc = nlocal > 1 ? want[s][0] : 0, wr = nlocal > 1 ? want[s][1] : 0;
+        if (c1 - c0 != wc || r1 - r0 != wr) {
+            fprintf(stderr, "test_lifecycle: rank %d: FAIL: %s: %llu segments created, %llu taken "
+                    "over; expected %llu and %llu (coll_loom_shm_pool)\n", rank, step[s], c1 - c0,
+                    r1 - r0, wc, wr);
+            fails++;
+        }
+    }
+    return fails;
+}
+
 /* The other collectives loom serves, forced onto its pipelined algorithms (small
  * chunks, so the schedules have many blocks), checked; every tenth cycle one reduce
  * large enough to go through the scratch pool. */
@@ -223,7 +270,8 @@ static void check_others(MPI_Comm comm, int c, int *a, int *b, int *fails)
 
 int main(int argc, char **argv)
 {
-    int cycles = 1000, want_shm = 0, maps_warm = 0, maps_end = 0, sample = 0;
+    int cycles = 1000, want_shm = 0, want_reuse = 0, maps_warm = 0, maps_end = 0, sample = 0;
+    unsigned long long reused_before = 0, reused_after = 0;
     long leak = 0, rss[LT_WINDOWS + 1] = {0}, heap[LT_WINDOWS + 1] = {0};
     char **leaked = NULL;
     unsigned long long shm_before = 0, shm_after = 0;
@@ -238,6 +286,8 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; ++i) {
         if (0 == strcmp(argv[i], "--shm")) {
             want_shm = 1;
+        } else if (0 == strcmp(argv[i], "--reuse")) {
+            want_reuse = 1;
         } else if (0 == strcmp(argv[i], "--leak") && i + 1 < argc) {
             leak = atol(argv[++i]);
         } else {
@@ -255,6 +305,25 @@ int main(int argc, char **argv)
     if (want_shm && 0 != lt_shm_node_phases(&shm_before)) {
         fprintf(stderr, "test_lifecycle: rank %d: FAIL: no coll_loom_shm_node_phases counter\n", rank);
         fails++;
+    }
+    if (want_reuse) {
+        MPI_Comm node;
+        int local, nlocal;
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+        MPI_Comm_rank(node, &local);
+        MPI_Comm_size(node, &nlocal);
+        MPI_Comm_free(&node);
+        int setup_call = 0;
+        if (0 != lt_shm_counter(LT_SHM_SEGMENTS_REUSED, &reused_before) ||
+            MPI_SUCCESS != lt_cvar_read_int("coll_loom_shm_setup_call", &setup_call) || setup_call > 1) {
+            fprintf(stderr, "test_lifecycle: rank %d: FAIL: --reuse needs the counter "
+                    "coll_loom_shm_segments_reused and --mca coll_loom_shm_setup_call 1 (it is %d)\n",
+                    rank, setup_call);
+            fails++;
+        } else {
+            fails += check_reuse(local, nlocal);
+        }
+        lt_shm_counter(LT_SHM_SEGMENTS_REUSED, &reused_before);
     }
     lt_counts_t obefore[LT_NOTHERS], oafter[LT_NOTHERS];
     static const lt_coll_t others[LT_NOTHERS] = {LT_BCAST,     LT_REDUCE, LT_ALLGATHER, LT_REDUCE_SCATTER_BLOCK,
@@ -287,9 +356,22 @@ int main(int argc, char **argv)
         MPI_Comm_split(MPI_COMM_WORLD, rank % 2, (rank * 7 + c) % size, &split);
         check_sum(dup, 1 + c % 7, &fails);
         check_sum(split, 255, &fails);
+        /* more than 256 B: on one node the coordinated protocol, not the symmetric one */
+        check_sum(dup, 100 + c % 41, &fails);
         check_others(dup, c, oa, ob, &fails);
         MPI_Comm_free(&split);
         MPI_Comm_free(&dup);
+        if (0 == c % 5) {
+            /* freed in opposite orders by even and odd ranks: the next dup's ranks may
+             * offer different segments of the pool, and must then set up their own */
+            MPI_Comm a, b;
+            MPI_Comm_dup(MPI_COMM_WORLD, &a);
+            MPI_Comm_dup(MPI_COMM_WORLD, &b);
+            check_sum(a, 2, &fails);
+            check_sum(b, 70, &fails);
+            MPI_Comm_free(rank % 2 ? &a : &b);
+            MPI_Comm_free(rank % 2 ? &b : &a);
+        }
         if (NULL != leaked) {
             leaked[c] = malloc((size_t) leak);
             memset(leaked[c], c, (size_t) leak);
@@ -322,6 +404,15 @@ int main(int argc, char **argv)
         if (shm_after - shm_before < (unsigned long long) cycles) {
             fprintf(stderr, "test_lifecycle: rank %d: FAIL: %llu node phases through shared memory, "
                     "expected at least %d\n", rank, shm_after - shm_before, cycles);
+            fails++;
+        }
+    }
+    if (want_reuse) {
+        lt_shm_counter(LT_SHM_SEGMENTS_REUSED, &reused_after);
+        if (reused_after - reused_before < (unsigned long long) cycles / 2) {
+            fprintf(stderr, "test_lifecycle: rank %d: FAIL: %llu segments taken over from freed "
+                    "communicators in %d cycles, expected at least %d\n", rank,
+                    reused_after - reused_before, cycles, cycles / 2);
             fails++;
         }
     }
@@ -366,9 +457,9 @@ int main(int argc, char **argv)
     MPI_Allreduce(&fails, &total_fails, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (0 == rank) {
         printf("test_lifecycle: np=%d cycles=%d heap %ld -> %ld KiB, rss %ld -> %ld KiB, loom segment "
-               "mappings %d -> %d, shared-memory node phases %llu: %s\n", size, cycles, heap[0],
-               heap[LT_WINDOWS], rss[0], rss[LT_WINDOWS], maps_warm, maps_end,
-               shm_after - shm_before, total_fails ? "FAIL" : "ok");
+               "mappings %d -> %d, shared-memory node phases %llu, segments taken over %llu: %s\n",
+               size, cycles, heap[0], heap[LT_WINDOWS], rss[0], rss[LT_WINDOWS], maps_warm, maps_end,
+               shm_after - shm_before, reused_after - reused_before, total_fails ? "FAIL" : "ok");
     }
     lt_fini();
     MPI_Finalize();

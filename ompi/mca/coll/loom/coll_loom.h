@@ -101,8 +101,11 @@ typedef struct mca_coll_loom_component_t {
     char *shm_dir;          /* directory of the segment files (a tmpfs) */
     int shm_spin;           /* checks before a waiting rank sleeps; -1: automatic */
     int shm_setup_call;     /* the segment is set up at this call that could use it */
+    int shm_pool;           /* segments a process keeps after communicator free, for reuse */
     int hier_alg;           /* registry index of `hierarchical` (-1: none) */
     unsigned long long shm_node_phases; /* MPI_T: calls whose node phases used it */
+    unsigned long long shm_segments_created; /* MPI_T: segments this process made or mapped */
+    unsigned long long shm_segments_reused;  /* MPI_T: segments taken over from a freed communicator */
 
     /* serialises re-parsing of the run-time parameters (a no-op without threads) */
     opal_mutex_t lock;
@@ -194,6 +197,14 @@ typedef struct mca_coll_loom_module_t {
         uint32_t seq;       /* calls made on the segment, the protocol's call number */
         uint32_t sym_seq;   /* the last symmetric call's number (loom_shm.h) */
         mca_coll_loom_shm_t seg;
+        /* for the pool of freed segments (coll_loom_shm.c): the generation of this
+         * communicator's segments (the same on every rank), this rank's node's
+         * processes in node order (NULL on a node of one rank), the pool entry
+         * offered at the settings check */
+        uint64_t gen[2];
+        int nmembers;
+        opal_process_name_t *members;
+        void *offer;
     } shm;
 
     /* whether every rank decides with the same settings, found out by the first call
@@ -260,6 +271,17 @@ int mca_coll_loom_shm_reduce(mca_coll_loom_module_t *m, const void *sbuf, void *
                              ompi_datatype_t *dtype, ompi_op_t *op, int root, ompi_communicator_t *comm,
                              unsigned call);
 void mca_coll_loom_shm_fini(mca_coll_loom_module_t *m);
+
+/* The pool of freed segments, through the settings check of a communicator's first
+ * call (one allreduce, MAX over uint64): _offer fills this rank's
+ * MCA_COLL_LOOM_SHM_OFFER_WORDS words, _adopt reads the reduced ones (`agreed`: the
+ * settings matched) and either takes the offered segments over on every rank or
+ * leaves the communicator to set up its own. */
+#define MCA_COLL_LOOM_SHM_OFFER_WORDS 9
+void mca_coll_loom_shm_offer(mca_coll_loom_module_t *m, ompi_communicator_t *comm, uint64_t *v);
+void mca_coll_loom_shm_adopt(mca_coll_loom_module_t *m, const uint64_t *v, bool agreed);
+/* at component close: unmaps every pooled segment */
+void mca_coll_loom_shm_pool_fini(void);
 
 /* Segments / chunks a pipelined algorithm uses for `bytes` (knob: bytes per
  * segment, 0 = automatic). */

@@ -232,6 +232,20 @@ static void register_pvars(void)
                                             MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
                                             MCA_BASE_VAR_BIND_NO_OBJECT, flags, NULL, NULL, NULL,
                                             &cm->shm_node_phases);
+    (void) mca_base_component_pvar_register(c, "shm_segments_created",
+                                            "Number of node shared segments this process created "
+                                            "or mapped for a communicator",
+                                            OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_COUNTER,
+                                            MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
+                                            MCA_BASE_VAR_BIND_NO_OBJECT, flags, NULL, NULL, NULL,
+                                            &cm->shm_segments_created);
+    (void) mca_base_component_pvar_register(c, "shm_segments_reused",
+                                            "Number of node shared segments this process took over "
+                                            "from a freed communicator (coll_loom_shm_pool)",
+                                            OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_COUNTER,
+                                            MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
+                                            MCA_BASE_VAR_BIND_NO_OBJECT, flags, NULL, NULL, NULL,
+                                            &cm->shm_segments_reused);
 }
 
 static void register_shm_params(void)
@@ -266,6 +280,16 @@ static void register_shm_params(void)
                                            "Must be the same on every process",
                                            MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
                                            MCA_BASE_VAR_SCOPE_ALL_EQ, &cm->shm_setup_call);
+    cm->shm_pool = 4;
+    (void) mca_base_component_var_register(c, "shm_pool",
+                                           "Node shared segments a process keeps, mapped, after "
+                                           "their communicators are freed (at most 64; 0: none). "
+                                           "A new communicator whose every node holds the same "
+                                           "processes in the same order as a freed one's takes its "
+                                           "segments over at its first call instead of setting up "
+                                           "new ones",
+                                           MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
+                                           MCA_BASE_VAR_SCOPE_ALL, &cm->shm_pool);
     cm->shm_dir = "/dev/shm";
     (void) mca_base_component_var_register(c, "shm_dir",
                                            "Directory (a tmpfs) where a node's leader creates the "
@@ -378,6 +402,8 @@ static int loom_open(void)
     memset(cm->alg_calls, 0, sizeof(cm->alg_calls));
     memset(cm->fallback_calls, 0, sizeof(cm->fallback_calls));
     cm->shm_node_phases = 0;
+    cm->shm_segments_created = 0;
+    cm->shm_segments_reused = 0;
     cm->hier_alg = -1;
     for (int a = 0; a < cm->nalgs; ++a) {
         if (0 == strcmp(mca_coll_loom_algs[a].name, "hierarchical")) {
@@ -405,6 +431,7 @@ static int loom_close(void)
     mca_coll_loom_rules_free(&cm->rules);
     mca_coll_loom_scratch_release_all();
     mca_coll_loom_topo_cache_fini();
+    mca_coll_loom_shm_pool_fini();
     if (cm->output >= 0) {
         opal_output_close(cm->output);
         cm->output = -1;
@@ -507,7 +534,8 @@ uint64_t mca_coll_loom_settings_fingerprint(void)
     const double model[] = {cm->model_latency_us,        cm->model_overhead_us,
                             cm->model_gap_us,            cm->model_gap_per_byte_ns,
                             cm->model_reduce_per_byte_ns, cm->model_copy_per_byte_ns};
-    const int shm[] = {cm->shm ? 1 : 0, cm->shm_slot_size, cm->shm_setup_call};
+    /* values that behave alike hash alike: setup calls 1 and below all mean the first */
+    const int shm[] = {cm->shm ? 1 : 0, cm->shm_slot_size, cm->shm_setup_call > 1 ? cm->shm_setup_call : 1};
     uint64_t h = cm->rules_fingerprint;
 
     /* effective values, as the decision sees them: "auto" and an unknown name agree */

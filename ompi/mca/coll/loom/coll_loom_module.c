@@ -59,6 +59,10 @@ static void loom_module_construct(mca_coll_loom_module_t *m)
     m->shm.seq = 0;
     m->shm.sym_seq = 0;
     memset(&m->shm.seg, 0, sizeof(m->shm.seg));
+    m->shm.gen[0] = m->shm.gen[1] = 0;
+    m->shm.nmembers = 0;
+    m->shm.members = NULL;
+    m->shm.offer = NULL;
 }
 
 /* Also runs when enable failed half-way: every field is checked. */
@@ -455,13 +459,17 @@ static void agree_on_settings(mca_coll_loom_module_t *m, struct ompi_communicato
     static bool told_rank0, told_differ;
     const int rank = ompi_comm_rank(comm);
     const uint64_t mine = mca_coll_loom_settings_fingerprint();
-    /* max of mine, max of ~mine (= ~min), rank 0's */
-    uint64_t v[3] = {mine, ~mine, 0 == rank ? mine : 0};
+    /* max of mine, max of ~mine (= ~min), rank 0's; then the node segments' pool */
+    uint64_t v[3 + MCA_COLL_LOOM_SHM_OFFER_WORDS] = {mine, ~mine, 0 == rank ? mine : 0};
     char rules[300];
     int rc;
 
-    rc = m->previous_allreduce(MPI_IN_PLACE, v, 3, &ompi_mpi_uint64_t.dt, &ompi_mpi_op_max.op, comm,
-                               m->previous_allreduce_module);
+    mca_coll_loom_shm_offer(m, comm, v + 3);
+    rc = m->previous_allreduce(MPI_IN_PLACE, v, 3 + MCA_COLL_LOOM_SHM_OFFER_WORDS, &ompi_mpi_uint64_t.dt,
+                               &ompi_mpi_op_max.op, comm, m->previous_allreduce_module);
+    if (OMPI_SUCCESS == rc) {
+        mca_coll_loom_shm_adopt(m, v + 3, v[0] == ~v[1]);
+    }
     if (OMPI_SUCCESS != rc) {
         m->settings_agreed = -1;
         opal_output(0, "coll/loom: communicator %s (cid %u): comparing the loom settings of its "

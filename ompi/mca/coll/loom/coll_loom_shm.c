@@ -211,6 +211,9 @@ static int setup(mca_coll_loom_module_t *m, ompi_communicator_t *comm)
         return OMPI_SUCCESS == rc ? OMPI_ERR_NOT_AVAILABLE : rc;
     }
     m->shm.state = 1;
+    if (NULL != m->shm.seg.base) {
+        mca_coll_loom_count(&cm->shm_segments_created);
+    }
     if (MCA_COLL_LOOM_VERBOSE(10) && NULL != m->shm.seg.base && 0 == me) {
         opal_output(cm->output,
                     "coll/loom: communicator %s (cid %u) rank %d: node segment of %zu bytes for "
@@ -247,10 +250,242 @@ static uint32_t next_call(mca_coll_loom_module_t *m, mca_coll_loom_shm_wait_t *w
     return ++m->shm.seq;
 }
 
+/* ------------------------------------------------------------------------------------ */
+/* the pool of freed segments                                                            */
+
+/* A communicator freed with a segment leaves it to the process's pool; a later
+ * communicator whose node holds the same processes in the same order takes it over at
+ * its settings check instead of setting one up (open, fallocate, mmap, page faults and
+ * two allreduces: about 120 us with 2 ranks, the cost of dozens of small calls).
+ *
+ * Taking over is safe only when every rank of the node hands over the same segment
+ * and none of them still uses it.  A pooled segment carries the generation of the
+ * communicator that created it: one pair of numbers chosen by that communicator's
+ * rank 0 and shared by its segments on every node.  A process holds at most one
+ * segment of a generation (its node's), so ranks of one node that offer the same
+ * generation offer the same segment.  The communicator takes the segments over only
+ * if every rank that shares a node with another offers one, all offer the same
+ * generation and the same protocol counters, and the settings agree; else no rank
+ * takes any, and the segments stay in the pools.  A rank offers a segment only after
+ * freeing its communicator, so after the check (an allreduce every rank entered) no
+ * rank of the node will touch it through the old one.  The protocol's call numbers
+ * continue where the old communicator left them, as if it had made the new one's
+ * calls: nothing in the segment needs resetting, and no rank can run ahead of one
+ * that has not yet seen a reset. */
+#define LOOM_SHM_POOL_MAX 64
+
+typedef struct {
+    bool used, reserved;
+    uint64_t stamp;            /* when it was pooled: the newest of equals is offered */
+    uint64_t gen[2];
+    uint32_t seq, sym_seq;
+    int n;
+    size_t slot;
+    opal_process_name_t *members; /* n, node order */
+    mca_coll_loom_shm_t seg;
+} loom_pool_entry_t;
+
+static loom_pool_entry_t loom_pool[LOOM_SHM_POOL_MAX];
+static uint64_t loom_pool_clock;
+static uint32_t loom_pool_gens;
+static bool loom_pool_closed; /* after component close: modules freed later unmap */
+
+static bool same_members(const opal_process_name_t *a, const opal_process_name_t *b, int n)
+{
+    for (int i = 0; i < n; ++i) {
+        if (a[i].jobid != b[i].jobid || a[i].vpid != b[i].vpid) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static void entry_drop(loom_pool_entry_t *e)
+{
+    mca_coll_loom_shm_detach(&e->seg);
+    free(e->members);
+    memset(e, 0, sizeof(*e));
+}
+
+static int pool_limit(void)
+{
+    const int k = mca_coll_loom_component.shm_pool;
+    return k < 0 ? 0 : k > LOOM_SHM_POOL_MAX ? LOOM_SHM_POOL_MAX : k;
+}
+
+void mca_coll_loom_shm_offer(mca_coll_loom_module_t *m, ompi_communicator_t *comm, uint64_t *v)
+{
+    mca_coll_loom_component_t *cm = &mca_coll_loom_component;
+    const int rank = ompi_comm_rank(comm);
+    loom_pool_entry_t *best = NULL;
+    int node, n;
+
+    memset(v, 0, MCA_COLL_LOOM_SHM_OFFER_WORDS * sizeof(*v));
+    m->shm.offer = NULL;
+    if (0 == rank) {
+        /* this communicator's generation, should it set up segments of its own */
+        const opal_process_name_t me = OPAL_PROC_MY_NAME;
+        OPAL_THREAD_LOCK(&cm->lock);
+        v[1] = ++loom_pool_gens;
+        OPAL_THREAD_UNLOCK(&cm->lock);
+        v[0] = ((uint64_t) me.jobid << 32) | me.vpid;
+    }
+    if (!m->have_topo) {
+        return;
+    }
+    node = m->topo.node_of[rank];
+    n = m->topo.node_size[node];
+    if (n < 2) {
+        return; /* no segment on this node: no say */
+    }
+    if (NULL == m->shm.members) {
+        m->shm.members = malloc((size_t) n * sizeof(*m->shm.members));
+        if (NULL == m->shm.members) {
+            v[2] = 1;
+            return;
+        }
+        for (int r = 0, i = 0; r < m->topo.P; ++r) {
+            if (m->topo.node_of[r] == node) {
+                m->shm.members[i++] = ompi_group_get_proc_name(comm->c_local_group, r);
+            }
+        }
+        m->shm.nmembers = n;
+    }
+
+    OPAL_THREAD_LOCK(&cm->lock);
+    for (int i = 0; cm->shm && cm->shm_slot_size > 0 && i < LOOM_SHM_POOL_MAX; ++i) {
+        loom_pool_entry_t *e = &loom_pool[i];
+        if (e->used && !e->reserved && e->n == n && e->slot == (size_t) cm->shm_slot_size &&
+            same_members(e->members, m->shm.members, n) && (NULL == best || e->stamp > best->stamp)) {
+            best = e;
+        }
+    }
+    if (NULL != best) {
+        best->reserved = true;
+    }
+    OPAL_THREAD_UNLOCK(&cm->lock);
+
+    if (NULL == best) {
+        v[2] = 1; /* every node that needs a segment must bring one */
+        return;
+    }
+    m->shm.offer = best;
+    /* max of x and of ~x: both equal everywhere iff every offer carries the same x */
+    const uint64_t seqs = ((uint64_t) best->seq << 32) | best->sym_seq;
+    v[3] = best->gen[0];
+    v[4] = ~best->gen[0];
+    v[5] = best->gen[1];
+    v[6] = ~best->gen[1];
+    v[7] = seqs;
+    v[8] = ~seqs;
+}
+
+void mca_coll_loom_shm_adopt(mca_coll_loom_module_t *m, const uint64_t *v, bool agreed)
+{
+    mca_coll_loom_component_t *cm = &mca_coll_loom_component;
+    loom_pool_entry_t *e = m->shm.offer;
+    /* v[3] == ~v[4] also fails when nobody offered (both 0) */
+    const bool take = agreed && 0 == v[2] && v[3] == ~v[4] && v[5] == ~v[6] && v[7] == ~v[8];
+
+    m->shm.offer = NULL;
+    m->shm.gen[0] = v[0];
+    m->shm.gen[1] = v[1];
+    if (!take) {
+        if (NULL != e) {
+            OPAL_THREAD_LOCK(&cm->lock);
+            e->reserved = false;
+            OPAL_THREAD_UNLOCK(&cm->lock);
+        }
+        return;
+    }
+    /* every rank: the segments are in place (none on a node of one rank) */
+    m->shm.state = 1;
+    m->shm.gen[0] = v[3];
+    m->shm.gen[1] = v[5];
+    m->shm.seq = (uint32_t) (v[7] >> 32);
+    m->shm.sym_seq = (uint32_t) v[7];
+    if (NULL != e) {
+        OPAL_THREAD_LOCK(&cm->lock);
+        m->shm.seg = e->seg; /* the mapping moves; only the entry goes */
+        free(e->members);
+        memset(e, 0, sizeof(*e));
+        OPAL_THREAD_UNLOCK(&cm->lock);
+        mca_coll_loom_count(&cm->shm_segments_reused);
+    }
+}
+
 void mca_coll_loom_shm_fini(mca_coll_loom_module_t *m)
 {
+    mca_coll_loom_component_t *cm = &mca_coll_loom_component;
+    loom_pool_entry_t *slot = NULL;
+    const int limit = pool_limit();
+
+    if (NULL != m->shm.offer && !loom_pool_closed) { /* offered; the check did not complete */
+        OPAL_THREAD_LOCK(&cm->lock);
+        ((loom_pool_entry_t *) m->shm.offer)->reserved = false;
+        OPAL_THREAD_UNLOCK(&cm->lock);
+        m->shm.offer = NULL;
+    }
+    if (1 == m->shm.state && NULL != m->shm.seg.base && NULL != m->shm.members && limit > 0 &&
+        !loom_pool_closed) {
+        int held = 0;
+        OPAL_THREAD_LOCK(&cm->lock);
+        for (int i = 0; i < LOOM_SHM_POOL_MAX; ++i) {
+            loom_pool_entry_t *e = &loom_pool[i];
+            held += e->used;
+            if (!e->used && NULL == slot) {
+                slot = e;
+            }
+        }
+        if (held >= limit) {
+            /* full: the oldest one that no check holds goes */
+            loom_pool_entry_t *old = NULL;
+            for (int i = 0; i < LOOM_SHM_POOL_MAX; ++i) {
+                loom_pool_entry_t *e = &loom_pool[i];
+                if (e->used && !e->reserved && (NULL == old || e->stamp < old->stamp)) {
+                    old = e;
+                }
+            }
+            slot = NULL;
+            if (NULL != old) {
+                entry_drop(old);
+                slot = held - 1 < limit ? old : NULL;
+            }
+        }
+        if (NULL != slot) {
+            *slot = (loom_pool_entry_t){.used = true,
+                                        .stamp = ++loom_pool_clock,
+                                        .gen = {m->shm.gen[0], m->shm.gen[1]},
+                                        .seq = m->shm.seq,
+                                        .sym_seq = m->shm.sym_seq,
+                                        .n = m->shm.nmembers,
+                                        .slot = m->shm.seg.slot_bytes,
+                                        .members = m->shm.members,
+                                        .seg = m->shm.seg};
+            m->shm.members = NULL;
+            memset(&m->shm.seg, 0, sizeof(m->shm.seg));
+        }
+        OPAL_THREAD_UNLOCK(&cm->lock);
+    }
     mca_coll_loom_shm_detach(&m->shm.seg);
+    free(m->shm.members);
+    m->shm.members = NULL;
+    m->shm.nmembers = 0;
     m->shm.state = 0;
+}
+
+void mca_coll_loom_shm_pool_fini(void)
+{
+    mca_coll_loom_component_t *cm = &mca_coll_loom_component;
+
+    OPAL_THREAD_LOCK(&cm->lock);
+    for (int i = 0; i < LOOM_SHM_POOL_MAX; ++i) {
+        if (loom_pool[i].used) {
+            entry_drop(&loom_pool[i]);
+        }
+    }
+    loom_pool_closed = true;
+    OPAL_THREAD_UNLOCK(&cm->lock);
 }
 
 /* ------------------------------------------------------------------------------------ */
