@@ -170,7 +170,7 @@ run "test_barrier 4x2" 0 --ppn 2 -- "$test_barrier"
 # hierarchical's node phases through each node's shared segment (the default up to
 # coll_loom_shm_slot_size): 1000 communicators, no segment file left, no mapping kept
 run "test_lifecycle 4x2, 1000 cycles, shared-memory node phases, nothing left" 0 --ppn 2 \
-    --mca coll_loom_shm_setup_call 1 -- "$test_lifecycle" 1000 --shm
+    --mca coll_loom_shm_setup_call 1 -- "$test_lifecycle" 1000 --shm --reuse
 run "test_colls 4x2, coll_loom_shm 0 (point-to-point node phases)" 0 --ppn 2 \
     --mca coll_loom_shm 0 -- "$test_colls"
 name="test_allreduce 4x2, segment cannot be created"
@@ -220,7 +220,7 @@ run "test_colls map 1,3,2 round-robin" 0 --map 1,3,2 --rr -- "$test_colls"
 run "smoke map 3,1,2 consecutive" 0 --map 3,1,2 -- "$SMOKE"
 # a node of one rank has no segment; the others do
 run "test_lifecycle map 1,3,2 round-robin, 200 cycles, shared memory" 0 --map 1,3,2 --rr \
-    --mca coll_loom_shm_setup_call 1 -- "$test_lifecycle" 200 --shm
+    --mca coll_loom_shm_setup_call 1 -- "$test_lifecycle" 200 --shm --reuse
 
 # ---- 6. shaped links ----------------------------------------------------------------------------------
 cl "cluster.sh up 3 --shape 1gbit" up 3 --shape 1gbit

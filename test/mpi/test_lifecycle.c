@@ -306,9 +306,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "test_lifecycle: rank %d: FAIL: no coll_loom_shm_node_phases counter\n", rank);
         fails++;
     }
+    int nlocal = 1;
     if (want_reuse) {
         MPI_Comm node;
-        int local, nlocal;
+        int local;
         MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
         MPI_Comm_rank(node, &local);
         MPI_Comm_size(node, &nlocal);
@@ -409,7 +410,8 @@ int main(int argc, char **argv)
     }
     if (want_reuse) {
         lt_shm_counter(LT_SHM_SEGMENTS_REUSED, &reused_after);
-        if (reused_after - reused_before < (unsigned long long) cycles / 2) {
+        /* a rank alone on its node has no segment */
+        if (nlocal > 1 && reused_after - reused_before < (unsigned long long) cycles / 2) {
             fprintf(stderr, "test_lifecycle: rank %d: FAIL: %llu segments taken over from freed "
                     "communicators in %d cycles, expected at least %d\n", rank,
                     reused_after - reused_before, cycles, cycles / 2);
