@@ -1,7 +1,7 @@
 /*
  * loom: which algorithm served MPI_Allreduce under a rules file (coll_loom_rules_file).
  *
- *   mpirun ... --mca coll_loom_rules_file FILE test_rules [--warmup[=N]] EXPECT BYTES
+ *   mpirun ... --mca coll_loom_rules_file FILE test_rules [--bcast] [--warmup[=N]] EXPECT BYTES
  *
  * Runs a few MPI_Allreduce of BYTES/4 ints on MPI_COMM_WORLD (three MPI_SUM, one of
  * them MPI_IN_PLACE, and one MPI_MAX), checks every result, and reads loom's MPI_T
@@ -13,7 +13,8 @@
  * first, whose algorithm is not checked (what the first calls set up, e.g.
  * hierarchical's shared segment, or find out, e.g. that it cannot be set up, may
  * change later choices).  Needs at least 2 ranks (a 1-rank communicator is never
- * served by loom).
+ * served by loom).  --bcast: the same with MPI_Bcast of BYTES/4 ints instead (four
+ * calls, roots 0, 1, 2, 3 modulo the size; EXPECT names a bcast algorithm).
  *
  * Exit status: 0 when every rank passed, 1 on any failure, 2 on bad usage or when
  * loom is not loaded.
@@ -26,7 +27,7 @@
 
 #include "loom_test_util.h"
 
-static int wrank, wsize, nfail;
+static int wrank, wsize, nfail, bcast;
 
 #define FAIL(...)                                                                                \
     do {                                                                                         \
@@ -45,6 +46,45 @@ static int input(int rank, int i)
 
 /* expect_which of a call whose result is checked but not which algorithm served it */
 #define ANY_COUNTER (-100)
+
+/* One MPI_Bcast from `root`, its counters and its result. */
+static void one_bcast(const char *label, int root, int count, int expect_which, const char *expect)
+{
+    int *buf = malloc((size_t) count * sizeof(int));
+    lt_counts_t before, after;
+    lt_diff_t d;
+    int rc;
+
+    if (NULL == buf) {
+        FAIL("%s: out of memory for %d ints", label, count);
+        return;
+    }
+    for (int i = 0; i < count; ++i) {
+        buf[i] = wrank == root ? input(root, i) : -1;
+    }
+    if (0 != lt_read(LT_BCAST, &before)) {
+        FAIL("%s: cannot read the counters", label);
+    }
+    rc = MPI_Bcast(buf, count, MPI_INT, root, MPI_COMM_WORLD);
+    if (0 != lt_read(LT_BCAST, &after)) {
+        FAIL("%s: cannot read the counters", label);
+    }
+    if (MPI_SUCCESS != rc) {
+        FAIL("%s: MPI_Bcast returned %d", label, rc);
+    }
+    lt_diff(LT_BCAST, &before, &after, &d);
+    if (ANY_COUNTER != expect_which && (1 != d.changed || expect_which != d.which || 1 != d.delta)) {
+        FAIL("%s: counters moved: %s; expected %s+1 and nothing else", label, d.desc,
+             LT_WHICH_FALLBACK == expect_which ? "fallback" : expect);
+    }
+    for (int i = 0; i < count; ++i) {
+        if (buf[i] != input(root, i)) {
+            FAIL("%s: element %d is %d, expected %d", label, i, buf[i], input(root, i));
+            break;
+        }
+    }
+    free(buf);
+}
 
 /* One MPI_Allreduce, its counters and its result. */
 static void one_call(const char *label, MPI_Op op, int in_place, int count, int expect_which,
@@ -113,6 +153,12 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
 
+    if (argc > 1 && 0 == strcmp(argv[1], "--bcast")) {
+        bcast = 1;
+        argv[1] = argv[0];
+        argv++;
+        argc--;
+    }
     if (argc > 1 && 0 == strncmp(argv[1], "--warmup", 8) &&
         ('\0' == argv[1][8] || ('=' == argv[1][8] && (warmup = atoi(argv[1] + 9)) > 0))) {
         warmup = '\0' == argv[1][8] ? 1 : warmup;
@@ -123,7 +169,7 @@ int main(int argc, char **argv)
     if (3 != argc || (bytes = strtol(argv[2], &end, 10)) < 4 || '\0' != *end || 0 != bytes % 4
         || bytes > 64L * 1024 * 1024) {
         if (0 == wrank) {
-            fprintf(stderr, "usage: %s [--warmup[=N]] EXPECT BYTES   (EXPECT: an allreduce algorithm or "
+            fprintf(stderr, "usage: %s [--bcast] [--warmup[=N]] EXPECT BYTES   (EXPECT: an allreduce (bcast) algorithm or "
                             "\"previous\"; BYTES: a multiple of 4, at least 4)\n",
                     argv[0]);
         }
@@ -148,17 +194,19 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
+    const lt_coll_t coll = bcast ? LT_BCAST : LT_ALLREDUCE;
+    const char *cname = bcast ? "bcast" : "allreduce";
     if (0 == strcmp(expect, "previous")) {
         which = LT_WHICH_FALLBACK;
-        if (!lt_has_fallback(LT_ALLREDUCE)) {
-            FAIL("no counter coll_loom_allreduce_fallback_calls");
+        if (!lt_has_fallback(coll)) {
+            FAIL("no counter coll_loom_%s_fallback_calls", cname);
         }
     } else {
-        which = lt_alg_index(LT_ALLREDUCE, expect);
+        which = lt_alg_index(coll, expect);
         if (which < 0) {
             if (0 == wrank) {
-                fprintf(stderr, "FAIL test_rules: no counter coll_loom_allreduce_%s_calls (unknown "
-                                "algorithm \"%s\")\n", expect, expect);
+                fprintf(stderr, "FAIL test_rules: no counter coll_loom_%s_%s_calls (unknown "
+                                "algorithm \"%s\")\n", cname, expect, expect);
             }
             MPI_Finalize();
             return 2;
@@ -169,21 +217,32 @@ int main(int argc, char **argv)
     }
 
     for (int k = 0; k < warmup; ++k) {
-        snprintf(label, sizeof(label), "warm-up MPI_SUM #%d of %d ints", k + 1, count);
-        one_call(label, MPI_SUM, 0, count, ANY_COUNTER, expect);
+        snprintf(label, sizeof(label), "warm-up %s #%d of %d ints", bcast ? "bcast" : "MPI_SUM", k + 1,
+                 count);
+        if (bcast) {
+            one_bcast(label, k % wsize, count, ANY_COUNTER, expect);
+        } else {
+            one_call(label, MPI_SUM, 0, count, ANY_COUNTER, expect);
+        }
     }
-    for (int k = 0; k < 3; ++k) {
+    for (int k = 0; bcast && k < 4; ++k) {
+        snprintf(label, sizeof(label), "bcast #%d of %d ints from root %d", k + 1, count, k % wsize);
+        one_bcast(label, k % wsize, count, which, expect);
+    }
+    for (int k = 0; !bcast && k < 3; ++k) {
         snprintf(label, sizeof(label), "MPI_SUM #%d of %d ints%s", k + 1, count,
                  1 == k ? " (MPI_IN_PLACE)" : "");
         one_call(label, MPI_SUM, 1 == k, count, which, expect);
     }
-    snprintf(label, sizeof(label), "MPI_MAX of %d ints", count);
-    one_call(label, MPI_MAX, 0, count, which, expect);
+    if (!bcast) {
+        snprintf(label, sizeof(label), "MPI_MAX of %d ints", count);
+        one_call(label, MPI_MAX, 0, count, which, expect);
+    }
 
     /* every rank must have passed (this last allreduce is not checked) */
     MPI_Allreduce(&nfail, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (0 == wrank) {
-        printf("test_rules: %d ranks, 4 allreduces of %ld bytes, expected %s%s: %s\n", wsize, bytes,
+        printf("test_rules: %d ranks, 4 %ss of %ld bytes, expected %s%s: %s\n", wsize, cname, bytes,
                expect, which == LT_WHICH_FALLBACK ? " (fallback counter)" : "",
                0 == any ? "PASS" : "FAIL");
     }
