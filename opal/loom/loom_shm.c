@@ -350,7 +350,21 @@ void mca_coll_loom_shm_sym_arrive(mca_coll_loom_shm_t *s, uint32_t seq)
     /* the data is visible to whoever sees the flag; arrive[me] keeps its meaning
      * (done with every earlier call) for the coordinated calls that follow */
     __atomic_store_n(sym_flag(s, s->me, seq), seq, __ATOMIC_RELEASE);
+    s->sym_fresh[seq & 1u] = seq;
     mca_coll_loom_shm_arrive(s, seq); /* seq_cst: ordered before its look at the bell */
+}
+
+#define LOOM_SHM_SYM_REFRESH (1u << 30)
+
+void mca_coll_loom_shm_sym_refresh(mca_coll_loom_shm_t *s, uint32_t seq)
+{
+    for (uint32_t p = 0; p < 2; ++p) {
+        if (__builtin_expect(seq - s->sym_fresh[p] >= LOOM_SHM_SYM_REFRESH, 0)) {
+            /* published by this rank's next arrive (seq_cst) */
+            __atomic_store_n(sym_flag(s, s->me, p), seq - 2u, __ATOMIC_RELAXED);
+            s->sym_fresh[p] = seq - 2u;
+        }
+    }
 }
 
 static bool all_sym(const void *ctx)

@@ -45,6 +45,13 @@
  *
  * One cache-line hand-over per rank pair instead of the coordinator's two.
  *
+ * Only symmetric calls write the sym flags, so after 2^31 other calls a flag compared
+ * modulo 2^32 would look reached.  At the start of every call (before it arrives), a
+ * rank whose flag of a parity was last written 2^30 calls ago or more sets it to
+ * seq - 2 (sym_refresh).  Nobody reads it then: the symmetric call that wrote it last
+ * is long over on every rank, and the next one waits for this rank's arrival at a later
+ * call first, which publishes the new value.
+ *
  * release only grows: the coordinator of call seq + 1 writes it after waiting for
  * release >= seq.  "release >= t" is release[t % 2] >= t: the two words take the
  * calls in turn.  Counters are 32 bits and compared modulo 2^32, so they may wrap.
@@ -78,6 +85,7 @@ typedef struct {
     char *slot0;         /* slot i: slot0 + i * stride; its arrive word at its line's start */
     size_t sym_stride;   /* distance between the symmetric calls' slots */
     char *sym0;          /* sym[i][p]: sym0 + (2 i + p) * sym_stride; its flag at its line's start */
+    uint32_t sym_fresh[2]; /* the last value this rank stored in its sym flag of parity p */
 } mca_coll_loom_shm_t;
 
 /* How to wait: `spin` checks before sleeping (each followed by progress(), if any);
@@ -159,6 +167,9 @@ void mca_coll_loom_shm_release(mca_coll_loom_shm_t *s, uint32_t seq);
  * (also sets arrive[me]); sym_wait until every rank's sym slot holds call seq. */
 void mca_coll_loom_shm_sym_arrive(mca_coll_loom_shm_t *s, uint32_t seq);
 void mca_coll_loom_shm_sym_wait(mca_coll_loom_shm_t *s, uint32_t seq, const mca_coll_loom_shm_wait_t *w);
+/* Every call, coordinated or symmetric, before it arrives: keeps this rank's sym flags
+ * within 2^30 of the call number (see above). */
+void mca_coll_loom_shm_sym_refresh(mca_coll_loom_shm_t *s, uint32_t seq);
 void mca_coll_loom_shm_wait_release(mca_coll_loom_shm_t *s, uint32_t seq,
                                     const mca_coll_loom_shm_wait_t *w);
 

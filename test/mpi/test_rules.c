@@ -1,5 +1,6 @@
 /*
- * loom: which algorithm served MPI_Allreduce under a rules file (coll_loom_rules_file).
+ * loom: which algorithm served MPI_Allreduce (or MPI_Bcast) under a rules file
+ * (coll_loom_rules_file) or the built-in rules.
  *
  *   mpirun ... --mca coll_loom_rules_file FILE test_rules [--bcast] [--warmup[=N]] EXPECT BYTES
  *

@@ -7,7 +7,10 @@
  * from call to call, once with spinning waits and once with every wait sleeping on its
  * futex.  Every value read is checked against the value the writer must have written
  * for that call; a lost wake or a protocol hole shows up as a wrong value or as the
- * alarm firing.
+ * alarm firing.  One run starts at call 2^31 + 1000 with every sym flag last written
+ * 2^31 - 300 calls before and makes no symmetric call in its first 400: without the
+ * refresh of stale flags (sym_refresh) they look reached after 300 calls, and the
+ * symmetric calls read stale slots.
  *
  * Also: attach refuses a segment of another shape or a missing file, create fails
  * cleanly in a missing directory, and no file is left behind; and mca_coll_loom_copy
@@ -55,22 +58,27 @@ static void yield_progress(void)
 }
 
 /* one process: returns the number of wrong values seen */
-static int run_rank(const char *path, int n, int me, int calls, int spin)
+static int run_rank(const char *path, int n, int me, int calls, int spin, uint32_t seq0, uint32_t stale)
 {
     mca_coll_loom_shm_t s;
     mca_coll_loom_shm_wait_t w = {.spin = spin, .sleep_us = 30000000, .progress = yield_progress};
     uint64_t x = 0x9e3779b97f4a7c15ull; /* the same sequence of calls on every rank */
     const char *what = "";
     int err = 0, bad = 0;
-    uint32_t sym_prev = 0;
+    uint32_t sym_prev = 0 == seq0 ? 0 : stale;
 
     if (0 != mca_coll_loom_shm_attach(&s, path, n, me, SLOT, &err, &what)) {
         fprintf(stderr, "rank %d: attach: %s: %s\n", me, what, strerror(err));
         return 1000;
     }
+    if (0 != seq0) {
+        s.sym_fresh[0] = s.sym_fresh[1] = stale;
+    }
     int burst = 0, burst_coord = 0;
 
-    for (uint32_t seq = 1; seq <= (uint32_t) calls; ++seq) {
+    for (uint32_t k = 1; k <= (uint32_t) calls; ++k) {
+        const uint32_t seq = seq0 + k;
+        mca_coll_loom_shm_sym_refresh(&s, seq); /* the component's next_call */
         int kind = (int) (rng(&x) % K_NUM);
         int coord = (K_ALLREDUCE == kind || K_BARRIER == kind) ? 0 : (int) (rng(&x) % (uint64_t) n);
 
@@ -84,6 +92,9 @@ static int run_rank(const char *path, int n, int me, int calls, int spin)
             --burst;
             kind = K_BCAST;
             coord = burst_coord;
+        }
+        if (0 != seq0 && k <= 400 && K_SYM == kind) {
+            kind = K_ALLREDUCE; /* the stale flags stay unwritten past the wrap */
         }
         uint64_t *mine = (uint64_t *) mca_coll_loom_shm_slot(&s, me);
         uint64_t *area = (uint64_t *) mca_coll_loom_shm_area(&s, seq);
@@ -160,7 +171,16 @@ static int run_rank(const char *path, int n, int me, int calls, int spin)
     return bad;
 }
 
+static void run_from(int n, int calls, int spin, uint32_t seq0, uint32_t stale);
+
 static void run(int n, int calls, int spin)
+{
+    run_from(n, calls, spin, 0, 0);
+}
+
+/* n ranks, `calls` calls from call seq0 + 1; seq0 > 0: the counters as after seq0
+ * calls, the sym flags as last written at call `stale` */
+static void run_from(int n, int calls, int spin, uint32_t seq0, uint32_t stale)
 {
     char path[128];
     mca_coll_loom_shm_t s;
@@ -174,24 +194,35 @@ static void run(int n, int calls, int spin)
     if (0 != rc) {
         return;
     }
+    if (0 != seq0) {
+        for (int r = 0; r < n; ++r) {
+            *mca_coll_loom_shm_arrive_word(&s, r) = seq0;
+            for (uint32_t p = 0; p < 2; ++p) {
+                *(uint32_t *) (mca_coll_loom_shm_sym_slot(&s, r, p) - MCA_COLL_LOOM_SHM_HEAD) = stale;
+            }
+        }
+        *s.release[seq0 & 1u] = seq0;
+        *s.release[(seq0 - 1u) & 1u] = seq0 - 1u;
+    }
     for (int r = 1; r < n; ++r) {
         pids[r] = fork();
         if (0 == pids[r]) {
             alarm(120);
-            _exit(run_rank(path, n, r, calls, spin) > 0 ? 1 : 0);
+            _exit(run_rank(path, n, r, calls, spin, seq0, stale) > 0 ? 1 : 0);
         }
     }
     alarm(120);
     /* rank 0 is this process, on the creator's mapping */
     mca_coll_loom_shm_detach(&s);
-    bad = run_rank(path, n, 0, calls, spin);
+    bad = run_rank(path, n, 0, calls, spin, seq0, stale);
     alarm(0);
     for (int r = 1; r < n; ++r) {
         int st = 0;
         waitpid(pids[r], &st, 0);
         bad += !(WIFEXITED(st) && 0 == WEXITSTATUS(st));
     }
-    CHECK(0 == bad, "n=%d spin=%d: %d wrong values or failed ranks", n, spin, bad);
+    CHECK(0 == bad, "n=%d spin=%d from call %u: %d wrong values or failed ranks", n, spin, (unsigned) seq0,
+          bad);
     CHECK(0 == mca_coll_loom_shm_unlink(path), "unlink %s", path);
     CHECK(0 != access(path, F_OK), "%s left behind", path);
 }
@@ -306,6 +337,8 @@ int main(void)
     run(8, 5000, 4);
     run(4, 3000, 0); /* every wait sleeps */
     run(7, 2000, 0);
+    /* sym flags 2^31 - 300 calls old: stale-looking-reached after 300 calls */
+    run_from(4, 3000, 100, 0x80000000u + 1000u, 1300u);
 
     test_copy();
     printf("test_shm: %d checks, %d failures\n", checks, failures);

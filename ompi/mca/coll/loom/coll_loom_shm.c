@@ -247,7 +247,9 @@ static uint32_t next_call(mca_coll_loom_module_t *m, mca_coll_loom_shm_wait_t *w
     if (NULL != wl) {
         wait_policy(wl, m->topo.nnodes > 1);
     }
-    return ++m->shm.seq;
+    ++m->shm.seq;
+    mca_coll_loom_shm_sym_refresh(&m->shm.seg, m->shm.seq);
+    return m->shm.seq;
 }
 
 /* ------------------------------------------------------------------------------------ */
