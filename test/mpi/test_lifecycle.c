@@ -127,7 +127,9 @@ static int loom_files(const char *dir)
     return n;
 }
 
-static int check_sum(MPI_Comm comm, int count, int *fails)
+/* An allreduce of count ints, checked; then a barrier unless `last` (the caller frees
+ * the communicator right after: its last call then leaves ranks still reading). */
+static int check_sum_last(MPI_Comm comm, int count, int *fails, int last)
 {
     int size, rank;
     int *buf = malloc((size_t) count * sizeof(int));
@@ -148,8 +150,43 @@ static int check_sum(MPI_Comm comm, int count, int *fails)
         }
     }
     free(buf);
-    MPI_Barrier(comm);
+    if (!last) {
+        MPI_Barrier(comm);
+    }
     return 0;
+}
+
+static int check_sum(MPI_Comm comm, int count, int *fails)
+{
+    return check_sum_last(comm, count, fails, 0);
+}
+
+/* A reduce of count ints to `root` through hierarchical (forced for this call), as a
+ * communicator's last call: the ranks other than the node's coordinator leave at once. */
+static void check_reduce_last(MPI_Comm comm, int count, int root, int *fails)
+{
+    int size, rank;
+    int *in = malloc((size_t) count * sizeof(int)), *out = malloc((size_t) count * sizeof(int));
+    MPI_Comm_size(comm, &size);
+    MPI_Comm_rank(comm, &rank);
+    for (int i = 0; i < count; ++i) {
+        in[i] = rank * 3 + i;
+        out[i] = -1;
+    }
+    lt_cvar_write_str("coll_loom_reduce_algorithm", "hierarchical");
+    MPI_Reduce(in, out, count, MPI_INT, MPI_SUM, root, comm);
+    lt_cvar_write_str("coll_loom_reduce_algorithm", "twotree");
+    for (int i = 0; rank == root && i < count; ++i) {
+        if (out[i] != 3 * size * (size - 1) / 2 + size * i) {
+            if ((*fails)++ < 10) {
+                fprintf(stderr, "test_lifecycle: rank %d: hierarchical reduce element %d is %d, expected %d\n",
+                        rank, i, out[i], 3 * size * (size - 1) / 2 + size * i);
+            }
+            break;
+        }
+    }
+    free(in);
+    free(out);
 }
 
 /* The pool of freed segments, step by step; `local`: this rank's index on its node,
@@ -306,14 +343,15 @@ int main(int argc, char **argv)
         fprintf(stderr, "test_lifecycle: rank %d: FAIL: no coll_loom_shm_node_phases counter\n", rank);
         fails++;
     }
-    int nlocal = 1;
-    if (want_reuse) {
+    int nlocal = 1, local = 0;
+    {
         MPI_Comm node;
-        int local;
         MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
         MPI_Comm_rank(node, &local);
         MPI_Comm_size(node, &nlocal);
         MPI_Comm_free(&node);
+    }
+    if (want_reuse) {
         int setup_call = 0;
         if (0 != lt_shm_counter(LT_SHM_SEGMENTS_REUSED, &reused_before) ||
             MPI_SUCCESS != lt_cvar_read_int("coll_loom_shm_setup_call", &setup_call) || setup_call > 1) {
@@ -357,21 +395,37 @@ int main(int argc, char **argv)
         MPI_Comm_split(MPI_COMM_WORLD, rank % 2, (rank * 7 + c) % size, &split);
         check_sum(dup, 1 + c % 7, &fails);
         check_sum(split, 255, &fails);
-        /* more than 256 B: on one node the coordinated protocol, not the symmetric one */
-        check_sum(dup, 100 + c % 41, &fails);
         check_others(dup, c, oa, ob, &fails);
+        /* the dup's last call, with no barrier after it before the free: an allreduce
+         * of more than 256 B (on one node the coordinated protocol, not the symmetric
+         * one), or a reduce whose non-coordinators leave at once */
+        if (c % 3) {
+            check_sum_last(dup, 100 + c % 41, &fails, 1);
+        } else {
+            check_reduce_last(dup, 60 + c % 7, c % size, &fails);
+        }
         MPI_Comm_free(&split);
         MPI_Comm_free(&dup);
         if (0 == c % 5) {
-            /* freed in opposite orders by even and odd ranks: the next dup's ranks may
-             * offer different segments of the pool, and must then set up their own */
+            /* freed in opposite orders by the even and odd ranks of each node: the next
+             * dup's ranks then offer different segments of the pool, and must set up
+             * their own */
             MPI_Comm a, b;
             MPI_Comm_dup(MPI_COMM_WORLD, &a);
             MPI_Comm_dup(MPI_COMM_WORLD, &b);
             check_sum(a, 2, &fails);
             check_sum(b, 70, &fails);
-            MPI_Comm_free(rank % 2 ? &a : &b);
-            MPI_Comm_free(rank % 2 ? &b : &a);
+            MPI_Comm_free(local % 2 ? &a : &b);
+            MPI_Comm_free(local % 2 ? &b : &a);
+        } else if (1 == c % 5) {
+            /* one node's ranks, as a freed dup of WORLD held them: on several nodes it
+             * takes a segment over from a communicator of coordinated calls only and
+             * makes symmetric ones */
+            MPI_Comm node;
+            MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+            check_sum(node, 3, &fails);
+            check_sum_last(node, 90, &fails, 1);
+            MPI_Comm_free(&node);
         }
         if (NULL != leaked) {
             leaked[c] = malloc((size_t) leak);

@@ -280,7 +280,8 @@ void mca_coll_loom_shm_fini(mca_coll_loom_module_t *m);
 #define MCA_COLL_LOOM_SHM_OFFER_WORDS 9
 void mca_coll_loom_shm_offer(mca_coll_loom_module_t *m, ompi_communicator_t *comm, uint64_t *v);
 void mca_coll_loom_shm_adopt(mca_coll_loom_module_t *m, const uint64_t *v, bool agreed);
-/* at component close: unmaps every pooled segment */
+/* at component open / close: the pool starts empty / unmaps every pooled segment */
+void mca_coll_loom_shm_pool_init(void);
 void mca_coll_loom_shm_pool_fini(void);
 
 /* Segments / chunks a pipelined algorithm uses for `bytes` (knob: bytes per

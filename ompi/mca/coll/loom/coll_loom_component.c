@@ -404,6 +404,7 @@ static int loom_open(void)
     cm->shm_node_phases = 0;
     cm->shm_segments_created = 0;
     cm->shm_segments_reused = 0;
+    mca_coll_loom_shm_pool_init();
     cm->hier_alg = -1;
     for (int a = 0; a < cm->nalgs; ++a) {
         if (0 == strcmp(mca_coll_loom_algs[a].name, "hierarchical")) {

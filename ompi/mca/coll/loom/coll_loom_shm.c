@@ -289,7 +289,7 @@ typedef struct {
 
 static loom_pool_entry_t loom_pool[LOOM_SHM_POOL_MAX];
 static uint64_t loom_pool_clock;
-static uint32_t loom_pool_gens;
+static uint64_t loom_pool_gens;
 static bool loom_pool_closed; /* after component close: modules freed later unmap */
 
 static bool same_members(const opal_process_name_t *a, const opal_process_name_t *b, int n)
@@ -474,6 +474,11 @@ void mca_coll_loom_shm_fini(mca_coll_loom_module_t *m)
     m->shm.members = NULL;
     m->shm.nmembers = 0;
     m->shm.state = 0;
+}
+
+void mca_coll_loom_shm_pool_init(void)
+{
+    loom_pool_closed = false;
 }
 
 void mca_coll_loom_shm_pool_fini(void)
