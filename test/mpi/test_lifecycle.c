@@ -352,17 +352,35 @@ int main(int argc, char **argv)
         MPI_Comm_free(&node);
     }
     if (want_reuse) {
-        int setup_call = 0;
+        int setup_call = 0, pool = 0, shm = 0;
         if (0 != lt_shm_counter(LT_SHM_SEGMENTS_REUSED, &reused_before) ||
-            MPI_SUCCESS != lt_cvar_read_int("coll_loom_shm_setup_call", &setup_call) || setup_call > 1) {
+            MPI_SUCCESS != lt_cvar_read_int("coll_loom_shm_setup_call", &setup_call) || setup_call > 1 ||
+            MPI_SUCCESS != lt_cvar_read_int("coll_loom_shm_pool", &pool) ||
+            MPI_SUCCESS != lt_cvar_read_int("coll_loom_shm", &shm) || !shm) {
             fprintf(stderr, "test_lifecycle: rank %d: FAIL: --reuse needs the counter "
-                    "coll_loom_shm_segments_reused and --mca coll_loom_shm_setup_call 1 (it is %d)\n",
-                    rank, setup_call);
+                    "coll_loom_shm_segments_reused, coll_loom_shm 1 (it is %d) and --mca "
+                    "coll_loom_shm_setup_call 1 (it is %d)\n", rank, shm, setup_call);
             fails++;
+        } else if (pool < 2) {
+            /* a deliberate setting (the negative control): the counts below must then fail */
+            if (0 == rank) {
+                printf("test_lifecycle: coll_loom_shm_pool is %d; --reuse expects at least 2\n", pool);
+            }
+            fails += check_reuse(local, nlocal);
         } else {
             fails += check_reuse(local, nlocal);
         }
         lt_shm_counter(LT_SHM_SEGMENTS_REUSED, &reused_before);
+    }
+    {
+        /* MPI_Comm_split_type runs an allreduce on its parent, so WORLD's own segment
+         * would be set up at its coll_loom_shm_setup_call-th call, in the middle of the
+         * cycles, and look like a mapping that grew: it is set up now */
+        int setup_call = 8;
+        lt_cvar_read_int("coll_loom_shm_setup_call", &setup_call);
+        for (int k = 0; k < setup_call; ++k) {
+            MPI_Barrier(MPI_COMM_WORLD);
+        }
     }
     lt_counts_t obefore[LT_NOTHERS], oafter[LT_NOTHERS];
     static const lt_coll_t others[LT_NOTHERS] = {LT_BCAST,     LT_REDUCE, LT_ALLGATHER, LT_REDUCE_SCATTER_BLOCK,

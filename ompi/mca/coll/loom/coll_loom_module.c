@@ -651,6 +651,11 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,
     mca_coll_loom_component_t *cm = &mca_coll_loom_component;
     const mca_coll_loom_sched_t *s;
 
+    /* the communicator's first call: the settings check, before the segment's state is
+     * read, so that a segment taken over from a freed communicator serves this call */
+    if (OPAL_UNLIKELY(0 == m->settings_agreed)) {
+        agree_on_settings(m, comm);
+    }
     /* on one node, hierarchical is fast through the shared segment and slow without
      * it (two point-to-point phases): the rules see which it would be (shm=yes/no) */
     if (mca_coll_loom_shm_usable(m, coll, bytes)) {
