@@ -189,6 +189,21 @@ static void check_reduce_last(MPI_Comm comm, int count, int root, int *fails)
     free(out);
 }
 
+/* Two dups of WORLD with an allreduce of na and nb ints each, freed in opposite orders
+ * by the even and odd ranks of each node (local: the rank's index on its node): the
+ * pool of each rank then offers a different one first, and the next dup's ranks must
+ * set up a segment of their own. */
+static void dup_pair_free_crossed(int local, int na, int nb, int *fails)
+{
+    MPI_Comm a, b;
+    MPI_Comm_dup(MPI_COMM_WORLD, &a);
+    MPI_Comm_dup(MPI_COMM_WORLD, &b);
+    check_sum(a, na, fails);
+    check_sum(b, nb, fails);
+    MPI_Comm_free(local % 2 ? &a : &b);
+    MPI_Comm_free(local % 2 ? &b : &a);
+}
+
 /* The pool of freed segments, step by step; `local`: this rank's index on its node,
  * `nlocal`: the node's ranks in WORLD.  Returns the failures. */
 static int check_reuse(int local, int nlocal)
@@ -198,20 +213,14 @@ static int check_reuse(int local, int nlocal)
     static const unsigned long long want[4][2] = {{1, 0}, {0, 1}, {1, 1}, {1, 0}};
     unsigned long long c0, c1, r0, r1;
     int fails = 0, rank;
-    MPI_Comm d, a, b;
+    MPI_Comm d;
 
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     for (int s = 0; s < 4; ++s) {
         lt_shm_counter(LT_SHM_SEGMENTS_CREATED, &c0);
         lt_shm_counter(LT_SHM_SEGMENTS_REUSED, &r0);
         if (2 == s) {
-            MPI_Comm_dup(MPI_COMM_WORLD, &a);
-            MPI_Comm_dup(MPI_COMM_WORLD, &b);
-            check_sum(a, 3, &fails);
-            check_sum(b, 300, &fails);
-            /* opposite orders: the node's pools then offer different segments first */
-            MPI_Comm_free(local % 2 ? &a : &b);
-            MPI_Comm_free(local % 2 ? &b : &a);
+            dup_pair_free_crossed(local, 3, 300, &fails);
         } else {
             MPI_Comm_dup(MPI_COMM_WORLD, &d);
             check_sum(d, 1 + s, &fails);
@@ -425,16 +434,7 @@ int main(int argc, char **argv)
         MPI_Comm_free(&split);
         MPI_Comm_free(&dup);
         if (0 == c % 5) {
-            /* freed in opposite orders by the even and odd ranks of each node: the next
-             * dup's ranks then offer different segments of the pool, and must set up
-             * their own */
-            MPI_Comm a, b;
-            MPI_Comm_dup(MPI_COMM_WORLD, &a);
-            MPI_Comm_dup(MPI_COMM_WORLD, &b);
-            check_sum(a, 2, &fails);
-            check_sum(b, 70, &fails);
-            MPI_Comm_free(local % 2 ? &a : &b);
-            MPI_Comm_free(local % 2 ? &b : &a);
+            dup_pair_free_crossed(local, 2, 70, &fails);
         } else if (1 == c % 5) {
             /* one node's ranks, as a freed dup of WORLD held them: on several nodes it
              * takes a segment over from a communicator of coordinated calls only and

@@ -48,12 +48,25 @@ static int input(int rank, int i)
 /* expect_which of a call whose result is checked but not which algorithm served it */
 #define ANY_COUNTER (-100)
 
+/* The counters of collective c around one call: exactly one moved, by one, and it is
+ * expect_which's (ANY_COUNTER: not checked). */
+static void check_served(const char *label, lt_coll_t c, const lt_counts_t *before, const lt_counts_t *after,
+                         int expect_which, const char *expect)
+{
+    lt_diff_t d;
+
+    lt_diff(c, before, after, &d);
+    if (ANY_COUNTER != expect_which && (1 != d.changed || expect_which != d.which || 1 != d.delta)) {
+        FAIL("%s: counters moved: %s; expected %s+1 and nothing else", label, d.desc,
+             LT_WHICH_FALLBACK == expect_which ? "fallback" : expect);
+    }
+}
+
 /* One MPI_Bcast from `root`, its counters and its result. */
 static void one_bcast(const char *label, int root, int count, int expect_which, const char *expect)
 {
     int *buf = malloc((size_t) count * sizeof(int));
     lt_counts_t before, after;
-    lt_diff_t d;
     int rc;
 
     if (NULL == buf) {
@@ -73,11 +86,7 @@ static void one_bcast(const char *label, int root, int count, int expect_which, 
     if (MPI_SUCCESS != rc) {
         FAIL("%s: MPI_Bcast returned %d", label, rc);
     }
-    lt_diff(LT_BCAST, &before, &after, &d);
-    if (ANY_COUNTER != expect_which && (1 != d.changed || expect_which != d.which || 1 != d.delta)) {
-        FAIL("%s: counters moved: %s; expected %s+1 and nothing else", label, d.desc,
-             LT_WHICH_FALLBACK == expect_which ? "fallback" : expect);
-    }
+    check_served(label, LT_BCAST, &before, &after, expect_which, expect);
     for (int i = 0; i < count; ++i) {
         if (buf[i] != input(root, i)) {
             FAIL("%s: element %d is %d, expected %d", label, i, buf[i], input(root, i));
@@ -94,7 +103,6 @@ static void one_call(const char *label, MPI_Op op, int in_place, int count, int 
     int *in = malloc((size_t) count * sizeof(int));
     int *out = malloc((size_t) count * sizeof(int));
     lt_counts_t before, after;
-    lt_diff_t d;
     int rc, bad = 0;
 
     if (NULL == in || NULL == out) {
@@ -117,11 +125,7 @@ static void one_call(const char *label, MPI_Op op, int in_place, int count, int 
     if (MPI_SUCCESS != rc) {
         FAIL("%s: MPI_Allreduce returned %d", label, rc);
     }
-    lt_diff(LT_ALLREDUCE, &before, &after, &d);
-    if (ANY_COUNTER != expect_which && (1 != d.changed || expect_which != d.which || 1 != d.delta)) {
-        FAIL("%s: counters moved: %s; expected %s+1 and nothing else", label, d.desc,
-             LT_WHICH_FALLBACK == expect_which ? "fallback" : expect);
-    }
+    check_served(label, LT_ALLREDUCE, &before, &after, expect_which, expect);
 
     for (int i = 0; i < count && bad < 3; ++i) {
         long want = 0;

@@ -193,11 +193,20 @@ void mca_coll_loom_model_params(mca_coll_loom_model_params_t *m)
 
 /* coll_loom_<coll>_<alg>_calls and coll_loom_<coll>_fallback_calls: read by the tests
  * to prove which algorithm ran.  The MCA system prefixes "coll_loom_". */
+/* One of loom's MPI_T counters: read-only, continuous, not bound to an object. */
+static void register_counter(const char *name, const char *desc, unsigned long long *counter)
+{
+    (void) mca_base_component_pvar_register(&mca_coll_loom_component.super.collm_version, name, desc,
+                                            OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_COUNTER,
+                                            MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
+                                            MCA_BASE_VAR_BIND_NO_OBJECT,
+                                            MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS,
+                                            NULL, NULL, NULL, counter);
+}
+
 static void register_pvars(void)
 {
     mca_coll_loom_component_t *cm = &mca_coll_loom_component;
-    mca_base_component_t *c = &cm->super.collm_version;
-    const int flags = MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS;
     char name[128], desc[256];
 
     for (int coll = 0; coll < MCA_COLL_LOOM_NUM_COLLS; ++coll) {
@@ -210,42 +219,25 @@ static void register_pvars(void)
             snprintf(name, sizeof(name), "%s_%s_calls", cname, mca_coll_loom_algs[a].name);
             snprintf(desc, sizeof(desc), "Number of %s calls on which loom ran the '%s' algorithm",
                      cname, mca_coll_loom_algs[a].name);
-            (void) mca_base_component_pvar_register(c, name, desc, OPAL_INFO_LVL_4,
-                                                    MCA_BASE_PVAR_CLASS_COUNTER,
-                                                    MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
-                                                    MCA_BASE_VAR_BIND_NO_OBJECT, flags, NULL,
-                                                    NULL, NULL, &cm->alg_calls[coll][a]);
+            register_counter(name, desc, &cm->alg_calls[coll][a]);
         }
         snprintf(name, sizeof(name), "%s_fallback_calls", cname);
         snprintf(desc, sizeof(desc),
                  "Number of %s calls loom handed to the component selected before it", cname);
-        (void) mca_base_component_pvar_register(c, name, desc, OPAL_INFO_LVL_4,
-                                                MCA_BASE_PVAR_CLASS_COUNTER,
-                                                MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
-                                                MCA_BASE_VAR_BIND_NO_OBJECT, flags, NULL, NULL,
-                                                NULL, &cm->fallback_calls[coll]);
+        register_counter(name, desc, &cm->fallback_calls[coll]);
     }
-    (void) mca_base_component_pvar_register(c, "shm_node_phases",
-                                            "Number of hierarchical calls whose node phases ran "
-                                            "through the node's shared segment",
-                                            OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_COUNTER,
-                                            MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
-                                            MCA_BASE_VAR_BIND_NO_OBJECT, flags, NULL, NULL, NULL,
-                                            &cm->shm_node_phases);
-    (void) mca_base_component_pvar_register(c, "shm_segments_created",
-                                            "Number of node shared segments this process created "
-                                            "or mapped for a communicator",
-                                            OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_COUNTER,
-                                            MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
-                                            MCA_BASE_VAR_BIND_NO_OBJECT, flags, NULL, NULL, NULL,
-                                            &cm->shm_segments_created);
-    (void) mca_base_component_pvar_register(c, "shm_segments_reused",
-                                            "Number of node shared segments this process took over "
-                                            "from a freed communicator (coll_loom_shm_pool)",
-                                            OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_COUNTER,
-                                            MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
-                                            MCA_BASE_VAR_BIND_NO_OBJECT, flags, NULL, NULL, NULL,
-                                            &cm->shm_segments_reused);
+    register_counter("shm_node_phases",
+                     "Number of hierarchical calls whose node phases ran through the node's shared "
+                     "segment",
+                     &cm->shm_node_phases);
+    register_counter("shm_segments_created",
+                     "Number of node shared segments this process created or mapped for a "
+                     "communicator",
+                     &cm->shm_segments_created);
+    register_counter("shm_segments_reused",
+                     "Number of node shared segments this process took over from a freed "
+                     "communicator (coll_loom_shm_pool)",
+                     &cm->shm_segments_reused);
 }
 
 static void register_shm_params(void)
