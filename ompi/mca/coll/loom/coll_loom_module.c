@@ -467,16 +467,14 @@ static void agree_on_settings(mca_coll_loom_module_t *m, struct ompi_communicato
     mca_coll_loom_shm_offer(m, comm, v + 3);
     rc = m->previous_allreduce(MPI_IN_PLACE, v, 3 + MCA_COLL_LOOM_SHM_OFFER_WORDS, &ompi_mpi_uint64_t.dt,
                                &ompi_mpi_op_max.op, comm, m->previous_allreduce_module);
-    if (OMPI_SUCCESS == rc) {
-        mca_coll_loom_shm_adopt(m, v + 3, v[0] == ~v[1]);
-    }
     if (OMPI_SUCCESS != rc) {
-        m->settings_agreed = -1;
+        m->settings_agreed = -1; /* the offered segment goes back to the pool at free */
         opal_output(0, "coll/loom: communicator %s (cid %u): comparing the loom settings of its "
                     "ranks failed (error %d); every collective on it goes to the previous component",
                     comm->c_name, (unsigned) comm->c_contextid, rc);
         return;
     }
+    mca_coll_loom_shm_adopt(m, v + 3, v[0] == ~v[1]);
     if (v[0] == ~v[1]) {
         m->settings_agreed = 1;
         return;
