@@ -120,12 +120,12 @@ else
 fi
 
 # ---- binaries -------------------------------------------------------------------
-progs="test_allreduce test_barrier test_lifecycle test_rules test_colls test_bigcount"
+progs="test_allreduce test_barrier test_lifecycle test_rules test_colls test_bigcount test_threads"
 for p in $progs; do
     if [ ! -x "$bindir/$p" ]; then
         if [ -f "$here/$p.c" ] && command -v mpicc >/dev/null; then
             echo "note: $bindir/$p missing; compiling $here/$p.c into $logdir"
-            if mpicc -std=gnu11 -O2 -Wall -Wextra -o "$logdir/$p" "$here/$p.c" -lm >"$logdir/$p.build.log" 2>&1; then
+            if mpicc -std=gnu11 -O2 -Wall -Wextra -o "$logdir/$p" "$here/$p.c" -lm -lpthread >"$logdir/$p.build.log" 2>&1; then
                 eval "bin_$p=\$logdir/\$p"
                 continue
             fi
@@ -198,6 +198,7 @@ T_LIFE=${bin_test_lifecycle:-}
 T_RULES=${bin_test_rules:-}
 T_COLLS=${bin_test_colls:-}
 T_BIG=${bin_test_bigcount:-}
+T_THREADS=${bin_test_threads:-}
 
 # ---- 1. every process count --------------------------------------------------------
 for np in $NPS; do
@@ -247,6 +248,12 @@ fi
 run "lifecycle 200 cycles, coll_loom_shm_pool 0 on 1 of 4 ranks np=4" 1 0 \
     --mca coll_loom_shm_setup_call 1 -x OMPI_MCA_coll_loom_shm_pool=0 -- "$T_LIFE" 200 --shm \
     : -np 3 "$T_LIFE" 200 --shm
+# MPI_THREAD_MULTIPLE: threads that create, use and free communicators at once share the
+# node map cache, the scratch buffer and the pool of freed segments
+run "MPI_THREAD_MULTIPLE: 4 threads x 200 dup/use/free cycles np=4" 4 0 \
+    --mca coll_loom_shm_setup_call 1 -- "$T_THREADS" 4 200
+run "MPI_THREAD_MULTIPLE: 3 threads x 200 dup/use/free cycles np=7" 7 0 \
+    --mca coll_loom_shm_setup_call 1 -- "$T_THREADS" 3 200
 # hierarchical's node phases: point-to-point when shared memory is off or cannot be set up
 run "test_allreduce np=6, coll_loom_shm 0 (point-to-point node phases)" 6 0 \
     --mca coll_loom_shm 0 -- "$T_ALL"
