@@ -50,10 +50,11 @@ size_t mca_coll_loom_shm_segment_bytes(int n, size_t slot_bytes)
         return 0;
     }
     stride = round_line(LOOM_SHM_HEAD + slot_bytes);
-    if (stride > SIZE_MAX / 4 / ((size_t) n + 2) || (size_t) n > SIZE_MAX / 4 / LOOM_SHM_SYM_STRIDE) {
+    if (stride > SIZE_MAX / 4 / ((size_t) n + MCA_COLL_LOOM_SHM_AREAS) || (size_t) n > SIZE_MAX / 4 / LOOM_SHM_SYM_STRIDE) {
         return 0;
     }
-    return LOOM_SHM_OFF_DATA + stride * ((size_t) n + 2) + 2 * LOOM_SHM_SYM_STRIDE * (size_t) n;
+    return LOOM_SHM_OFF_DATA + stride * ((size_t) n + MCA_COLL_LOOM_SHM_AREAS) +
+           2 * LOOM_SHM_SYM_STRIDE * (size_t) n;
 }
 
 static void layout(mca_coll_loom_shm_t *s, int n, int me, size_t slot_bytes)
@@ -67,14 +68,14 @@ static void layout(mca_coll_loom_shm_t *s, int n, int me, size_t slot_bytes)
     /* apart from the release words: written only by ranks going to sleep, read by
      * every releaser, so it stays in every core's cache */
     s->release_waiters = (uint32_t *) (s->base + LOOM_SHM_OFF_WAITERS);
-    for (int p = 0; p < 2; ++p) {
+    for (int p = 0; p < MCA_COLL_LOOM_SHM_AREAS; ++p) {
         char *line = s->base + LOOM_SHM_OFF_DATA + (size_t) p * s->stride;
         s->release[p] = (uint32_t *) line;
         s->area[p] = line + LOOM_SHM_HEAD;
     }
-    s->slot0 = s->base + LOOM_SHM_OFF_DATA + 2 * s->stride + LOOM_SHM_HEAD;
+    s->slot0 = s->base + LOOM_SHM_OFF_DATA + MCA_COLL_LOOM_SHM_AREAS * s->stride + LOOM_SHM_HEAD;
     s->sym_stride = LOOM_SHM_SYM_STRIDE;
-    s->sym0 = s->base + LOOM_SHM_OFF_DATA + (2 + (size_t) n) * s->stride + LOOM_SHM_HEAD;
+    s->sym0 = s->base + LOOM_SHM_OFF_DATA + (MCA_COLL_LOOM_SHM_AREAS + (size_t) n) * s->stride + LOOM_SHM_HEAD;
 }
 
 static void clear(mca_coll_loom_shm_t *s)
@@ -334,7 +335,7 @@ void mca_coll_loom_shm_wait_arrived(mca_coll_loom_shm_t *s, uint32_t seq,
 
 void mca_coll_loom_shm_release(mca_coll_loom_shm_t *s, uint32_t seq)
 {
-    uint32_t *word = s->release[seq & 1u];
+    uint32_t *word = s->release[seq & (MCA_COLL_LOOM_SHM_AREAS - 1u)];
 
     __atomic_store_n(word, seq, __ATOMIC_SEQ_CST);
     posted(word, s->release_waiters);
@@ -387,5 +388,5 @@ void mca_coll_loom_shm_sym_wait(mca_coll_loom_shm_t *s, uint32_t seq, const mca_
 void mca_coll_loom_shm_wait_release(mca_coll_loom_shm_t *s, uint32_t seq,
                                     const mca_coll_loom_shm_wait_t *w)
 {
-    mca_coll_loom_shm_wait(s->release[seq & 1u], s->release_waiters, seq, w);
+    mca_coll_loom_shm_wait(s->release[seq & (MCA_COLL_LOOM_SHM_AREAS - 1u)], s->release_waiters, seq, w);
 }

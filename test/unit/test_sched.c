@@ -843,7 +843,9 @@ static void test_decide(void)
             /* one node (loom-tune --report at np 8) */
             {MCA_COLL_LOOM_COLL_ALLREDUCE, 256 * 1024, NULL, "hierarchical"},
             {MCA_COLL_LOOM_COLL_ALLREDUCE, 512 * 1024, NULL, NULL},
-            {MCA_COLL_LOOM_COLL_BCAST, 256, NULL, NULL},
+            {MCA_COLL_LOOM_COLL_BCAST, 128, NULL, NULL},
+            {MCA_COLL_LOOM_COLL_BCAST, 255, NULL, NULL},
+            {MCA_COLL_LOOM_COLL_BCAST, 256, NULL, "hierarchical"},
             {MCA_COLL_LOOM_COLL_BCAST, 512, NULL, "hierarchical"},
             {MCA_COLL_LOOM_COLL_BCAST, 8192, NULL, "hierarchical"},
             {MCA_COLL_LOOM_COLL_BCAST, 16384, NULL, NULL},
@@ -939,7 +941,7 @@ static void test_decide(void)
             p.call |= MCA_COLL_LOOM_CALL_SHM;
             mca_coll_loom_decide(cases[i].coll, cases[i].bytes, &p, knobs, -1, NULL, 0, &ch);
             CHECK((ch.alg >= 0 && 0 == strcmp(mca_coll_loom_algs[ch.alg].name, "hierarchical")) ||
-                      (MCA_COLL_LOOM_COLL_BCAST == cases[i].coll && cases[i].bytes < 512),
+                      (MCA_COLL_LOOM_COLL_BCAST == cases[i].coll && cases[i].bytes < 256),
                   "decide with shm P=%d %s %zu B: %s, expected hierarchical", cases[i].P,
                   mca_coll_loom_coll_name(cases[i].coll), cases[i].bytes,
                   ch.alg >= 0 ? mca_coll_loom_algs[ch.alg].name : "previous");
@@ -947,15 +949,16 @@ static void test_decide(void)
     }
     {
         /* small bcasts on one node stay with the previous component even with the
-         * segment (its eager sends pipeline back-to-back calls), except on two ranks
-         * from 128 B, where the segment's one copy each way beats loom's hand-off */
+         * segment (its eager sends pipeline back-to-back calls) below 256 B, except on
+         * two ranks from 128 B, where the segment's one copy each way beats loom's
+         * hand-off */
         int knobs[64] = {0};
         mca_coll_loom_choice_t ch;
         for (int P = 2; P <= 8; P += 6) {
             mca_coll_loom_params_t p = {.P = P, .call = C | E | I | MCA_COLL_LOOM_CALL_SHM,
                                         .coll = MCA_COLL_LOOM_COLL_BCAST, .nodes = 1, .rpn = P};
             for (size_t b = 1; b < 512; b *= 2) {
-                const bool hier = 2 == P && b >= 128;
+                const bool hier = b >= 256 || (2 == P && b >= 128);
                 mca_coll_loom_decide(MCA_COLL_LOOM_COLL_BCAST, b, &p, knobs, -1, NULL, 0, &ch);
                 CHECK(hier ? ch.alg >= 0 && 0 == strcmp(mca_coll_loom_algs[ch.alg].name, "hierarchical")
                            : ch.alg < 0,

@@ -133,7 +133,7 @@ static int run_rank(const char *path, int n, int me, int calls, int spin, uint32
 
         if (me == coord) {
             uint64_t sum[NVAL];
-            mca_coll_loom_shm_wait_arrived(&s, K_BCAST == kind ? seq - 1 : seq, &w);
+            mca_coll_loom_shm_wait_arrived(&s, K_BCAST == kind ? seq - (MCA_COLL_LOOM_SHM_AREAS - 1u) : seq, &w);
             if (K_ALLREDUCE == kind || K_REDUCE == kind) {
                 for (int j = 0; j < NVAL; ++j) {
                     sum[j] = 0;
@@ -201,8 +201,9 @@ static void run_from(int n, int calls, int spin, uint32_t seq0, uint32_t stale)
                 *(uint32_t *) (mca_coll_loom_shm_sym_slot(&s, r, p) - MCA_COLL_LOOM_SHM_HEAD) = stale;
             }
         }
-        *s.release[seq0 & 1u] = seq0;
-        *s.release[(seq0 - 1u) & 1u] = seq0 - 1u;
+        for (uint32_t p = 0; p < MCA_COLL_LOOM_SHM_AREAS; ++p) {
+            *s.release[(seq0 - p) & (MCA_COLL_LOOM_SHM_AREAS - 1u)] = seq0 - p;
+        }
     }
     for (int r = 1; r < n; ++r) {
         pids[r] = fork();
@@ -304,17 +305,20 @@ int main(void)
         CHECK(i == 0 || (uintptr_t) mca_coll_loom_shm_slot(&t, i - 1) + SLOT <= flag, "slot %d overlaps slot %d",
               i - 1, i);
     }
-    for (uint32_t seq = 1; seq <= 2; ++seq) {
-        uintptr_t flag = (uintptr_t) t.release[seq & 1u], data = (uintptr_t) mca_coll_loom_shm_area(&t, seq);
-        CHECK(0 == flag % 64 && data / 64 == flag / 64 && 0 == data % 16, "area of call %u: release word and data",
-              (unsigned) seq);
+    /* area p holds the data of calls p, p + AREAS, ...: release word and data share its
+     * first line; areas do not overlap each other, the slots, or the waiters word's line */
+    for (uint32_t p = 0; p < MCA_COLL_LOOM_SHM_AREAS; ++p) {
+        uintptr_t flag = (uintptr_t) t.release[p], data = (uintptr_t) mca_coll_loom_shm_area(&t, p);
+        CHECK(0 == flag % 64 && data / 64 == flag / 64 && 0 == data % 16, "area %u: release word and data",
+              (unsigned) p);
         CHECK(data + SLOT <= (uintptr_t) mca_coll_loom_shm_arrive_word(&t, 0) &&
-                  (seq == 2 || data + SLOT <= (uintptr_t) t.release[0] || data > (uintptr_t) t.release[0]),
-              "area of call %u overlaps", (unsigned) seq);
+                  (p + 1 == MCA_COLL_LOOM_SHM_AREAS || data + SLOT <= (uintptr_t) t.release[p + 1]),
+              "area %u overlaps the next", (unsigned) p);
+        CHECK((uintptr_t) t.release_waiters / 64 != flag / 64, "the waiters word shares area %u's line",
+              (unsigned) p);
+        CHECK(mca_coll_loom_shm_area(&t, p + MCA_COLL_LOOM_SHM_AREAS) == (char *) data,
+              "call %u does not reuse area %u", (unsigned) (p + MCA_COLL_LOOM_SHM_AREAS), (unsigned) p);
     }
-    CHECK((uintptr_t) t.release_waiters / 64 != (uintptr_t) t.release[0] / 64 &&
-              (uintptr_t) t.release_waiters / 64 != (uintptr_t) t.release[1] / 64,
-          "the waiters word has its own line");
     mca_coll_loom_shm_detach(&t);
     mca_coll_loom_shm_detach(&s);
     mca_coll_loom_shm_detach(&s); /* idempotent */

@@ -94,9 +94,10 @@ bool mca_coll_loom_shm_usable(mca_coll_loom_module_t *m, mca_coll_loom_coll_t co
     /* several nodes, bcast below 512 B: the point-to-point node phase.  A node's other
      * ranks then poll for the leader's eager message, and back-to-back calls overlap;
      * through the segment they sleep across the network phase (a futex wake per call)
-     * and the leader reuses one of two slots only after its readers are done.  4 x 2
+     * and the leader reused one of two areas only after its readers were done.  4 x 2
      * (8 ranks, 2 cores), loom_roots, median over the 8 roots: 31-42 us at 8-256 B
-     * point to point, 44-56 us through the segment (docs/performance.md) */
+     * point to point, 44-56 us through the segment with two areas (docs/performance.md;
+     * not measured again with eight) */
     if (MCA_COLL_LOOM_COLL_BCAST == coll && bytes < LOOM_SHM_BCAST_MIN_NODES && m->have_topo &&
         m->topo.nnodes > 1) {
         return false;
@@ -862,12 +863,13 @@ int mca_coll_loom_shm_bcast(mca_coll_loom_module_t *m, void *buf, size_t count, 
     }
 
     /* the coordinator: the root hands the data to its node first, a leader of another
-     * node once it has it; area[seq % 2] is free when everyone is done with seq - 2 */
+     * node once it has it; area[seq % A] is free when everyone is done with seq - A
+     * (loom_shm.h): the root may run A - 1 calls ahead of its readers */
     if (rank != root) {
         rc = run_leaders(m, MCA_COLL_LOOM_COLL_BCAST, comm, NULL, buf, count, dtype, NULL,
                          MCA_COLL_LOOM_CALL_NO_OP, root, MCA_COLL_BASE_TAG_BCAST);
     }
-    mca_coll_loom_shm_wait_arrived(seg, seq - 1, &w);
+    mca_coll_loom_shm_wait_arrived(seg, seq - (MCA_COLL_LOOM_SHM_AREAS - 1u), &w);
     if (OMPI_SUCCESS == rc) {
         rc = pack(buf, count, dtype, mca_coll_loom_shm_area(seg, seq), bytes);
     }
