@@ -124,18 +124,19 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * segment instead of messages.  np 8: bcast 0.22-0.43x tuned's time and reduce
      * 0.43-0.77x from 512 B to 8 KiB (np 2: 0.22-0.82x).  Below that tuned's eager sends
      * run ahead of the root, so back-to-back calls pipeline; the segment's eight areas
-     * (MCA_COLL_LOOM_SHM_AREAS) let a root run seven calls ahead too, and from 256 B it
-     * then took 0.59-0.79x tuned's time at np 4, 6 and 8 (np 3: 0.75-1.04x; three runs
-     * each, loom_bw, 2026-11-25), where with two areas it took 1.6-2x.  At 128 B it was
-     * 0.80-1.05x at np 4-8 and 1.2-1.4x at np 3, below 2-5x: left to tuned.  Two ranks from 128 B
-     * are the exception: a call of 0.15-0.3 us, where handing it to tuned costs loom's
+     * (MCA_COLL_LOOM_SHM_AREAS) let a root run seven calls ahead too, and at 256 B it
+     * then took 0.55-0.90x tuned's time at np 4-8 in seven runs per shape (loom_bw,
+     * 2026-11-25; np 4 once 1.04x), where with two areas it took 1.6-2x.  Not at np 3
+     * (0.75-1.16x), nor below 256 B (128 B: 0.8-1.05x at np 6-8, 1.1-1.4x at np 3-5; 64 B:
+     * 0.9-1.8x): left to tuned.  Two ranks from 128 B are the exception: a call of 0.15-0.3 us, where handing it to tuned costs loom's
      * entry (1.13-1.29x tuned's time) and the segment is one copy each way.  Over 44
      * np 2 jobs (loom_bw, 2026-11-25) it took a median 0.65-0.69x the hand-off's time
      * at 128-256 B; in 22 more, at most 1.36x tuned's when the two cores passed cache
      * lines slowly (a state that comes and goes for minutes).  Below 128 B that state
      * cost up to 2.2x tuned's time, in 6 of the 22: those sizes stay with tuned. */
     {BCAST, .min_bytes = 128, .max_bytes = 511, .max_P = 2, .max_nodes = 1, SHM, .alg = "hierarchical"},
-    {BCAST, .min_bytes = 256, .max_bytes = 8192, .max_nodes = 1, SHM, .alg = "hierarchical"},
+    {BCAST, .min_bytes = 256, .max_bytes = 511, .min_P = 4, .max_nodes = 1, SHM, .alg = "hierarchical"},
+    {BCAST, .min_bytes = 512, .max_bytes = 8192, .max_nodes = 1, SHM, .alg = "hierarchical"},
     {REDUCE, .min_bytes = 512, .max_bytes = 8192, .max_nodes = 1, .call_mask = C | MCA_COLL_LOOM_CALL_SHM,
      .call_value = C | MCA_COLL_LOOM_CALL_SHM, .alg = "hierarchical"},
     /* large bcast / reduce: the pipelined two-tree.  Measured at np 8 on one node,

@@ -54,8 +54,8 @@
  * call first, which publishes the new value.
  *
  * A bcast root thus runs up to A - 1 calls ahead of its slowest reader, as eager sends
- * let tuned's: with two areas back-to-back small bcasts took 1.6-2x tuned's time at
- * np 4-8 where with eight they take 0.6-0.8x from 256 B.
+ * let tuned's: with two areas back-to-back bcasts of 256 B took 1.6-2x tuned's time
+ * at np 4-8, with eight 0.55-0.9x.
  *
  * release only grows: the coordinator of call seq + 1 writes it after waiting for
  * release >= seq.  "release >= t" is release[t % A] >= t: the A words take the calls
