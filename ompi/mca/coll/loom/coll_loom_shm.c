@@ -58,7 +58,7 @@
 #define LOOM_SHM_SPIN_DEDICATED 100000
 /* Several nodes: bcasts below this many bytes keep hierarchical's point-to-point node
  * phases (see mca_coll_loom_shm_usable). */
-#define LOOM_SHM_BCAST_MIN_NODES 512
+#define LOOM_SHM_BCAST_MIN_NODES 257
 /* A sleeping rank looks again (and runs MPI progress) at least this often. */
 #define LOOM_SHM_SLEEP_US 1000
 
@@ -91,13 +91,15 @@ bool mca_coll_loom_shm_usable(mca_coll_loom_module_t *m, mca_coll_loom_coll_t co
         MCA_COLL_LOOM_COLL_BCAST != coll && MCA_COLL_LOOM_COLL_REDUCE != coll) {
         return false;
     }
-    /* several nodes, bcast below 512 B: the point-to-point node phase.  A node's other
+    /* several nodes, bcast up to 256 B: the point-to-point node phase.  A node's other
      * ranks then poll for the leader's eager message, and back-to-back calls overlap;
-     * through the segment they sleep across the network phase (a futex wake per call)
-     * and the leader reused one of two areas only after its readers were done.  4 x 2
-     * (8 ranks, 2 cores), loom_roots, median over the 8 roots: 31-42 us at 8-256 B
-     * point to point, 44-56 us through the segment with two areas (docs/performance.md;
-     * not measured again with eight) */
+     * through the segment they sleep across the network phase (a futex wake per call).
+     * 4 x 2 (8 ranks, 2 cores), loom_roots, median over the 8 roots, three jobs per
+     * build (2026-11-25, eight areas): 24-36 us at 8-256 B point to point, 35-48 us
+     * through the segment; from 264 B the point-to-point phase jumps to 49-78 us (the
+     * leader's message to its node no longer fits Open MPI's small-message path) and
+     * the segment takes 37-40 us up to 511 B.  With two areas the segment took 44-56 us
+     * at 8-256 B and was kept for 512 B and up. */
     if (MCA_COLL_LOOM_COLL_BCAST == coll && bytes < LOOM_SHM_BCAST_MIN_NODES && m->have_topo &&
         m->topo.nnodes > 1) {
         return false;
