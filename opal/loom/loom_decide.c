@@ -127,14 +127,18 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * (MCA_COLL_LOOM_SHM_AREAS) let a root run seven calls ahead too, and at 256 B it
      * then took 0.55-0.90x tuned's time at np 4-8 in seven runs per shape (loom_bw,
      * 2026-11-25; np 4 once 1.04x), where with two areas it took 1.6-2x.  Not at np 3
-     * (0.75-1.16x), nor below 256 B (128 B: 0.8-1.05x at np 6-8, 1.1-1.4x at np 3-5; 64 B:
-     * 0.9-1.8x): left to tuned.  Two ranks from 128 B are the exception: a call of 0.15-0.3 us, where handing it to tuned costs loom's
+     * (0.75-1.16x).  At 128 B from six ranks: 0.80-1.03x at np 8 (twelve runs; auto
+     * handing it to tuned took 1.08-1.29x hierarchical's time in five of them), 0.86-1.20x
+     * at np 6; 1.1-1.4x at np 3-5.  Below 128 B (64 B: 0.9-1.8x) tuned.  More ranks favour
+     * the segment (one write, P reads) over tuned's tree of eager sends.  Two ranks from
+     * 128 B are the exception: a call of 0.15-0.3 us, where handing it to tuned costs loom's
      * entry (1.13-1.29x tuned's time) and the segment is one copy each way.  Over 44
      * np 2 jobs (loom_bw, 2026-11-25) it took a median 0.65-0.69x the hand-off's time
      * at 128-256 B; in 22 more, at most 1.36x tuned's when the two cores passed cache
      * lines slowly (a state that comes and goes for minutes).  Below 128 B that state
      * cost up to 2.2x tuned's time, in 6 of the 22: those sizes stay with tuned. */
     {BCAST, .min_bytes = 128, .max_bytes = 511, .max_P = 2, .max_nodes = 1, SHM, .alg = "hierarchical"},
+    {BCAST, .min_bytes = 128, .max_bytes = 255, .min_P = 6, .max_nodes = 1, SHM, .alg = "hierarchical"},
     {BCAST, .min_bytes = 256, .max_bytes = 511, .min_P = 4, .max_nodes = 1, SHM, .alg = "hierarchical"},
     {BCAST, .min_bytes = 512, .max_bytes = 8192, .max_nodes = 1, SHM, .alg = "hierarchical"},
     {REDUCE, .min_bytes = 512, .max_bytes = 8192, .max_nodes = 1, .call_mask = C | MCA_COLL_LOOM_CALL_SHM,
