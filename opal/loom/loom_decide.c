@@ -127,7 +127,7 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * (MCA_COLL_LOOM_SHM_AREAS) let a root run seven calls ahead too, and at 256 B it
      * then took 0.55-0.90x tuned's time at np 4-8 in seven runs per shape (loom_bw,
      * 2026-11-25; np 4 once 1.04x), where with two areas it took 1.6-2x.  Not at np 3
-     * (0.75-1.16x).  At 128 B from six ranks: 0.80-1.03x at np 8 (twelve runs; auto
+     * (0.75-1.16x).  At 128 B from six ranks: 0.79-1.03x at np 8 (twelve runs; auto
      * handing it to tuned took 1.08-1.29x hierarchical's time in five of them), 0.86-1.20x
      * at np 6; 1.1-1.4x at np 3-5.  Below 128 B (64 B: 0.9-1.8x) tuned.  More ranks favour
      * the segment (one write, P reads) over tuned's tree of eager sends.  Two ranks from

@@ -191,8 +191,6 @@ void mca_coll_loom_model_params(mca_coll_loom_model_params_t *m)
                                    cm->model_copy_per_byte_ns);
 }
 
-/* coll_loom_<coll>_<alg>_calls and coll_loom_<coll>_fallback_calls: read by the tests
- * to prove which algorithm ran.  The MCA system prefixes "coll_loom_". */
 /* One of loom's MPI_T counters: read-only, continuous, not bound to an object. */
 static void register_counter(const char *name, const char *desc, unsigned long long *counter)
 {
@@ -204,6 +202,9 @@ static void register_counter(const char *name, const char *desc, unsigned long l
                                             NULL, NULL, NULL, counter);
 }
 
+/* coll_loom_<coll>_<alg>_calls and coll_loom_<coll>_fallback_calls: read by the tests
+ * to prove which algorithm ran; the node segment's counters.  The MCA system prefixes
+ * "coll_loom_". */
 static void register_pvars(void)
 {
     mca_coll_loom_component_t *cm = &mca_coll_loom_component;
