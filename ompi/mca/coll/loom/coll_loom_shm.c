@@ -343,6 +343,10 @@ void mca_coll_loom_shm_offer(mca_coll_loom_module_t *m, ompi_communicator_t *com
     if (n < 2) {
         return; /* no segment on this node: no say */
     }
+    if (!cm->shm || cm->shm_slot_size <= 0 || 0 == pool_limit()) {
+        v[2] = 1; /* no segment to offer, none to pool later: no member list either */
+        return;
+    }
     if (NULL == m->shm.members) {
         m->shm.members = malloc((size_t) n * sizeof(*m->shm.members));
         if (NULL == m->shm.members) {
@@ -358,7 +362,7 @@ void mca_coll_loom_shm_offer(mca_coll_loom_module_t *m, ompi_communicator_t *com
     }
 
     OPAL_THREAD_LOCK(&cm->lock);
-    for (int i = 0; cm->shm && cm->shm_slot_size > 0 && i < LOOM_SHM_POOL_MAX; ++i) {
+    for (int i = 0; i < LOOM_SHM_POOL_MAX; ++i) {
         loom_pool_entry_t *e = &loom_pool[i];
         if (e->used && !e->reserved && e->n == n && e->slot == (size_t) cm->shm_slot_size &&
             same_members(e->members, m->shm.members, n) && (NULL == best || e->stamp > best->stamp)) {
