@@ -199,10 +199,9 @@ typedef struct mca_coll_loom_module_t {
         mca_coll_loom_shm_t seg;
         /* for the pool of freed segments (coll_loom_shm.c): the generation of this
          * communicator's segments (the same on every rank), this rank's node's
-         * processes in node order (NULL on a node of one rank), the pool entry
-         * offered at the settings check */
+         * processes in node order (as many as seg.n once the segment is set up;
+         * NULL on a node of one rank), the pool entry offered at the settings check */
         uint64_t gen[2];
-        int nmembers;
         opal_process_name_t *members;
         void *offer;
     } shm;

@@ -284,10 +284,8 @@ typedef struct {
     uint64_t stamp;            /* when it was pooled: the newest of equals is offered */
     uint64_t gen[2];
     uint32_t seq, sym_seq;
-    int n;
-    size_t slot;
-    opal_process_name_t *members; /* n, node order */
-    mca_coll_loom_shm_t seg;
+    opal_process_name_t *members; /* seg.n of them, node order */
+    mca_coll_loom_shm_t seg;      /* its shape: seg.n ranks, slots of seg.slot_bytes */
 } loom_pool_entry_t;
 
 static loom_pool_entry_t loom_pool[LOOM_SHM_POOL_MAX];
@@ -358,13 +356,12 @@ void mca_coll_loom_shm_offer(mca_coll_loom_module_t *m, ompi_communicator_t *com
                 m->shm.members[i++] = ompi_group_get_proc_name(comm->c_local_group, r);
             }
         }
-        m->shm.nmembers = n;
     }
 
     OPAL_THREAD_LOCK(&cm->lock);
     for (int i = 0; i < LOOM_SHM_POOL_MAX; ++i) {
         loom_pool_entry_t *e = &loom_pool[i];
-        if (e->used && !e->reserved && e->n == n && e->slot == (size_t) cm->shm_slot_size &&
+        if (e->used && !e->reserved && e->seg.n == n && e->seg.slot_bytes == (size_t) cm->shm_slot_size &&
             same_members(e->members, m->shm.members, n) && (NULL == best || e->stamp > best->stamp)) {
             best = e;
         }
@@ -467,8 +464,6 @@ void mca_coll_loom_shm_fini(mca_coll_loom_module_t *m)
                                         .gen = {m->shm.gen[0], m->shm.gen[1]},
                                         .seq = m->shm.seq,
                                         .sym_seq = m->shm.sym_seq,
-                                        .n = m->shm.nmembers,
-                                        .slot = m->shm.seg.slot_bytes,
                                         .members = m->shm.members,
                                         .seg = m->shm.seg};
             m->shm.members = NULL;
@@ -479,7 +474,6 @@ void mca_coll_loom_shm_fini(mca_coll_loom_module_t *m)
     mca_coll_loom_shm_detach(&m->shm.seg);
     free(m->shm.members);
     m->shm.members = NULL;
-    m->shm.nmembers = 0;
     m->shm.state = 0;
 }
 
