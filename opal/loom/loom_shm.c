@@ -20,10 +20,10 @@
 
 #define LOOM_SHM_LINE MCA_COLL_LOOM_SHM_LINE
 
-/* Header line, the bell line, the waiters line, the two areas (each: its release word,
+/* Header line, the bell line, the waiters line, the A areas (each: its release word,
  * padding to MCA_COLL_LOOM_SHM_HEAD, the data), then per rank its arrive word, padding
- * and slot, then per rank its two symmetric slots (flag, padding, data); areas and
- * slots start on a line and take whole lines. */
+ * and slot, then per rank its A symmetric slots (flag, padding, data); areas and slots
+ * start on a line and take whole lines. */
 typedef struct {
     uint64_t magic;
     uint64_t n;
@@ -35,7 +35,7 @@ typedef struct {
 #define LOOM_SHM_OFF_DATA    (3 * LOOM_SHM_LINE)
 #define LOOM_SHM_HEAD        MCA_COLL_LOOM_SHM_HEAD
 #define LOOM_SHM_SYM_STRIDE                                                                       \
-    ((LOOM_SHM_HEAD + MCA_COLL_LOOM_SHM_SYM_BYTES + LOOM_SHM_LINE - 1) & ~((size_t) LOOM_SHM_LINE - 1))
+    ((LOOM_SHM_HEAD + MCA_COLL_LOOM_SHM_SMALL_BYTES + LOOM_SHM_LINE - 1) & ~((size_t) LOOM_SHM_LINE - 1))
 
 static size_t round_line(size_t b)
 {
@@ -50,11 +50,12 @@ size_t mca_coll_loom_shm_segment_bytes(int n, size_t slot_bytes)
         return 0;
     }
     stride = round_line(LOOM_SHM_HEAD + slot_bytes);
-    if (stride > SIZE_MAX / 4 / ((size_t) n + MCA_COLL_LOOM_SHM_AREAS) || (size_t) n > SIZE_MAX / 4 / LOOM_SHM_SYM_STRIDE) {
+    if (stride > SIZE_MAX / 4 / ((size_t) n + MCA_COLL_LOOM_SHM_AREAS) ||
+        (size_t) n > SIZE_MAX / 4 / MCA_COLL_LOOM_SHM_SYM_DEPTH / LOOM_SHM_SYM_STRIDE) {
         return 0;
     }
     return LOOM_SHM_OFF_DATA + stride * ((size_t) n + MCA_COLL_LOOM_SHM_AREAS) +
-           2 * LOOM_SHM_SYM_STRIDE * (size_t) n;
+           MCA_COLL_LOOM_SHM_SYM_DEPTH * LOOM_SHM_SYM_STRIDE * (size_t) n;
 }
 
 static void layout(mca_coll_loom_shm_t *s, int n, int me, size_t slot_bytes)
@@ -76,6 +77,7 @@ static void layout(mca_coll_loom_shm_t *s, int n, int me, size_t slot_bytes)
     s->slot0 = s->base + LOOM_SHM_OFF_DATA + MCA_COLL_LOOM_SHM_AREAS * s->stride + LOOM_SHM_HEAD;
     s->sym_stride = LOOM_SHM_SYM_STRIDE;
     s->sym0 = s->base + LOOM_SHM_OFF_DATA + (MCA_COLL_LOOM_SHM_AREAS + (size_t) n) * s->stride + LOOM_SHM_HEAD;
+    s->done = 1; /* calls count from 1: nobody is in an earlier one */
 }
 
 static void clear(mca_coll_loom_shm_t *s)
@@ -346,12 +348,42 @@ static uint32_t *sym_flag(const mca_coll_loom_shm_t *s, int i, uint32_t seq)
     return (uint32_t *) (mca_coll_loom_shm_sym_slot(s, i, seq) - LOOM_SHM_HEAD);
 }
 
+/* The arrive words say who is done with what: arrive[i] = t means rank i is done with
+ * every call before t.  The smallest, taken relative to seq (some ranks may be ahead). */
+static uint32_t min_arrived(const mca_coll_loom_shm_t *s, uint32_t seq)
+{
+    int32_t low = 0;
+    for (int i = 0; i < s->n; ++i) {
+        const int32_t d = (int32_t) (__atomic_load_n(mca_coll_loom_shm_arrive_word(s, i), __ATOMIC_SEQ_CST) - seq);
+        low = d < low ? d : low;
+    }
+    return seq + (uint32_t) low;
+}
+
+void mca_coll_loom_shm_sym_enter(mca_coll_loom_shm_t *s, uint32_t seq, const mca_coll_loom_shm_wait_t *w)
+{
+    /* sym[.][seq % A] was last read in call seq - A: free once every rank is done with
+     * it, i.e. has arrived at seq - A + 1.  `done` is at most seq (this rank has not
+     * arrived at seq), so seq - done is its distance behind. */
+    const uint32_t need = seq - (MCA_COLL_LOOM_SHM_SYM_DEPTH - 1u);
+
+    if (seq - s->done < MCA_COLL_LOOM_SHM_SYM_DEPTH) {
+        return;
+    }
+    s->done = min_arrived(s, seq);
+    if (seq - s->done < MCA_COLL_LOOM_SHM_SYM_DEPTH) {
+        return;
+    }
+    mca_coll_loom_shm_wait_arrived(s, need, w);
+    s->done = min_arrived(s, seq);
+}
+
 void mca_coll_loom_shm_sym_arrive(mca_coll_loom_shm_t *s, uint32_t seq)
 {
     /* the data is visible to whoever sees the flag; arrive[me] keeps its meaning
      * (done with every earlier call) for the coordinated calls that follow */
     __atomic_store_n(sym_flag(s, s->me, seq), seq, __ATOMIC_RELEASE);
-    s->sym_fresh[seq & 1u] = seq;
+    s->sym_fresh[seq & (MCA_COLL_LOOM_SHM_SYM_DEPTH - 1u)] = seq;
     mca_coll_loom_shm_arrive(s, seq); /* seq_cst: ordered before its look at the bell */
 }
 
@@ -359,30 +391,46 @@ void mca_coll_loom_shm_sym_arrive(mca_coll_loom_shm_t *s, uint32_t seq)
 
 void mca_coll_loom_shm_sym_refresh(mca_coll_loom_shm_t *s, uint32_t seq)
 {
-    for (uint32_t p = 0; p < 2; ++p) {
-        if (__builtin_expect(seq - s->sym_fresh[p] >= LOOM_SHM_SYM_REFRESH, 0)) {
-            /* published by this rank's next arrive (seq_cst) */
-            __atomic_store_n(sym_flag(s, s->me, p), seq - 2u, __ATOMIC_RELAXED);
-            s->sym_fresh[p] = seq - 2u;
-        }
+    /* one flag per call, each in turn: a flag is looked at every D calls, long before
+     * 2^31 */
+    const uint32_t p = seq & (MCA_COLL_LOOM_SHM_SYM_DEPTH - 1u);
+
+    if (__builtin_expect(seq - s->sym_fresh[p] >= LOOM_SHM_SYM_REFRESH, 0)) {
+        /* published by this rank's next arrive (seq_cst) */
+        __atomic_store_n(sym_flag(s, s->me, p), seq - 2u, __ATOMIC_RELAXED);
+        s->sym_fresh[p] = seq - 2u;
+    }
+    if (__builtin_expect(seq - s->done >= LOOM_SHM_SYM_REFRESH, 0)) {
+        /* claims nothing: still too far behind for sym_enter, which looks again */
+        s->done = seq - LOOM_SHM_SYM_REFRESH;
     }
 }
 
+typedef struct {
+    const mca_coll_loom_shm_t *s;
+    uint32_t seq;
+    int skip;
+} loom_sym_wait_t;
+
 static bool all_sym(const void *ctx)
 {
-    const loom_arrivals_t *a = ctx;
+    const loom_sym_wait_t *a = ctx;
     for (int i = 0; i < a->s->n; ++i) {
-        if (!mca_coll_loom_shm_reached(__atomic_load_n(sym_flag(a->s, i, a->seq), __ATOMIC_SEQ_CST), a->seq)) {
+        if (i != a->skip &&
+            !mca_coll_loom_shm_reached(__atomic_load_n(sym_flag(a->s, i, a->seq), __ATOMIC_SEQ_CST), a->seq)) {
             return false;
         }
     }
     return true;
 }
 
-void mca_coll_loom_shm_sym_wait(mca_coll_loom_shm_t *s, uint32_t seq, const mca_coll_loom_shm_wait_t *w)
+void mca_coll_loom_shm_sym_wait(mca_coll_loom_shm_t *s, uint32_t seq, int skip, const mca_coll_loom_shm_wait_t *w)
 {
-    const loom_arrivals_t a = {s, seq};
+    const loom_sym_wait_t a = {s, seq, skip};
     wait_until(all_sym, &a, s->bell, s->bell_waiters, w);
+    /* every other rank wrote its slot of call seq, and this one is in it: all are done
+     * with the earlier calls */
+    s->done = seq;
 }
 
 void mca_coll_loom_shm_wait_release(mca_coll_loom_shm_t *s, uint32_t seq,

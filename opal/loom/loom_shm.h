@@ -14,7 +14,10 @@
  *             area[seq % A]; one word per area, release[seq % A];
  *   slot[i]   rank i's contribution (slot_bytes each);
  *   area[A]   data every rank of the node reads, A = MCA_COLL_LOOM_SHM_AREAS areas
- *             taken by the calls in turn.
+ *             taken by the calls in turn;
+ *   sym[i][D] rank i's small slots (MCA_COLL_LOOM_SHM_SMALL_BYTES each), D =
+ *             MCA_COLL_LOOM_SHM_SYM_DEPTH taken by the calls in turn, each with its own
+ *             flag (below).
  *
  * A flag shares its cache line with the first bytes of its data: arrive[i] with
  * slot[i], release[p] with area[p].  A reader that sees the flag then has a short
@@ -32,30 +35,44 @@
  *                combine / write area[seq % A]; release = seq
  *   everyone     wait release >= seq (calls that deliver data or synchronise)
  *
+ * A bcast root thus runs up to A - 1 calls ahead of its slowest reader, as eager sends
+ * let tuned's: with two areas back-to-back bcasts of 256 B took 1.6-2x tuned's time
+ * at np 4-8, with eight 0.55-0.9x.
+ *
  * Calls on a communicator of one node with at most MCA_COLL_LOOM_SHM_SYM_BYTES of
  * data (small allreduces, barriers) have no coordinator: every rank combines every
  * rank's contribution itself, in the same order, so all get the same bits.  Each rank
- * has two more slots, sym[i][seq % 2], each with its own flag in its first line:
+ * has D more slots, sym[i][seq % D], each with its own flag in its first line:
  *
- *   everyone     if the previous call was not of this kind: wait every arrive[i] >=
- *                seq - 1 (everyone is done with call seq - 2, the last one that may
- *                have read sym[.][seq % 2]); after such a call this is already known
+ *   everyone     wait until every rank is done with call seq - D, the last one that
+ *                may have read sym[.][seq % D] (sym_enter; usually known already: a
+ *                symmetric call learns that every rank entered it)
  *                write own sym slot, its flag = seq; arrive[me] = seq
- *                wait every sym flag of this parity >= seq, combine
+ *                wait every sym flag of call seq, combine
  *   index 0      wait release >= seq - 1, then release = seq (for the calls that follow)
  *
  * One cache-line hand-over per rank pair instead of the coordinator's two.
  *
- * Only symmetric calls write the sym flags, so after 2^31 other calls a flag compared
- * modulo 2^32 would look reached.  At the start of every call (before it arrives), a
- * rank whose flag of a parity was last written 2^30 calls ago or more sets it to
- * seq - 2 (sym_refresh).  Nobody reads it then: the symmetric call that wrote it last
- * is long over on every rank, and the next one waits for this rank's arrival at a later
- * call first, which publishes the new value.
+ * Reduces of at most MCA_COLL_LOOM_SHM_SMALL_BYTES (any node count: the node phase) use
+ * the sym slots too, so that a rank that only contributes leaves at once and runs up
+ * to D - 1 calls ahead of the coordinator, as eager sends let tuned's (seed 003,
+ * section 3.2: the node phase of a reduce is a gather):
  *
- * A bcast root thus runs up to A - 1 calls ahead of its slowest reader, as eager sends
- * let tuned's: with two areas back-to-back bcasts of 256 B took 1.6-2x tuned's time
- * at np 4-8, with eight 0.55-0.9x.
+ *   contributor  sym_enter, write own sym slot, its flag = seq; arrive[me] = seq; leave
+ *   coordinator  wait release >= seq - 1; arrive[me] = seq; wait the others' sym flags
+ *                of call seq, combine; release = seq
+ *
+ * "Done with call t" is known from arrive[i] > t (arrive means done with every earlier
+ * call), cached as `done`: every rank is done with every call before it.
+ *
+ * Only calls that write a sym slot write its flag, so after 2^31 other calls a flag
+ * compared modulo 2^32 would look reached.  At the start of every call (before it
+ * arrives), a rank looks at its flag of slot seq % D and, if it was last written 2^30
+ * calls ago or more, sets it to seq - 2 (sym_refresh).  Nobody reads it then: the call that wrote it last is
+ * long over on every rank, and the next one to read it waits for this rank's arrival
+ * at a later call first, which publishes the new value.  `done`, which only this rank
+ * reads, is kept within 2^30 calls of seq the same way (an older one is looked up
+ * again when needed).
  *
  * release only grows: the coordinator of call seq + 1 writes it after waiting for
  * release >= seq.  "release >= t" is release[t % A] >= t: the A words take the calls
@@ -75,12 +92,18 @@
 #include <stdint.h>
 
 /* What the segment's creator stamps in its header; attach checks it. */
-#define MCA_COLL_LOOM_SHM_MAGIC 0x6c6f6f6d73686d33ull /* "loomshm3" */
+#define MCA_COLL_LOOM_SHM_MAGIC 0x6c6f6f6d73686d34ull /* "loomshm4" */
 
 /* Areas (and release words), used by calls in turn: a bcast's root may run this many
  * calls minus one ahead of the slowest reader.  A power of two. */
 #ifndef MCA_COLL_LOOM_SHM_AREAS
 #define MCA_COLL_LOOM_SHM_AREAS 8
+#endif
+/* Small slots per rank (sym, below), used by calls in turn: a rank that contributes to a
+ * small reduce may run this many calls minus one ahead of the coordinator.  A power of
+ * two. */
+#ifndef MCA_COLL_LOOM_SHM_SYM_DEPTH
+#define MCA_COLL_LOOM_SHM_SYM_DEPTH 32
 #endif
 
 typedef struct {
@@ -95,8 +118,10 @@ typedef struct {
     char *area[MCA_COLL_LOOM_SHM_AREAS]; /* area p's data; release[p] at its line's start */
     char *slot0;         /* slot i: slot0 + i * stride; its arrive word at its line's start */
     size_t sym_stride;   /* distance between the symmetric calls' slots */
-    char *sym0;          /* sym[i][p]: sym0 + (2 i + p) * sym_stride; its flag at its line's start */
-    uint32_t sym_fresh[2]; /* the last value this rank stored in its sym flag of parity p */
+    char *sym0;          /* sym[i][p]: sym0 + (A i + p) * sym_stride; its flag at its line's start */
+    /* this rank's knowledge, not shared: */
+    uint32_t sym_fresh[MCA_COLL_LOOM_SHM_SYM_DEPTH]; /* the last value it stored in its sym flag p */
+    uint32_t done;       /* every rank of the node is done with every call before this one */
 } mca_coll_loom_shm_t;
 
 /* How to wait: `spin` checks before sleeping (each followed by progress(), if any);
@@ -136,6 +161,10 @@ int mca_coll_loom_shm_unlink(const char *path);
 /* Largest call of the symmetric kind: every rank reads n slots of it, which pays while
  * a call is a few cache lines (see above). */
 #define MCA_COLL_LOOM_SHM_SYM_BYTES 256
+/* Bytes of a small slot: the largest reduce through them.  Their depth pays more than
+ * the large slots' lockstep costs: np 8 on the 2 cores, back-to-back reduces of 288-512
+ * B took 0.7-0.9 us through them, 7-8 us through the large slots (tuned 8.6-11 us). */
+#define MCA_COLL_LOOM_SHM_SMALL_BYTES 512
 
 static inline char *mca_coll_loom_shm_slot(const mca_coll_loom_shm_t *s, int i)
 {
@@ -149,7 +178,7 @@ static inline uint32_t *mca_coll_loom_shm_arrive_word(const mca_coll_loom_shm_t 
 
 static inline char *mca_coll_loom_shm_sym_slot(const mca_coll_loom_shm_t *s, int i, uint32_t seq)
 {
-    return s->sym0 + (2 * (size_t) i + (seq & 1u)) * s->sym_stride;
+    return s->sym0 + ((size_t) i * MCA_COLL_LOOM_SHM_SYM_DEPTH + (seq & (MCA_COLL_LOOM_SHM_SYM_DEPTH - 1u))) * s->sym_stride;
 }
 
 static inline char *mca_coll_loom_shm_area(const mca_coll_loom_shm_t *s, uint32_t seq)
@@ -174,12 +203,14 @@ void mca_coll_loom_shm_arrive(mca_coll_loom_shm_t *s, uint32_t seq);
 void mca_coll_loom_shm_wait_arrived(mca_coll_loom_shm_t *s, uint32_t seq,
                                     const mca_coll_loom_shm_wait_t *w);
 void mca_coll_loom_shm_release(mca_coll_loom_shm_t *s, uint32_t seq);
-/* The symmetric calls' steps (see above): sym_arrive after writing the own sym slot
- * (also sets arrive[me]); sym_wait until every rank's sym slot holds call seq. */
+/* The symmetric calls' and small reduces' steps (see above): sym_enter before writing
+ * the own sym slot of call seq; sym_arrive after it (also sets arrive[me]); sym_wait
+ * until the sym slot of call seq of every rank but `skip` (-1: none) holds that call. */
+void mca_coll_loom_shm_sym_enter(mca_coll_loom_shm_t *s, uint32_t seq, const mca_coll_loom_shm_wait_t *w);
 void mca_coll_loom_shm_sym_arrive(mca_coll_loom_shm_t *s, uint32_t seq);
-void mca_coll_loom_shm_sym_wait(mca_coll_loom_shm_t *s, uint32_t seq, const mca_coll_loom_shm_wait_t *w);
+void mca_coll_loom_shm_sym_wait(mca_coll_loom_shm_t *s, uint32_t seq, int skip, const mca_coll_loom_shm_wait_t *w);
 /* Every call, coordinated or symmetric, before it arrives: keeps this rank's sym flags
- * within 2^30 of the call number (see above). */
+ * and `done` within 2^30 of the call number (see above). */
 void mca_coll_loom_shm_sym_refresh(mca_coll_loom_shm_t *s, uint32_t seq);
 void mca_coll_loom_shm_wait_release(mca_coll_loom_shm_t *s, uint32_t seq,
                                     const mca_coll_loom_shm_wait_t *w);

@@ -92,8 +92,8 @@ build() { # build NAME SOURCE: echo the binary's path, or nothing
 }
 SMOKE=$(build smoke "$here/smoke.c")
 [ -n "$SMOKE" ] || result FAIL "build smoke" 0 "$logdir/smoke.build.log"
-test_allreduce="" test_colls="" test_barrier="" test_lifecycle="" test_rules=""
-for p in test_allreduce test_colls test_barrier test_lifecycle test_rules; do
+test_allreduce="" test_colls="" test_barrier="" test_lifecycle="" test_rules="" test_pipeline=""
+for p in test_allreduce test_colls test_barrier test_lifecycle test_rules test_pipeline; do
     if [ -x "$bindir/$p" ]; then
         eval "$p=\$bindir/\$p"
     else
@@ -178,13 +178,23 @@ run "$name" 0 --ppn 2 --mca coll_loom_shm_dir /nonexistent-loom-dir --mca coll_l
     -- "$test_allreduce"
 check "segment failure reported on every node" grep -qE \
     "loomnode3.*cannot create the node's shared segment /nonexistent-loom-dir/loom-" "$(log_of "$name")"
-# below 512 B a bcast over several nodes keeps hierarchical's point-to-point node phases
+# up to 256 B a bcast over several nodes keeps hierarchical's point-to-point node phases
 # (no S in the call flags); smoke's bcast is 256 B
 name="smoke 4x2, verbose 20: its 256 B bcast runs hierarchical point to point"
 run "$name" 0 --ppn 2 --mca coll_loom_verbose 20 -- "$SMOKE"
 check "every rank's 256 B bcast: hierarchical, not through the segment" bash -c \
     "[ \$(grep -cE 'bcast cid [0-9]+ rank [0-9]: bytes=256 P=8 nodes=4 rpn=2 call=[A-Z-]{4}- -> hierarchical' \
     '$(log_of "$name")') -eq 8 ]"
+# from 257 B through the segment (S), once it is set up (the 8th call that could use it)
+name="test_rules 4x2, verbose 20: 300 B bcasts run hierarchical through the segment"
+run "$name" 0 --ppn 2 --mca coll_loom_verbose 20 -- "$test_rules" --bcast --warmup=7 hierarchical 300
+check "every rank's last 4 bcasts of 300 B: hierarchical through the segment" bash -c \
+    "[ \$(grep -cE 'bcast cid [0-9]+ rank [0-9]: bytes=300 P=8 nodes=4 rpn=2 call=[A-Z-]{4}S -> hierarchical' \
+    '$(log_of "$name")') -ge 32 ]"
+# small calls through the segments that run ahead of each other (bcast roots, reduce
+# contributors), on several nodes
+run "test_pipeline 4x2, 1500 calls per communicator" 0 --ppn 2 --mca coll_loom_shm_setup_call 1 \
+    -- "$test_pipeline" 1500
 # a rules file one node cannot read: that node reports it at MPI_Init and keeps the built-in
 # rules, so its ranks would decide differently; the first call finds the difference and
 # every call goes to the previous component, exact and without a hang, and the node's
@@ -206,17 +216,21 @@ run "smoke 4x2 over UCX" 0 --ucx --ppn 2 -- "$SMOKE"
 run "smoke 4x2 round-robin" 0 --ppn 2 --rr -- "$SMOKE"
 run "test_allreduce 4x2 round-robin" 0 --ppn 2 --rr -- "$test_allreduce"
 run "test_colls 4x2 round-robin" 0 --ppn 2 --rr -- "$test_colls"
+run "test_pipeline 4x2 round-robin" 0 --ppn 2 --rr --mca coll_loom_shm_setup_call 1 -- "$test_pipeline" 1500
 
 # ---- 4. 3 nodes x 3 ranks -----------------------------------------------------------------------
 cl "cluster.sh up 3 (rebuilt at another size)" up 3
 run "smoke 3x3" 0 --ppn 3 -- "$SMOKE"
 run "test_allreduce 3x3" 0 --ppn 3 -- "$test_allreduce"
 run "test_colls 3x3" 0 --ppn 3 -- "$test_colls"
+run "test_pipeline 3x3" 0 --ppn 3 --mca coll_loom_shm_setup_call 1 -- "$test_pipeline" 1500
 
 # ---- 5. uneven nodes -------------------------------------------------------------------------------
 run "smoke map 1,3,2 round-robin" 0 --map 1,3,2 --rr -- "$SMOKE"
 run "test_allreduce map 1,3,2 round-robin" 0 --map 1,3,2 --rr -- "$test_allreduce"
 run "test_colls map 1,3,2 round-robin" 0 --map 1,3,2 --rr -- "$test_colls"
+run "test_pipeline map 1,3,2 round-robin" 0 --map 1,3,2 --rr --mca coll_loom_shm_setup_call 1 \
+    -- "$test_pipeline" 1500
 run "smoke map 3,1,2 consecutive" 0 --map 3,1,2 -- "$SMOKE"
 # a node of one rank has no segment; the others do
 run "test_lifecycle map 1,3,2 round-robin, 200 cycles, shared memory" 0 --map 1,3,2 --rr \

@@ -27,7 +27,8 @@
 #   3. the default path: no --mca flag at all, loom must serve by default;
 #   4. a negative control: with --mca coll ^loom the test must FAIL (it proves loom
 #      ran, so without loom it cannot pass);
-#   5. communicator create/free cycles, and valgrind on them;
+#   5. communicator create/free cycles, and valgrind on them; MPI_THREAD_MULTIPLE;
+#      small calls through the node segment that run ahead of each other (test_pipeline);
 #   6. a smoke run of loom_bench, when it is built ($LOOM_BENCH_DIR or DIR/../bench);
 #   7. rules files (coll_loom_rules_file): a good file decides, a malformed or missing
 #      file is reported at MPI_Init and loom keeps its built-in rules, and
@@ -120,7 +121,7 @@ else
 fi
 
 # ---- binaries -------------------------------------------------------------------
-progs="test_allreduce test_barrier test_lifecycle test_rules test_colls test_bigcount test_threads"
+progs="test_allreduce test_barrier test_lifecycle test_rules test_colls test_bigcount test_threads test_pipeline"
 for p in $progs; do
     if [ ! -x "$bindir/$p" ]; then
         if [ -f "$here/$p.c" ] && command -v mpicc >/dev/null; then
@@ -199,6 +200,7 @@ T_RULES=${bin_test_rules:-}
 T_COLLS=${bin_test_colls:-}
 T_BIG=${bin_test_bigcount:-}
 T_THREADS=${bin_test_threads:-}
+T_PIPE=${bin_test_pipeline:-}
 
 # ---- 1. every process count --------------------------------------------------------
 for np in $NPS; do
@@ -254,6 +256,15 @@ run "MPI_THREAD_MULTIPLE: 4 threads x 200 dup/use/free cycles np=4" 4 0 \
     --mca coll_loom_shm_setup_call 1 -- "$T_THREADS" 4 200
 run "MPI_THREAD_MULTIPLE: 3 threads x 200 dup/use/free cycles np=7" 7 0 \
     --mca coll_loom_shm_setup_call 1 -- "$T_THREADS" 3 200
+# small calls through the node segment that run ahead of each other: bcast roots up to
+# seven calls ahead of their readers, reduce contributors up to seven ahead of the root
+for np in 2 3 4 7 8; do
+    run "pipelined node-segment calls: 3000 per communicator np=$np" "$np" 0 \
+        --mca coll_loom_shm_setup_call 1 -- "$T_PIPE" 3000
+done
+# the segment check can fail: without the segment the node phases are point to point
+run "negative control: pipelined calls with coll_loom_shm 0 must FAIL np=4" 4 nonzero \
+    --mca coll_loom_shm 0 -- "$T_PIPE" 100
 # hierarchical's node phases: point-to-point when shared memory is off or cannot be set up
 run "test_allreduce np=6, coll_loom_shm 0 (point-to-point node phases)" 6 0 \
     --mca coll_loom_shm 0 -- "$T_ALL"

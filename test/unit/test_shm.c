@@ -1,16 +1,17 @@
 /*
  * Unit test of the per-node shared segment (opal/loom/loom_shm.h), without MPI: n
- * forked processes run a long random sequence of the four call kinds the component
- * builds on it (gather-and-release like allreduce, pure bcast, also in runs from one
- * root, reduce to a varying coordinator, barrier) and the symmetric allreduce (every
- * rank reads every rank's sym slot; no coordinator), with coordinators that change
- * from call to call, once with spinning waits and once with every wait sleeping on its
- * futex.  Every value read is checked against the value the writer must have written
- * for that call; a lost wake or a protocol hole shows up as a wrong value or as the
- * alarm firing.  One run starts at call 2^31 + 1000 with every sym flag last written
- * 2^31 - 300 calls before and makes no symmetric call in its first 400: without the
- * refresh of stale flags (sym_refresh) they look reached after 300 calls, and the
- * symmetric calls read stale slots.
+ * forked processes run a long random sequence of the call kinds the component builds
+ * on it (gather-and-release like allreduce, pure bcast, also in runs from one root,
+ * reduce to a varying coordinator through the slots and through the sym slots, also in
+ * runs to one root where the contributors run ahead, barrier) and the symmetric
+ * allreduce (every rank reads every rank's sym slot; no coordinator), with
+ * coordinators that change from call to call, once with spinning waits and once with
+ * every wait sleeping on its futex.  Every value read is checked against the value the
+ * writer must have written for that call; a lost wake or a protocol hole shows up as a
+ * wrong value or as the alarm firing.  One run starts at call 2^31 + 1000 with every
+ * sym flag last written 2^31 - 300 calls before and makes no call through the sym slots
+ * in its first 400: without the refresh of stale flags (sym_refresh) they look reached
+ * after 300 calls, and the calls read stale slots.
  *
  * Also: attach refuses a segment of another shape or a missing file, create fails
  * cleanly in a missing directory, and no file is left behind; and mca_coll_loom_copy
@@ -35,8 +36,9 @@
 #define NVAL (SLOT / 8)
 
 #define NSYM (MCA_COLL_LOOM_SHM_SYM_BYTES / 8)
+#define NSMALL (MCA_COLL_LOOM_SHM_SMALL_BYTES / 8)
 
-enum { K_ALLREDUCE, K_BCAST, K_REDUCE, K_BARRIER, K_SYM, K_NUM };
+enum { K_ALLREDUCE, K_BCAST, K_REDUCE, K_BARRIER, K_SYM, K_SREDUCE, K_NUM };
 
 /* what rank r contributes to call seq, element j */
 static uint64_t val(int r, uint32_t seq, int j)
@@ -57,6 +59,20 @@ static void yield_progress(void)
     (void) sched_yield();
 }
 
+/* now and then a reader stays away between seeing data and reading it, as a coordinator
+ * in its network phase does (the rank's own draws: the call sequence stays common) */
+static void lag(uint64_t *x, int me)
+{
+    uint64_t y = *x ^ ((uint64_t) (me + 1) * 0x9e3779b97f4a7c15ull);
+    y = rng(&y);
+    if (0 == y % 8) {
+        (void) sched_yield();
+    }
+    if (0 == y % 61) {
+        usleep(50);
+    }
+}
+
 /* one process: returns the number of wrong values seen */
 static int run_rank(const char *path, int n, int me, int calls, int spin, uint32_t seq0, uint32_t stale)
 {
@@ -65,16 +81,20 @@ static int run_rank(const char *path, int n, int me, int calls, int spin, uint32
     uint64_t x = 0x9e3779b97f4a7c15ull; /* the same sequence of calls on every rank */
     const char *what = "";
     int err = 0, bad = 0;
-    uint32_t sym_prev = 0 == seq0 ? 0 : stale;
 
     if (0 != mca_coll_loom_shm_attach(&s, path, n, me, SLOT, &err, &what)) {
         fprintf(stderr, "rank %d: attach: %s: %s\n", me, what, strerror(err));
         return 1000;
     }
-    if (0 != seq0) {
-        s.sym_fresh[0] = s.sym_fresh[1] = stale;
+    for (uint32_t p = 0; 0 != seq0 && p < MCA_COLL_LOOM_SHM_SYM_DEPTH; ++p) {
+        s.sym_fresh[p] = stale;
     }
-    int burst = 0, burst_coord = 0;
+    if (0 != seq0) {
+        /* as if every rank was last known done 2^32 - 420 calls ago: without its refresh
+         * `done` looks 0-7 calls behind at calls 420-427, and sym_enter does not wait */
+        s.done = seq0 + 420u;
+    }
+    int burst = 0, burst_coord = 0, burst_kind = K_BCAST;
 
     for (uint32_t k = 1; k <= (uint32_t) calls; ++k) {
         const uint32_t seq = seq0 + k;
@@ -83,17 +103,19 @@ static int run_rank(const char *path, int n, int me, int calls, int spin, uint32
         int coord = (K_ALLREDUCE == kind || K_BARRIER == kind) ? 0 : (int) (rng(&x) % (uint64_t) n);
 
         /* now and then a run of bcasts from one root, where the coordinator can run
-         * ahead of its readers as far as the protocol lets it */
+         * ahead of its readers as far as the protocol lets it, or of small reduces to
+         * one root, where the contributors can run ahead of it */
         if (0 == burst && 0 == rng(&x) % 16) {
-            burst = 8;
+            burst = 8 + (int) (rng(&x) % 8);
             burst_coord = coord;
+            burst_kind = 0 == rng(&x) % 2 ? K_BCAST : K_SREDUCE;
         }
         if (burst > 0) {
             --burst;
-            kind = K_BCAST;
+            kind = burst_kind;
             coord = burst_coord;
         }
-        if (0 != seq0 && k <= 400 && K_SYM == kind) {
+        if (0 != seq0 && k <= 400 && (K_SYM == kind || K_SREDUCE == kind)) {
             kind = K_ALLREDUCE; /* the stale flags stay unwritten past the wrap */
         }
         uint64_t *mine = (uint64_t *) mca_coll_loom_shm_slot(&s, me);
@@ -102,15 +124,13 @@ static int run_rank(const char *path, int n, int me, int calls, int spin, uint32
         if (K_SYM == kind) {
             /* the component's sym_gather / sym_release */
             uint64_t *ms = (uint64_t *) mca_coll_loom_shm_sym_slot(&s, me, seq);
-            if (sym_prev != seq - 1) {
-                mca_coll_loom_shm_wait_arrived(&s, seq - 1, &w);
-            }
-            sym_prev = seq;
+            mca_coll_loom_shm_sym_enter(&s, seq, &w);
             for (int j = 0; j < NSYM; ++j) {
                 ms[j] = val(me, seq, j);
             }
             mca_coll_loom_shm_sym_arrive(&s, seq);
-            mca_coll_loom_shm_sym_wait(&s, seq, &w);
+            mca_coll_loom_shm_sym_wait(&s, seq, -1, &w);
+            lag(&x, me); /* a reader that is slow to read: a slot reused too early shows */
             for (int r = 0; r < n; ++r) {
                 const uint64_t *v = (const uint64_t *) mca_coll_loom_shm_sym_slot(&s, r, seq);
                 for (int j = 0; j < NSYM; ++j) {
@@ -121,6 +141,30 @@ static int run_rank(const char *path, int n, int me, int calls, int spin, uint32
                 mca_coll_loom_shm_enter(&s, seq, &w);
                 mca_coll_loom_shm_release(&s, seq);
             }
+            continue;
+        }
+        if (K_SREDUCE == kind) {
+            /* the component's small reduce: contributors leave at once */
+            if (me != coord) {
+                uint64_t *ms = (uint64_t *) mca_coll_loom_shm_sym_slot(&s, me, seq);
+                mca_coll_loom_shm_sym_enter(&s, seq, &w);
+                for (int j = 0; j < NSMALL; ++j) {
+                    ms[j] = val(me, seq, j);
+                }
+                mca_coll_loom_shm_sym_arrive(&s, seq);
+                continue;
+            }
+            mca_coll_loom_shm_enter(&s, seq, &w);
+            mca_coll_loom_shm_arrive(&s, seq);
+            mca_coll_loom_shm_sym_wait(&s, seq, me, &w);
+            lag(&x, me);
+            for (int r = 0; r < n; ++r) {
+                const uint64_t *v = (const uint64_t *) mca_coll_loom_shm_sym_slot(&s, r, seq);
+                for (int j = 0; r != me && j < NSMALL; ++j) {
+                    bad += v[j] != val(r, seq, j);
+                }
+            }
+            mca_coll_loom_shm_release(&s, seq);
             continue;
         }
         mca_coll_loom_shm_enter(&s, seq, &w);
@@ -197,7 +241,7 @@ static void run_from(int n, int calls, int spin, uint32_t seq0, uint32_t stale)
     if (0 != seq0) {
         for (int r = 0; r < n; ++r) {
             *mca_coll_loom_shm_arrive_word(&s, r) = seq0;
-            for (uint32_t p = 0; p < 2; ++p) {
+            for (uint32_t p = 0; p < MCA_COLL_LOOM_SHM_SYM_DEPTH; ++p) {
                 *(uint32_t *) (mca_coll_loom_shm_sym_slot(&s, r, p) - MCA_COLL_LOOM_SHM_HEAD) = stale;
             }
         }
@@ -319,12 +363,47 @@ int main(void)
         CHECK(mca_coll_loom_shm_area(&t, p + MCA_COLL_LOOM_SHM_AREAS) == (char *) data,
               "call %u does not reuse area %u", (unsigned) (p + MCA_COLL_LOOM_SHM_AREAS), (unsigned) p);
     }
+    /* sym slot p of rank i holds calls p, p + SYM_DEPTH, ...: flag and data share its first
+     * line, no two overlap, the last ends inside the mapping */
+    for (int i = 0; i < 4; ++i) {
+        for (uint32_t p = 0; p < MCA_COLL_LOOM_SHM_SYM_DEPTH; ++p) {
+            uintptr_t data = (uintptr_t) mca_coll_loom_shm_sym_slot(&t, i, p);
+            uintptr_t flag = data - MCA_COLL_LOOM_SHM_HEAD;
+            uintptr_t next = i == 3 && p + 1 == MCA_COLL_LOOM_SHM_SYM_DEPTH
+                                 ? (uintptr_t) t.base + t.bytes + MCA_COLL_LOOM_SHM_HEAD
+                                 : (uintptr_t) mca_coll_loom_shm_sym_slot(&t, p + 1 == MCA_COLL_LOOM_SHM_SYM_DEPTH ? i + 1 : i,
+                                                                          (p + 1) % MCA_COLL_LOOM_SHM_SYM_DEPTH);
+            CHECK(0 == flag % 64 && 0 == data % 16 && flag >= (uintptr_t) mca_coll_loom_shm_slot(&t, 3) + SLOT,
+                  "sym slot %d/%u: flag at %lu", i, (unsigned) p, (unsigned long) (flag - (uintptr_t) t.base));
+            CHECK(data + MCA_COLL_LOOM_SHM_SMALL_BYTES + MCA_COLL_LOOM_SHM_HEAD <= next,
+                  "sym slot %d/%u overlaps the next or leaves the mapping", i, (unsigned) p);
+            CHECK(mca_coll_loom_shm_sym_slot(&t, i, p + MCA_COLL_LOOM_SHM_SYM_DEPTH) == (char *) data &&
+                      mca_coll_loom_shm_sym_slot(&t, i, p + 1) != (char *) data,
+                  "sym slot %d/%u: not taken by the calls in turn", i, (unsigned) p);
+        }
+    }
     mca_coll_loom_shm_detach(&t);
     mca_coll_loom_shm_detach(&s);
     mca_coll_loom_shm_detach(&s); /* idempotent */
     /* a stale file at the path (a dead job) is replaced */
     CHECK(0 == mca_coll_loom_shm_create(&s, path, 2, SLOT, &err, &what), "create over a stale file: %s",
           what);
+    mca_coll_loom_shm_detach(&s);
+    CHECK(0 == mca_coll_loom_shm_unlink(path), "unlink");
+
+    /* `done` last learnt 2^32 - 3 calls ago reads as 3 calls ahead, and 0-7 behind a few
+     * calls later: the refresh at every call must keep sym_enter looking at the arrive
+     * words instead (deterministic; the runs below hit this only by chance) */
+    CHECK(0 == mca_coll_loom_shm_create(&s, path, 1, SLOT, &err, &what), "create: %s", what);
+    {
+        int close = 0;
+        s.done = 5000u + 3u;
+        for (uint32_t seq = 5001u; seq < 5020u; ++seq) {
+            mca_coll_loom_shm_sym_refresh(&s, seq);
+            close += seq - s.done < MCA_COLL_LOOM_SHM_SYM_DEPTH;
+        }
+        CHECK(0 == close, "a 2^32-calls-old `done` looked recent in %d calls", close);
+    }
     mca_coll_loom_shm_detach(&s);
     CHECK(0 == mca_coll_loom_shm_unlink(path), "unlink");
 

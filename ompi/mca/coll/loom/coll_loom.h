@@ -195,7 +195,6 @@ typedef struct mca_coll_loom_module_t {
         int state;
         int eligible;       /* calls that could have used it before it was set up */
         uint32_t seq;       /* calls made on the segment, the protocol's call number */
-        uint32_t sym_seq;   /* the last symmetric call's number (loom_shm.h) */
         mca_coll_loom_shm_t seg;
         /* for the pool of freed segments (coll_loom_shm.c): the generation of this
          * communicator's segments (the same on every rank), this rank's node's

@@ -57,7 +57,6 @@ static void loom_module_construct(mca_coll_loom_module_t *m)
     m->shm.state = 0;
     m->shm.eligible = 0;
     m->shm.seq = 0;
-    m->shm.sym_seq = 0;
     memset(&m->shm.seg, 0, sizeof(m->shm.seg));
     m->shm.gen[0] = m->shm.gen[1] = 0;
     m->shm.members = NULL;

@@ -158,7 +158,6 @@ static int setup(mca_coll_loom_module_t *m, ompi_communicator_t *comm)
 
     node_position(m, rank, &n, &me);
     m->shm.seq = 0;
-    m->shm.sym_seq = 0;
     if (m->topo.max_per_node < 2) {
         m->shm.state = 1; /* one rank per node: no segment anywhere, nothing to agree on */
         return OMPI_SUCCESS;
@@ -270,7 +269,7 @@ static uint32_t next_call(mca_coll_loom_module_t *m, mca_coll_loom_shm_wait_t *w
  * segment of a generation (its node's), so ranks of one node that offer the same
  * generation offer the same segment.  The communicator takes the segments over only
  * if every rank that shares a node with another offers one, all offer the same
- * generation and the same protocol counters, and the settings agree; else no rank
+ * generation and the same call number, and the settings agree; else no rank
  * takes any, and the segments stay in the pools.  A rank offers a segment only after
  * freeing its communicator, so after the check (an allreduce every rank entered) no
  * rank of the node will touch it through the old one.  The protocol's call numbers
@@ -283,7 +282,7 @@ typedef struct {
     bool used, reserved;
     uint64_t stamp;            /* when it was pooled: the newest of equals is offered */
     uint64_t gen[2];
-    uint32_t seq, sym_seq;
+    uint32_t seq;
     opal_process_name_t *members; /* seg.n of them, node order */
     mca_coll_loom_shm_t seg;      /* its shape: seg.n ranks, slots of seg.slot_bytes */
 } loom_pool_entry_t;
@@ -377,7 +376,7 @@ void mca_coll_loom_shm_offer(mca_coll_loom_module_t *m, ompi_communicator_t *com
     }
     m->shm.offer = best;
     /* max of x and of ~x: both equal everywhere iff every offer carries the same x */
-    const uint64_t seqs = ((uint64_t) best->seq << 32) | best->sym_seq;
+    const uint64_t seqs = best->seq;
     v[3] = best->gen[0];
     v[4] = ~best->gen[0];
     v[5] = best->gen[1];
@@ -408,8 +407,7 @@ void mca_coll_loom_shm_adopt(mca_coll_loom_module_t *m, const uint64_t *v, bool 
     m->shm.state = 1;
     m->shm.gen[0] = v[3];
     m->shm.gen[1] = v[5];
-    m->shm.seq = (uint32_t) (v[7] >> 32);
-    m->shm.sym_seq = (uint32_t) v[7];
+    m->shm.seq = (uint32_t) v[7];
     if (NULL != e) {
         OPAL_THREAD_LOCK(&cm->lock);
         m->shm.seg = e->seg; /* the mapping moves; only the entry goes */
@@ -463,7 +461,6 @@ void mca_coll_loom_shm_fini(mca_coll_loom_module_t *m)
                                         .stamp = ++loom_pool_clock,
                                         .gen = {m->shm.gen[0], m->shm.gen[1]},
                                         .seq = m->shm.seq,
-                                        .sym_seq = m->shm.sym_seq,
                                         .members = m->shm.members,
                                         .seg = m->shm.seg};
             m->shm.members = NULL;
@@ -591,18 +588,29 @@ static int reduce_from(const char *src, void *acc, size_t count, ompi_datatype_t
     return rc;
 }
 
-static int reduce_slot(const mca_coll_loom_shm_t *seg, int i, void *acc, size_t count,
-                       ompi_datatype_t *dtype, ompi_op_t *op, size_t bytes, loom_tmp_t *t)
+/* Where rank i's contribution to the call is: its slot, or (sym) its sym slot of call seq. */
+typedef struct {
+    bool sym;
+    uint32_t seq;
+} loom_src_t;
+
+static const char *src_slot(const mca_coll_loom_shm_t *seg, int i, loom_src_t src)
 {
-    return reduce_from(mca_coll_loom_shm_slot(seg, i), acc, count, dtype, op, bytes, t);
+    return src.sym ? mca_coll_loom_shm_sym_slot(seg, i, src.seq) : mca_coll_loom_shm_slot(seg, i);
 }
 
-/* The node's combination, in acc (dtype's layout), of the slots of every rank but
- * `self` and of `own` (self's contribution, dtype's layout; may be acc itself).
+static int reduce_slot(const mca_coll_loom_shm_t *seg, int i, loom_src_t src, void *acc, size_t count,
+                       ompi_datatype_t *dtype, ompi_op_t *op, size_t bytes, loom_tmp_t *t)
+{
+    return reduce_from(src_slot(seg, i, src), acc, count, dtype, op, bytes, t);
+}
+
+/* The node's combination, in acc (dtype's layout), of the contributions (src) of every
+ * rank but `self` and of `own` (self's contribution, dtype's layout; may be acc itself).
  * Non-commutative ops: self is index 0 (the leader of a node-consecutive node) and the
  * result is x0 o x1 o ... o x(n-1), formed from the right. */
-static int combine(const mca_coll_loom_shm_t *seg, int self, const void *own, void *acc, size_t count,
-                   ompi_datatype_t *dtype, ompi_op_t *op, size_t bytes, bool commutative)
+static int combine(const mca_coll_loom_shm_t *seg, loom_src_t src, int self, const void *own, void *acc,
+                   size_t count, ompi_datatype_t *dtype, ompi_op_t *op, size_t bytes, bool commutative)
 {
     loom_tmp_t t = {NULL, 0, NULL};
     int rc = OMPI_SUCCESS;
@@ -613,7 +621,7 @@ static int combine(const mca_coll_loom_shm_t *seg, int self, const void *own, vo
         }
         for (int i = 0; OMPI_SUCCESS == rc && i < seg->n; ++i) {
             if (i != self) {
-                rc = reduce_slot(seg, i, acc, count, dtype, op, bytes, &t);
+                rc = reduce_slot(seg, i, src, acc, count, dtype, op, bytes, &t);
             }
         }
     } else {
@@ -627,10 +635,10 @@ static int combine(const mca_coll_loom_shm_t *seg, int self, const void *own, vo
             r = right.buf;
         }
         if (OMPI_SUCCESS == rc) {
-            rc = unpack(mca_coll_loom_shm_slot(seg, seg->n - 1), bytes, r, count, dtype);
+            rc = unpack(src_slot(seg, seg->n - 1, src), bytes, r, count, dtype);
         }
         for (int i = seg->n - 2; OMPI_SUCCESS == rc && i >= 1; --i) {
-            rc = reduce_slot(seg, i, r, count, dtype, op, bytes, &t);
+            rc = reduce_slot(seg, i, src, r, count, dtype, op, bytes, &t);
         }
         if (OMPI_SUCCESS == rc) {
             ompi_op_reduce(op, (void *) (uintptr_t) own, r, count, dtype);
@@ -673,26 +681,30 @@ static bool symmetric(const mca_coll_loom_module_t *m, size_t bytes)
     return 1 == m->topo.nnodes && bytes <= MCA_COLL_LOOM_SHM_SYM_BYTES;
 }
 
-/* Its first steps: the entry condition, own contribution (if any) in the own sym slot,
- * arrival, waiting for every other rank's. */
+/* A contribution in the own sym slot of call seq (loom_shm.h): free once every rank is
+ * done with call seq - A; arrival even after an error, so the node is never left
+ * waiting. */
+static int sym_contribute(mca_coll_loom_shm_t *seg, uint32_t seq, const void *buf, size_t count,
+                          ompi_datatype_t *dtype, size_t bytes, const mca_coll_loom_shm_wait_t *w)
+{
+    int rc = OMPI_SUCCESS;
+
+    mca_coll_loom_shm_sym_enter(seg, seq, w);
+    if (bytes > 0) {
+        rc = pack(buf, count, dtype, mca_coll_loom_shm_sym_slot(seg, seg->me, seq), bytes);
+    }
+    mca_coll_loom_shm_sym_arrive(seg, seq);
+    return rc;
+}
+
+/* Its first steps: own contribution, waiting for every other rank's. */
 static int sym_gather(mca_coll_loom_module_t *m, uint32_t seq, const void *buf, size_t count,
                       ompi_datatype_t *dtype, size_t bytes, const mca_coll_loom_shm_wait_t *w)
 {
     mca_coll_loom_shm_t *seg = &m->shm.seg;
-    int rc = OMPI_SUCCESS;
+    int rc = sym_contribute(seg, seq, buf, count, dtype, bytes, w);
 
-    if (m->shm.sym_seq != seq - 1u) {
-        /* after a coordinated call: every rank done with call seq - 2 (after a symmetric
-         * call seq - 1 its sym_wait said so) */
-        mca_coll_loom_shm_wait_arrived(seg, seq - 1u, w);
-    }
-    m->shm.sym_seq = seq;
-    if (bytes > 0) {
-        rc = pack(buf, count, dtype, mca_coll_loom_shm_sym_slot(seg, seg->me, seq), bytes);
-    }
-    /* arrive even after an error, so the node is never left waiting */
-    mca_coll_loom_shm_sym_arrive(seg, seq);
-    mca_coll_loom_shm_sym_wait(seg, seq, w);
+    mca_coll_loom_shm_sym_wait(seg, seq, -1, w);
     return rc;
 }
 
@@ -771,7 +783,7 @@ int mca_coll_loom_shm_allreduce(mca_coll_loom_module_t *m, const void *sbuf, voi
      * release happens even after an error, so the node is never left waiting. */
     mca_coll_loom_shm_arrive(seg, seq);
     mca_coll_loom_shm_wait_arrived(seg, seq, &w);
-    rc = combine(seg, 0, in_place ? rbuf : sbuf, rbuf, count, dtype, op, bytes,
+    rc = combine(seg, (loom_src_t){false, seq}, 0, in_place ? rbuf : sbuf, rbuf, count, dtype, op, bytes,
                  0 != (call & MCA_COLL_LOOM_CALL_COMMUTATIVE));
     if (OMPI_SUCCESS == rc) {
         rc = run_leaders(m, MCA_COLL_LOOM_COLL_ALLREDUCE, comm, MPI_IN_PLACE, rbuf, count, dtype, op, call,
@@ -893,6 +905,7 @@ int mca_coll_loom_shm_reduce(mca_coll_loom_module_t *m, const void *sbuf, void *
     size_t tsize = 0, bytes;
     uint32_t seq;
     int rc = begin(m, comm), coord;
+    loom_src_t src;
     char *part;
 
     if (OMPI_SUCCESS != rc) {
@@ -906,10 +919,16 @@ int mca_coll_loom_shm_reduce(mca_coll_loom_module_t *m, const void *sbuf, void *
     bytes = count * tsize;
     seq = next_call(m, &w, NULL);
     coord = coordinator(m, rank, root);
+    /* small ones through the sym slots: a contributor leaves without waiting for the
+     * coordinator's previous call, up to A - 1 calls ahead of it (loom_shm.h) */
+    src = (loom_src_t){bytes <= MCA_COLL_LOOM_SHM_SMALL_BYTES, seq};
 
-    mca_coll_loom_shm_enter(seg, seq, &w);
     if (coord != seg->me) {
         /* a contribution, and nothing to wait for: MPI_Reduce's non-roots may leave */
+        if (src.sym) {
+            return sym_contribute(seg, seq, sbuf, count, dtype, bytes, &w);
+        }
+        mca_coll_loom_shm_enter(seg, seq, &w);
         rc = pack(sbuf, count, dtype, mca_coll_loom_shm_slot(seg, seg->me), bytes);
         mca_coll_loom_shm_arrive(seg, seq);
         return rc;
@@ -917,6 +936,7 @@ int mca_coll_loom_shm_reduce(mca_coll_loom_module_t *m, const void *sbuf, void *
 
     /* the coordinator: the node's part in rbuf (the root) or a temporary, the slots
      * released as soon as they are read, then the leaders' reduce */
+    mca_coll_loom_shm_enter(seg, seq, &w);
     mca_coll_loom_shm_arrive(seg, seq);
     if (is_root) {
         part = rbuf;
@@ -924,10 +944,14 @@ int mca_coll_loom_shm_reduce(mca_coll_loom_module_t *m, const void *sbuf, void *
         rc = tmp_get(&acc, count, dtype);
         part = acc.buf;
     }
-    mca_coll_loom_shm_wait_arrived(seg, seq, &w);
+    if (src.sym) {
+        mca_coll_loom_shm_sym_wait(seg, seq, seg->me, &w);
+    } else {
+        mca_coll_loom_shm_wait_arrived(seg, seq, &w);
+    }
     if (OMPI_SUCCESS == rc) {
         /* hierarchical serves reduce for commutative ops only */
-        rc = combine(seg, seg->me, is_root && in_place ? rbuf : sbuf, part, count, dtype, op, bytes, true);
+        rc = combine(seg, src, seg->me, is_root && in_place ? rbuf : sbuf, part, count, dtype, op, bytes, true);
     }
     mca_coll_loom_shm_release(seg, seq);
     if (OMPI_SUCCESS == rc) {
