@@ -118,7 +118,12 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * job cannot afford */
     {REDUCE, .min_bytes = MIB(1), .max_bytes = MIB(16) - 1, .min_nodes = 2, .max_P = 8, .alg = NULL},
     {REDUCE, .min_bytes = MIB(16), .max_bytes = SIZE_MAX, .min_nodes = 2, .max_P = 8, .alg = "binomial"},
-    {REDUCE, .min_bytes = 2048, .max_bytes = 8192, .min_nodes = 2, .call_mask = C, .call_value = C,
+    /* 257 B - 8 KiB, commutative: hierarchical, whose node phase pipelines back-to-back
+     * calls up to 512 B (the segment's small slots).  4 x 2, three loom_bw runs: 512 B at
+     * 0.33-0.78x tuned's time (binomial 0.69-1.24x), 1 KiB 0.79-1.09x (tuned's own
+     * default), 2-8 KiB 0.70-1.02x; up to 256 B binomial and hierarchical alike
+     * (0.47-1.04x) */
+    {REDUCE, .min_bytes = 257, .max_bytes = 8192, .min_nodes = 2, .call_mask = C, .call_value = C,
      .alg = "hierarchical"},
     /* one node, up to the shared-memory slot: the node phase runs through the node's
      * segment instead of messages.  np 8: bcast 0.22-0.43x tuned's time and reduce
@@ -141,6 +146,15 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
     {BCAST, .min_bytes = 128, .max_bytes = 255, .min_P = 6, .max_nodes = 1, SHM, .alg = "hierarchical"},
     {BCAST, .min_bytes = 256, .max_bytes = 511, .min_P = 4, .max_nodes = 1, SHM, .alg = "hierarchical"},
     {BCAST, .min_bytes = 512, .max_bytes = 8192, .max_nodes = 1, SHM, .alg = "hierarchical"},
+    /* reduce: the segment's small slots (up to 512 B) let contributors run up to 31 calls
+     * ahead of the root, as eager sends let tuned's.  Three loom_bw runs per shape
+     * (2026-11-25, third session), hierarchical / tuned: np 4-8 0.28-1.02x at 8-256 B and
+     * 0.07-0.08x at 512 B (tuned takes 4-10 us from about 288 B); np 3 0.44-0.65x from 128
+     * B, 0.53-1.30x below; np 2 0.82-1.71x below 512 B (a call of 0.13-0.27 us) */
+    {REDUCE, .max_bytes = 8192, .min_P = 4, .max_nodes = 1, .call_mask = C | MCA_COLL_LOOM_CALL_SHM,
+     .call_value = C | MCA_COLL_LOOM_CALL_SHM, .alg = "hierarchical"},
+    {REDUCE, .min_bytes = 128, .max_bytes = 8192, .min_P = 3, .max_nodes = 1,
+     .call_mask = C | MCA_COLL_LOOM_CALL_SHM, .call_value = C | MCA_COLL_LOOM_CALL_SHM, .alg = "hierarchical"},
     {REDUCE, .min_bytes = 512, .max_bytes = 8192, .max_nodes = 1, .call_mask = C | MCA_COLL_LOOM_CALL_SHM,
      .call_value = C | MCA_COLL_LOOM_CALL_SHM, .alg = "hierarchical"},
     /* large bcast / reduce: the pipelined two-tree.  Measured at np 8 on one node,

@@ -857,7 +857,15 @@ static void test_decide(void)
             {MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK, 512 * 1024, NULL, "ring"},
             {MCA_COLL_LOOM_COLL_ALLGATHER, 4096, NULL, NULL},
             {MCA_COLL_LOOM_COLL_ALLGATHER, 16384, NULL, "hierarchical"},
-            {MCA_COLL_LOOM_COLL_REDUCE, 64, NULL, NULL},
+            {MCA_COLL_LOOM_COLL_REDUCE, 8, NULL, "hierarchical"}, /* the small slots */
+            {MCA_COLL_LOOM_COLL_REDUCE, 64, NULL, "hierarchical"},
+            {MCA_COLL_LOOM_COLL_REDUCE, 512, NULL, "hierarchical"},
+            {MCA_COLL_LOOM_COLL_REDUCE, 8192, NULL, "hierarchical"},
+            {MCA_COLL_LOOM_COLL_REDUCE, 8192 + 4, NULL, NULL},
+            {MCA_COLL_LOOM_COLL_REDUCE, 256, cons, "binomial"},
+            {MCA_COLL_LOOM_COLL_REDUCE, 257, cons, "hierarchical"},
+            {MCA_COLL_LOOM_COLL_REDUCE, 512, rr, "hierarchical"},
+            {MCA_COLL_LOOM_COLL_REDUCE, 8192, cons, "hierarchical"},
         };
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
             const bool multi = NULL != cases[i].map;
@@ -973,6 +981,34 @@ static void test_decide(void)
             mca_coll_loom_decide(MCA_COLL_LOOM_COLL_BCAST, 256, &p, knobs, -1, NULL, 0, &ch);
             CHECK(ch.alg < 0, "decide without shm P=%d bcast 256 B: %s, expected previous", P,
                   ch.alg >= 0 ? mca_coll_loom_algs[ch.alg].name : "previous");
+        }
+    }
+    {
+        /* small reduces on one node with the segment: hierarchical from 0 B with four
+         * ranks or more, from 128 B with three, from 512 B with two; never for a
+         * non-commutative op or without the segment */
+        int knobs[64] = {0};
+        mca_coll_loom_choice_t ch;
+        for (int P = 2; P <= 9; ++P) {
+            mca_coll_loom_params_t p = {.P = P, .call = C | E | MCA_COLL_LOOM_CALL_SHM,
+                                        .coll = MCA_COLL_LOOM_COLL_REDUCE, .nodes = 1, .rpn = P};
+            for (size_t b = 4; b <= 1024; b *= 2) {
+                const bool hier = P >= 4 || (3 == P && b >= 128) || b >= 512;
+                p.call = C | E | MCA_COLL_LOOM_CALL_SHM;
+                mca_coll_loom_decide(MCA_COLL_LOOM_COLL_REDUCE, b, &p, knobs, -1, NULL, 0, &ch);
+                CHECK(hier ? ch.alg >= 0 && 0 == strcmp(mca_coll_loom_algs[ch.alg].name, "hierarchical")
+                           : ch.alg < 0,
+                      "decide with shm P=%d reduce %zu B: %s, expected %s", P, b,
+                      ch.alg >= 0 ? mca_coll_loom_algs[ch.alg].name : "previous", hier ? "hierarchical" : "previous");
+                p.call = E | MCA_COLL_LOOM_CALL_SHM;
+                mca_coll_loom_decide(MCA_COLL_LOOM_COLL_REDUCE, b, &p, knobs, -1, NULL, 0, &ch);
+                CHECK(ch.alg < 0, "decide P=%d reduce %zu B, non-commutative: %s, expected previous", P, b,
+                      ch.alg >= 0 ? mca_coll_loom_algs[ch.alg].name : "previous");
+                p.call = C | E;
+                mca_coll_loom_decide(MCA_COLL_LOOM_COLL_REDUCE, b, &p, knobs, -1, NULL, 0, &ch);
+                CHECK(ch.alg < 0, "decide P=%d reduce %zu B without shm: %s, expected previous", P, b,
+                      ch.alg >= 0 ? mca_coll_loom_algs[ch.alg].name : "previous");
+            }
         }
     }
     CHECK(mca_coll_loom_alg_find(MCA_COLL_LOOM_COLL_ALLREDUCE, "nonsense") < 0, "unknown name found");
