@@ -94,8 +94,8 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * hierarchical took 0.39-0.67x tuned's time from 512 B to 4 MiB on unshaped links
      * (shared-memory node phases up to 8 KiB, pipelined along the nodes from 2 MiB), and
      * 0.21-0.43x from 1 to 16 MiB on 1 Gbit/s links (twotree 0.47x, binomial 0.51x at
-     * 16 MiB); reduce, timed back to back: binomial 0.4-0.76x up to 256 B, hierarchical
-     * 0.72-0.87x at 2-8 KiB, neither ahead in between or above.  On one node (np 8)
+     * 16 MiB); reduce, timed back to back, before the small slots: binomial 0.4-0.76x up
+     * to 256 B, hierarchical 0.72-0.87x at 2-8 KiB, neither ahead in between or above.  On one node (np 8)
      * binomial was 0.8-1.8x tuned's time up to 256 B over nine runs: left to tuned */
     {BCAST, .min_bytes = 512, .max_bytes = SIZE_MAX, .min_nodes = 2, .alg = "hierarchical"},
     /* below 512 B hierarchical too, with point-to-point node phases (the component keeps
@@ -104,6 +104,14 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * tree rooted at an odd rank crosses the network more often: its time went from 27 to
      * 61 us with the root, hierarchical's cost is the same for every root (seed 003 s. 4) */
     {BCAST, .max_bytes = 511, .min_nodes = 2, .alg = "hierarchical"},
+    /* up to 8 KiB, commutative: hierarchical, whose node phase pipelines back-to-back
+     * calls up to 512 B (the segment's small slots).  4 x 2, three loom_bw runs: 512 B at
+     * 0.33-0.78x tuned's time (binomial 0.69-1.24x), 1 KiB 0.79-1.09x (tuned's own
+     * default), 2-8 KiB 0.70-1.02x; 8-256 B 0.47-1.01x, binomial 0.50-1.04x, and in three
+     * loom-tune runs hierarchical was the fastest at 5 of the 6 sizes from 8 to 256 B (at
+     * 256 B 1.15x faster than binomial in the median of five more jobs).  Non-commutative
+     * ops: binomial up to 256 B */
+    {REDUCE, .max_bytes = 8192, .min_nodes = 2, .call_mask = C, .call_value = C, .alg = "hierarchical"},
     {REDUCE, .max_bytes = 256, .min_nodes = 2, .alg = "binomial"},
     /* from 4 MiB, commutative: hierarchical's pipelined chain (section 3.2), 512 KiB
      * segments combined on their way to the root.  4 x 2, 1 Gbit/s links: 0.48-0.58x
@@ -118,13 +126,6 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * job cannot afford */
     {REDUCE, .min_bytes = MIB(1), .max_bytes = MIB(16) - 1, .min_nodes = 2, .max_P = 8, .alg = NULL},
     {REDUCE, .min_bytes = MIB(16), .max_bytes = SIZE_MAX, .min_nodes = 2, .max_P = 8, .alg = "binomial"},
-    /* 257 B - 8 KiB, commutative: hierarchical, whose node phase pipelines back-to-back
-     * calls up to 512 B (the segment's small slots).  4 x 2, three loom_bw runs: 512 B at
-     * 0.33-0.78x tuned's time (binomial 0.69-1.24x), 1 KiB 0.79-1.09x (tuned's own
-     * default), 2-8 KiB 0.70-1.02x; up to 256 B binomial and hierarchical alike
-     * (0.47-1.04x) */
-    {REDUCE, .min_bytes = 257, .max_bytes = 8192, .min_nodes = 2, .call_mask = C, .call_value = C,
-     .alg = "hierarchical"},
     /* one node, up to the shared-memory slot: the node phase runs through the node's
      * segment instead of messages.  np 8: bcast 0.22-0.43x tuned's time and reduce
      * 0.43-0.77x from 512 B to 8 KiB (np 2: 0.22-0.82x).  Below that tuned's eager sends

@@ -862,8 +862,8 @@ static void test_decide(void)
             {MCA_COLL_LOOM_COLL_REDUCE, 512, NULL, "hierarchical"},
             {MCA_COLL_LOOM_COLL_REDUCE, 8192, NULL, "hierarchical"},
             {MCA_COLL_LOOM_COLL_REDUCE, 8192 + 4, NULL, NULL},
-            {MCA_COLL_LOOM_COLL_REDUCE, 256, cons, "binomial"},
-            {MCA_COLL_LOOM_COLL_REDUCE, 257, cons, "hierarchical"},
+            {MCA_COLL_LOOM_COLL_REDUCE, 8, cons, "hierarchical"},
+            {MCA_COLL_LOOM_COLL_REDUCE, 256, rr, "hierarchical"},
             {MCA_COLL_LOOM_COLL_REDUCE, 512, rr, "hierarchical"},
             {MCA_COLL_LOOM_COLL_REDUCE, 8192, cons, "hierarchical"},
         };
