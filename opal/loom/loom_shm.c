@@ -22,8 +22,8 @@
 
 /* Header line, the bell line, the waiters line, the A areas (each: its release word,
  * padding to MCA_COLL_LOOM_SHM_HEAD, the data), then per rank its arrive word, padding
- * and slot, then per rank its A symmetric slots (flag, padding, data); areas and slots
- * start on a line and take whole lines. */
+ * and slot, then per rank its D = MCA_COLL_LOOM_SHM_SYM_DEPTH small (sym) slots (flag,
+ * padding, data); areas and slots start on a line and take whole lines. */
 typedef struct {
     uint64_t magic;
     uint64_t n;
@@ -362,8 +362,8 @@ static uint32_t min_arrived(const mca_coll_loom_shm_t *s, uint32_t seq)
 
 void mca_coll_loom_shm_sym_enter(mca_coll_loom_shm_t *s, uint32_t seq, const mca_coll_loom_shm_wait_t *w)
 {
-    /* sym[.][seq % A] was last read in call seq - A: free once every rank is done with
-     * it, i.e. has arrived at seq - A + 1.  `done` is at most seq (this rank has not
+    /* sym[.][seq % D] was last read in call seq - D: free once every rank is done with
+     * it, i.e. has arrived at seq - D + 1.  `done` is at most seq (this rank has not
      * arrived at seq), so seq - done is its distance behind. */
     const uint32_t need = seq - (MCA_COLL_LOOM_SHM_SYM_DEPTH - 1u);
 

@@ -682,8 +682,8 @@ static bool symmetric(const mca_coll_loom_module_t *m, size_t bytes)
 }
 
 /* A contribution in the own sym slot of call seq (loom_shm.h): free once every rank is
- * done with call seq - A; arrival even after an error, so the node is never left
- * waiting. */
+ * done with call seq - MCA_COLL_LOOM_SHM_SYM_DEPTH; arrival even after an error, so the
+ * node is never left waiting. */
 static int sym_contribute(mca_coll_loom_shm_t *seg, uint32_t seq, const void *buf, size_t count,
                           ompi_datatype_t *dtype, size_t bytes, const mca_coll_loom_shm_wait_t *w)
 {
@@ -920,7 +920,8 @@ int mca_coll_loom_shm_reduce(mca_coll_loom_module_t *m, const void *sbuf, void *
     seq = next_call(m, &w, NULL);
     coord = coordinator(m, rank, root);
     /* small ones through the sym slots: a contributor leaves without waiting for the
-     * coordinator's previous call, up to A - 1 calls ahead of it (loom_shm.h) */
+     * coordinator's previous call, up to MCA_COLL_LOOM_SHM_SYM_DEPTH - 1 calls ahead of it
+     * (loom_shm.h) */
     src = (loom_src_t){bytes <= MCA_COLL_LOOM_SHM_SMALL_BYTES, seq};
 
     if (coord != seg->me) {
