@@ -281,9 +281,9 @@ if command -v valgrind >/dev/null 2>&1; then
     t0=$SECONDS
     if LOOM_MPI_TEST_DIR=$(dirname "$T_LIFE") MPIRUN=$MPIRUN bash "$here/run-valgrind.sh" \
             >"$logdir/valgrind.log" 2>&1; then
-        result PASS "valgrind: lifecycle np=3, no error or leak in loom" $((SECONDS - t0))
+        result PASS "valgrind: lifecycle and pipelined calls np=3, no error or leak in loom" $((SECONDS - t0))
     else
-        result FAIL "valgrind: lifecycle np=3, no error or leak in loom" $((SECONDS - t0)) "$logdir/valgrind.log"
+        result FAIL "valgrind: lifecycle and pipelined calls np=3, no error or leak in loom" $((SECONDS - t0)) "$logdir/valgrind.log"
     fi
 else
     result FAIL "valgrind is not installed (apt-get install valgrind)" 0
