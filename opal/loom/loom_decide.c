@@ -143,9 +143,15 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * at 128-256 B; in 22 more, at most 1.36x tuned's when the two cores passed cache
      * lines slowly (a state that comes and goes for minutes).  Below 128 B that state
      * cost up to 2.2x tuned's time, in 6 of the 22: those sizes stay with tuned. */
+    /* Since then bcasts of up to 512 B go through 32 small areas, so the root runs up to
+     * 31 calls ahead: hierarchical / tuned, three loom_bw runs per shape (2026-11-25,
+     * third session; with eight areas in brackets): np 6-8 0.46-0.81x at 8-64 B
+     * (1.2-2.1x), np 4 0.68-1.12x (1.3-2.1x), np 3 0.76-0.93x at 16-64 B but 1.23-1.34x
+     * at 8 B; np 2 0.92-1.99x below 128 B.  So: four ranks or more from 0 B, three from
+     * 16 B, two from 128 B */
     {BCAST, .min_bytes = 128, .max_bytes = 511, .max_P = 2, .max_nodes = 1, SHM, .alg = "hierarchical"},
-    {BCAST, .min_bytes = 128, .max_bytes = 255, .min_P = 6, .max_nodes = 1, SHM, .alg = "hierarchical"},
-    {BCAST, .min_bytes = 256, .max_bytes = 511, .min_P = 4, .max_nodes = 1, SHM, .alg = "hierarchical"},
+    {BCAST, .max_bytes = 8192, .min_P = 4, .max_nodes = 1, SHM, .alg = "hierarchical"},
+    {BCAST, .min_bytes = 16, .max_bytes = 8192, .min_P = 3, .max_nodes = 1, SHM, .alg = "hierarchical"},
     {BCAST, .min_bytes = 512, .max_bytes = 8192, .max_nodes = 1, SHM, .alg = "hierarchical"},
     /* reduce: the segment's small slots (up to 512 B) let contributors run up to 31 calls
      * ahead of the root, as eager sends let tuned's.  Three loom_bw runs per shape

@@ -23,7 +23,8 @@
 /* Header line, the bell line, the waiters line, the A areas (each: its release word,
  * padding to MCA_COLL_LOOM_SHM_HEAD, the data), then per rank its arrive word, padding
  * and slot, then per rank its D = MCA_COLL_LOOM_SHM_SYM_DEPTH small (sym) slots (flag,
- * padding, data); areas and slots start on a line and take whole lines. */
+ * padding, data), then the D small areas (padding, data); areas and slots start on a
+ * line and take whole lines. */
 typedef struct {
     uint64_t magic;
     uint64_t n;
@@ -51,11 +52,11 @@ size_t mca_coll_loom_shm_segment_bytes(int n, size_t slot_bytes)
     }
     stride = round_line(LOOM_SHM_HEAD + slot_bytes);
     if (stride > SIZE_MAX / 4 / ((size_t) n + MCA_COLL_LOOM_SHM_AREAS) ||
-        (size_t) n > SIZE_MAX / 4 / MCA_COLL_LOOM_SHM_SYM_DEPTH / LOOM_SHM_SYM_STRIDE) {
+        (size_t) n > SIZE_MAX / 4 / MCA_COLL_LOOM_SHM_SYM_DEPTH / LOOM_SHM_SYM_STRIDE - 1) {
         return 0;
     }
     return LOOM_SHM_OFF_DATA + stride * ((size_t) n + MCA_COLL_LOOM_SHM_AREAS) +
-           MCA_COLL_LOOM_SHM_SYM_DEPTH * LOOM_SHM_SYM_STRIDE * (size_t) n;
+           MCA_COLL_LOOM_SHM_SYM_DEPTH * LOOM_SHM_SYM_STRIDE * ((size_t) n + 1);
 }
 
 static void layout(mca_coll_loom_shm_t *s, int n, int me, size_t slot_bytes)
@@ -77,6 +78,7 @@ static void layout(mca_coll_loom_shm_t *s, int n, int me, size_t slot_bytes)
     s->slot0 = s->base + LOOM_SHM_OFF_DATA + MCA_COLL_LOOM_SHM_AREAS * s->stride + LOOM_SHM_HEAD;
     s->sym_stride = LOOM_SHM_SYM_STRIDE;
     s->sym0 = s->base + LOOM_SHM_OFF_DATA + (MCA_COLL_LOOM_SHM_AREAS + (size_t) n) * s->stride + LOOM_SHM_HEAD;
+    s->small0 = s->sym0 + (size_t) n * MCA_COLL_LOOM_SHM_SYM_DEPTH * s->sym_stride;
     s->done = 1; /* calls count from 1: nobody is in an earlier one */
 }
 
@@ -360,7 +362,7 @@ static uint32_t min_arrived(const mca_coll_loom_shm_t *s, uint32_t seq)
     return seq + (uint32_t) low;
 }
 
-void mca_coll_loom_shm_sym_enter(mca_coll_loom_shm_t *s, uint32_t seq, const mca_coll_loom_shm_wait_t *w)
+void mca_coll_loom_shm_small_enter(mca_coll_loom_shm_t *s, uint32_t seq, const mca_coll_loom_shm_wait_t *w)
 {
     /* sym[.][seq % D] was last read in call seq - D: free once every rank is done with
      * it, i.e. has arrived at seq - D + 1.  `done` is at most seq (this rank has not
@@ -401,7 +403,7 @@ void mca_coll_loom_shm_sym_refresh(mca_coll_loom_shm_t *s, uint32_t seq)
         s->sym_fresh[p] = seq - 2u;
     }
     if (__builtin_expect(seq - s->done >= LOOM_SHM_SYM_REFRESH, 0)) {
-        /* claims nothing: still too far behind for sym_enter, which looks again */
+        /* claims nothing: still too far behind for small_enter, which looks again */
         s->done = seq - LOOM_SHM_SYM_REFRESH;
     }
 }

@@ -17,7 +17,9 @@
  *             taken by the calls in turn;
  *   sym[i][D] rank i's small slots (MCA_COLL_LOOM_SHM_SMALL_BYTES each), D =
  *             MCA_COLL_LOOM_SHM_SYM_DEPTH taken by the calls in turn, each with its own
- *             flag (below).
+ *             flag (below);
+ *   small[D]  small data areas every rank of the node reads, taken by the calls in turn
+ *             (small bcasts, below).
  *
  * A flag shares its cache line with the first bytes of its data: arrive[i] with
  * slot[i], release[p] with area[p].  A reader that sees the flag then has a short
@@ -45,7 +47,7 @@
  * has D more slots, sym[i][seq % D], each with its own flag in its first line:
  *
  *   everyone     wait until every rank is done with call seq - D, the last one that
- *                may have read sym[.][seq % D] (sym_enter; usually known already: a
+ *                may have read sym[.][seq % D] (small_enter; usually known already: a
  *                symmetric call learns that every rank entered it)
  *                write own sym slot, its flag = seq; arrive[me] = seq
  *                wait every sym flag of call seq, combine
@@ -58,18 +60,31 @@
  * to D - 1 calls ahead of the coordinator, as eager sends let tuned's (seed 003,
  * section 3.2: the node phase of a reduce is a gather):
  *
- *   contributor  sym_enter, write own sym slot, its flag = seq; arrive[me] = seq; leave
+ *   contributor  small_enter, write own sym slot, its flag = seq; arrive[me] = seq; leave
  *   coordinator  wait release >= seq - 1; arrive[me] = seq; wait the others' sym flags
  *                of call seq, combine; release = seq
  *
+ * Bcasts of at most MCA_COLL_LOOM_SHM_SMALL_BYTES go through the small areas, so that
+ * the root runs up to D - 1 calls ahead of its slowest reader instead of A - 1:
+ *
+ *   coordinator  wait release >= seq - 1; arrive[me] = seq; small_enter; write
+ *                small[seq % D]; release = seq
+ *   reader       arrive[me] = seq; wait release >= seq, read small[seq % D]
+ *
+ * A reader writes nothing, so it does not wait for the previous call first.  It waits
+ * on the release words, which every call writes in call order: "release >= seq" holds
+ * once call seq is released, however far the root has run ahead.
+ *
  * "Done with call t" is known from arrive[i] > t (arrive means done with every earlier
- * call), cached as `done`: every rank is done with every call before it.
+ * call), cached as `done`: every rank is done with every call before it.  small_enter
+ * waits until every rank is done with call seq - D, the last one that may have read the
+ * small slots and the small area of call seq.
  *
  * Only calls that write a sym slot write its flag, so after 2^31 other calls a flag
  * compared modulo 2^32 would look reached.  At the start of every call (before it
  * arrives), a rank looks at its flag of slot seq % D and, if it was last written 2^30
- * calls ago or more, sets it to seq - 2 (sym_refresh).  Nobody reads it then: the call that wrote it last is
- * long over on every rank, and the next one to read it waits for this rank's arrival
+ * calls ago or more, sets it to seq - 2 (sym_refresh).  Nobody reads it then: the call
+ * that wrote it last is long over on every rank, and the next one to read it waits for this rank's arrival
  * at a later call first, which publishes the new value.  `done`, which only this rank
  * reads, is kept within 2^30 calls of seq the same way (an older one is looked up
  * again when needed).
@@ -92,7 +107,7 @@
 #include <stdint.h>
 
 /* What the segment's creator stamps in its header; attach checks it. */
-#define MCA_COLL_LOOM_SHM_MAGIC 0x6c6f6f6d73686d34ull /* "loomshm4" */
+#define MCA_COLL_LOOM_SHM_MAGIC 0x6c6f6f6d73686d35ull /* "loomshm5" */
 
 /* Areas (and release words), used by calls in turn: a bcast's root may run this many
  * calls minus one ahead of the slowest reader.  A power of two. */
@@ -118,7 +133,8 @@ typedef struct {
     char *area[MCA_COLL_LOOM_SHM_AREAS]; /* area p's data; release[p] at its line's start */
     char *slot0;         /* slot i: slot0 + i * stride; its arrive word at its line's start */
     size_t sym_stride;   /* distance between the symmetric calls' slots */
-    char *sym0;          /* sym[i][p]: sym0 + (A i + p) * sym_stride; its flag at its line's start */
+    char *sym0;          /* sym[i][p]: sym0 + (D i + p) * sym_stride; its flag at its line's start */
+    char *small0;        /* small[p]: small0 + p * sym_stride */
     /* this rank's knowledge, not shared: */
     uint32_t sym_fresh[MCA_COLL_LOOM_SHM_SYM_DEPTH]; /* the last value it stored in its sym flag p */
     uint32_t done;       /* every rank of the node is done with every call before this one */
@@ -181,6 +197,11 @@ static inline char *mca_coll_loom_shm_sym_slot(const mca_coll_loom_shm_t *s, int
     return s->sym0 + ((size_t) i * MCA_COLL_LOOM_SHM_SYM_DEPTH + (seq & (MCA_COLL_LOOM_SHM_SYM_DEPTH - 1u))) * s->sym_stride;
 }
 
+static inline char *mca_coll_loom_shm_small_area(const mca_coll_loom_shm_t *s, uint32_t seq)
+{
+    return s->small0 + (size_t) (seq & (MCA_COLL_LOOM_SHM_SYM_DEPTH - 1u)) * s->sym_stride;
+}
+
 static inline char *mca_coll_loom_shm_area(const mca_coll_loom_shm_t *s, uint32_t seq)
 {
     return s->area[seq & (MCA_COLL_LOOM_SHM_AREAS - 1u)];
@@ -203,10 +224,11 @@ void mca_coll_loom_shm_arrive(mca_coll_loom_shm_t *s, uint32_t seq);
 void mca_coll_loom_shm_wait_arrived(mca_coll_loom_shm_t *s, uint32_t seq,
                                     const mca_coll_loom_shm_wait_t *w);
 void mca_coll_loom_shm_release(mca_coll_loom_shm_t *s, uint32_t seq);
-/* The symmetric calls' and small reduces' steps (see above): sym_enter before writing
- * the own sym slot of call seq; sym_arrive after it (also sets arrive[me]); sym_wait
- * until the sym slot of call seq of every rank but `skip` (-1: none) holds that call. */
-void mca_coll_loom_shm_sym_enter(mca_coll_loom_shm_t *s, uint32_t seq, const mca_coll_loom_shm_wait_t *w);
+/* The steps of the calls through the small slots and areas (see above): small_enter
+ * before writing the own sym slot or the small area of call seq; sym_arrive after
+ * writing the sym slot (also sets arrive[me]); sym_wait until the sym slot of call seq
+ * of every rank but `skip` (-1: none) holds that call. */
+void mca_coll_loom_shm_small_enter(mca_coll_loom_shm_t *s, uint32_t seq, const mca_coll_loom_shm_wait_t *w);
 void mca_coll_loom_shm_sym_arrive(mca_coll_loom_shm_t *s, uint32_t seq);
 void mca_coll_loom_shm_sym_wait(mca_coll_loom_shm_t *s, uint32_t seq, int skip, const mca_coll_loom_shm_wait_t *w);
 /* Every call, coordinated or symmetric, before it arrives: keeps this rank's sym flags

@@ -344,22 +344,23 @@ run "auto with coll_loom_shm 0: 1 KiB allreduce -> hierarchical np=5" 5 0 \
 run "auto after the segment failed: 4 B allreduce -> dissemination np=4" 4 0 \
     --mca coll_loom_shm_dir /nonexistent-loom-dir --mca coll_loom_shm_setup_call 1 \
     -- "$T_RULES" --warmup dissemination 4
-# bcast on one node: through the segment from 256 B (two ranks and six or more: 128 B;
-# three: 512 B); below, the previous component (loom_decide.c; roots 0, 1, 2, 3 modulo P)
+# bcast on one node: through the segment from 0 B with four ranks or more, from 16 B with
+# three, from 128 B with two; below, the previous component (loom_decide.c; roots 0, 1, 2, 3
+# modulo P)
 run "np 2 bcast of 128 B -> hierarchical through the segment" 2 0 \
     -- "$T_RULES" --bcast --warmup=7 hierarchical 128
 run "np 2 bcast of 508 B -> hierarchical through the segment" 2 0 \
     -- "$T_RULES" --bcast --warmup=7 hierarchical 508
 run "np 2 bcast of 124 B -> previous component" 2 0 -- "$T_RULES" --bcast --warmup=7 previous 124
-run "np 3 bcast of 508 B -> previous component" 3 0 -- "$T_RULES" --bcast --warmup=7 previous 508
-run "np 3 bcast of 512 B -> hierarchical through the segment" 3 0 \
-    -- "$T_RULES" --bcast --warmup=7 hierarchical 512
-run "np 4 bcast of 252 B -> previous component" 4 0 -- "$T_RULES" --bcast --warmup=7 previous 252
-run "np 4 bcast of 256 B -> hierarchical through the segment" 4 0 \
-    -- "$T_RULES" --bcast --warmup=7 hierarchical 256
-run "np 6 bcast of 124 B -> previous component" 6 0 -- "$T_RULES" --bcast --warmup=7 previous 124
-run "np 6 bcast of 128 B -> hierarchical through the segment" 6 0 \
-    -- "$T_RULES" --bcast --warmup=7 hierarchical 128
+run "np 3 bcast of 12 B -> previous component" 3 0 -- "$T_RULES" --bcast --warmup=7 previous 12
+run "np 3 bcast of 16 B -> hierarchical through the segment" 3 0 \
+    -- "$T_RULES" --bcast --warmup=7 hierarchical 16
+run "np 4 bcast of 4 B -> hierarchical through the segment" 4 0 \
+    -- "$T_RULES" --bcast --warmup=7 hierarchical 4
+run "np 6 bcast of 252 B -> hierarchical through the segment" 6 0 \
+    -- "$T_RULES" --bcast --warmup=7 hierarchical 252
+run "np 6 bcast of 4 B, coll_loom_shm 0 -> previous component" 6 0 \
+    --mca coll_loom_shm 0 -- "$T_RULES" --bcast --warmup=7 previous 4
 # the segment is set up at the 8th call that could use it (coll_loom_shm_setup_call):
 # the first 7 run as without it, the 8th on runs through it, and with 1 the first does
 run "first calls without the segment: 4 B allreduce -> dissemination np=5" 5 0 \

@@ -2,12 +2,12 @@
  * loom: small collectives through the node segment that run ahead of each other.
  *
  * Every rank makes the same long random sequence of small calls on one communicator,
- * with nothing in between: runs of bcasts from one root (the root may run up to seven
- * calls ahead of its readers), runs of reduces to one root (the contributors may run up
- * to seven calls ahead of the root), bcasts and reduces to random roots, reduces of
- * both sizes the segment treats differently (up to 256 B through the small slots,
- * above through the large ones), small and larger allreduces (integer sum, double max)
- * and barriers.  Now and then a rank busy-waits for 5-40 us, so that each rank in turn
+ * with nothing in between: runs of 8-63 bcasts from one root (the root may run up to
+ * 31 calls ahead of its readers), runs of reduces to one root (the contributors may run
+ * up to 31 calls ahead of the root), bcasts and reduces to random roots of both sizes
+ * the segment treats differently (up to 512 B through the small slots and areas, above
+ * through the large ones), small and larger allreduces (integer sum, double max) and
+ * barriers.  Now and then a rank busy-waits for 5-40 us, so that each rank in turn
  * falls behind or runs ahead.  Each rank checks every result it gets against a closed
  * form at once (local work, no synchronisation).
  *
@@ -59,7 +59,7 @@ typedef struct {
     int kind, root, count;
 } tp_call_t;
 
-/* The sequence, the same on every rank: runs of 8-23 calls of one rooted kind to one
+/* The sequence, the same on every rank: runs of 8-63 calls of one rooted kind to one
  * root, between them random calls. */
 static void tp_plan(tp_call_t *c, long ncalls, int size, uint64_t seed)
 {
@@ -68,7 +68,7 @@ static void tp_plan(tp_call_t *c, long ncalls, int size, uint64_t seed)
         uint64_t h = tp_mix(seed + (uint64_t) k * 7919u);
         if (0 == h % 4) {
             const int kind = 0 == (h >> 8) % 2 ? TP_BCAST : TP_REDUCE, root = (int) ((h >> 16) % (uint64_t) size);
-            const long run = 8 + (long) ((h >> 24) % 16);
+            const long run = 8 + (long) ((h >> 24) % 56); /* past the segment's 32 small slots */
             for (long j = 0; j < run && k < ncalls; ++j, ++k) {
                 uint64_t g = tp_mix(h + (uint64_t) j);
                 c[k] = (tp_call_t){kind, root, 1 + (int) (g % 64)}; /* up to 256 B */

@@ -843,8 +843,8 @@ static void test_decide(void)
             /* one node (loom-tune --report at np 8) */
             {MCA_COLL_LOOM_COLL_ALLREDUCE, 256 * 1024, NULL, "hierarchical"},
             {MCA_COLL_LOOM_COLL_ALLREDUCE, 512 * 1024, NULL, NULL},
-            {MCA_COLL_LOOM_COLL_BCAST, 64, NULL, NULL},
-            {MCA_COLL_LOOM_COLL_BCAST, 127, NULL, NULL},
+            {MCA_COLL_LOOM_COLL_BCAST, 8, NULL, "hierarchical"}, /* the small areas */
+            {MCA_COLL_LOOM_COLL_BCAST, 127, NULL, "hierarchical"},
             {MCA_COLL_LOOM_COLL_BCAST, 128, NULL, "hierarchical"},
             {MCA_COLL_LOOM_COLL_BCAST, 256, NULL, "hierarchical"},
             {MCA_COLL_LOOM_COLL_BCAST, 512, NULL, "hierarchical"},
@@ -957,10 +957,9 @@ static void test_decide(void)
         }
     }
     {
-        /* small bcasts on one node stay with the previous component even with the
-         * segment (its eager sends pipeline back-to-back calls): below 128 B; below 256 B
-         * up to five ranks; below 512 B on three ranks.  Two ranks from 128 B, where the
-         * segment's one copy each way beats loom's hand-off */
+        /* small bcasts on one node with the segment: hierarchical (its 32 small areas
+         * pipeline back-to-back calls) from 0 B with four ranks or more, from 16 B with
+         * three, from 128 B with two; below, the previous component */
         int knobs[64] = {0};
         mca_coll_loom_choice_t ch;
         static const int Ps[] = {2, 3, 4, 5, 6, 8};
@@ -968,8 +967,8 @@ static void test_decide(void)
             const int P = Ps[k];
             mca_coll_loom_params_t p = {.P = P, .call = C | E | I | MCA_COLL_LOOM_CALL_SHM,
                                         .coll = MCA_COLL_LOOM_COLL_BCAST, .nodes = 1, .rpn = P};
-            for (size_t b = 1; b < 512; b *= 2) {
-                const bool hier = (b >= 256 && P >= 4) || (b >= 128 && (P >= 6 || 2 == P));
+            for (size_t b = 1; b <= 1024; b *= 2) {
+                const bool hier = P >= 4 || (3 == P && b >= 16) || (2 == P && b >= 128);
                 mca_coll_loom_decide(MCA_COLL_LOOM_COLL_BCAST, b, &p, knobs, -1, NULL, 0, &ch);
                 CHECK(hier ? ch.alg >= 0 && 0 == strcmp(mca_coll_loom_algs[ch.alg].name, "hierarchical")
                            : ch.alg < 0,

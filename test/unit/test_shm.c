@@ -3,7 +3,8 @@
  * forked processes run a long random sequence of the call kinds the component builds
  * on it (gather-and-release like allreduce, pure bcast, also in runs from one root,
  * reduce to a varying coordinator through the slots and through the sym slots, also in
- * runs to one root where the contributors run ahead, barrier) and the symmetric
+ * runs to one root where the contributors run ahead, barrier), bcasts through the small
+ * areas (also in runs from one root, with readers that lag), and the symmetric
  * allreduce (every rank reads every rank's sym slot; no coordinator), with
  * coordinators that change from call to call, once with spinning waits and once with
  * every wait sleeping on its futex.  Every value read is checked against the value the
@@ -38,7 +39,7 @@
 #define NSYM (MCA_COLL_LOOM_SHM_SYM_BYTES / 8)
 #define NSMALL (MCA_COLL_LOOM_SHM_SMALL_BYTES / 8)
 
-enum { K_ALLREDUCE, K_BCAST, K_REDUCE, K_BARRIER, K_SYM, K_SREDUCE, K_NUM };
+enum { K_ALLREDUCE, K_BCAST, K_REDUCE, K_BARRIER, K_SYM, K_SREDUCE, K_SBCAST, K_NUM };
 
 /* what rank r contributes to call seq, element j */
 static uint64_t val(int r, uint32_t seq, int j)
@@ -91,7 +92,7 @@ static int run_rank(const char *path, int n, int me, int calls, int spin, uint32
     }
     if (0 != seq0) {
         /* as if every rank was last known done 2^32 - 420 calls ago: without its refresh
-         * `done` looks 0-7 calls behind at calls 420-427, and sym_enter does not wait */
+         * `done` looks 0-7 calls behind at calls 420-427, and small_enter does not wait */
         s.done = seq0 + 420u;
     }
     int burst = 0, burst_coord = 0, burst_kind = K_BCAST;
@@ -106,16 +107,17 @@ static int run_rank(const char *path, int n, int me, int calls, int spin, uint32
          * ahead of its readers as far as the protocol lets it, or of small reduces to
          * one root, where the contributors can run ahead of it */
         if (0 == burst && 0 == rng(&x) % 16) {
-            burst = 8 + (int) (rng(&x) % 8);
+            burst = 8 + (int) (rng(&x) % 56); /* past the small areas' depth too */
             burst_coord = coord;
-            burst_kind = 0 == rng(&x) % 2 ? K_BCAST : K_SREDUCE;
+            burst_kind = (int) (rng(&x) % 3);
+            burst_kind = 0 == burst_kind ? K_BCAST : 1 == burst_kind ? K_SREDUCE : K_SBCAST;
         }
         if (burst > 0) {
             --burst;
             kind = burst_kind;
             coord = burst_coord;
         }
-        if (0 != seq0 && k <= 400 && (K_SYM == kind || K_SREDUCE == kind)) {
+        if (0 != seq0 && k <= 400 && (K_SYM == kind || K_SREDUCE == kind || K_SBCAST == kind)) {
             kind = K_ALLREDUCE; /* the stale flags stay unwritten past the wrap */
         }
         uint64_t *mine = (uint64_t *) mca_coll_loom_shm_slot(&s, me);
@@ -124,7 +126,7 @@ static int run_rank(const char *path, int n, int me, int calls, int spin, uint32
         if (K_SYM == kind) {
             /* the component's sym_gather / sym_release */
             uint64_t *ms = (uint64_t *) mca_coll_loom_shm_sym_slot(&s, me, seq);
-            mca_coll_loom_shm_sym_enter(&s, seq, &w);
+            mca_coll_loom_shm_small_enter(&s, seq, &w);
             for (int j = 0; j < NSYM; ++j) {
                 ms[j] = val(me, seq, j);
             }
@@ -143,11 +145,32 @@ static int run_rank(const char *path, int n, int me, int calls, int spin, uint32
             }
             continue;
         }
+        if (K_SBCAST == kind) {
+            /* the component's small bcast: readers do not wait for the previous call */
+            uint64_t *sa = (uint64_t *) mca_coll_loom_shm_small_area(&s, seq);
+            if (me == coord) {
+                mca_coll_loom_shm_enter(&s, seq, &w);
+                mca_coll_loom_shm_arrive(&s, seq);
+                mca_coll_loom_shm_small_enter(&s, seq, &w);
+                for (int j = 0; j < NSMALL; ++j) {
+                    sa[j] = val(coord, seq, j);
+                }
+                mca_coll_loom_shm_release(&s, seq);
+            } else {
+                mca_coll_loom_shm_arrive(&s, seq);
+                mca_coll_loom_shm_wait_release(&s, seq, &w);
+                lag(&x, me);
+                for (int j = 0; j < NSMALL; ++j) {
+                    bad += sa[j] != val(coord, seq, j);
+                }
+            }
+            continue;
+        }
         if (K_SREDUCE == kind) {
             /* the component's small reduce: contributors leave at once */
             if (me != coord) {
                 uint64_t *ms = (uint64_t *) mca_coll_loom_shm_sym_slot(&s, me, seq);
-                mca_coll_loom_shm_sym_enter(&s, seq, &w);
+                mca_coll_loom_shm_small_enter(&s, seq, &w);
                 for (int j = 0; j < NSMALL; ++j) {
                     ms[j] = val(me, seq, j);
                 }
@@ -382,6 +405,20 @@ int main(void)
                   "sym slot %d/%u: not taken by the calls in turn", i, (unsigned) p);
         }
     }
+    /* small area p holds calls p, p + SYM_DEPTH, ...; they follow the sym slots, do not
+     * overlap, and the last ends inside the mapping */
+    for (uint32_t p = 0; p < MCA_COLL_LOOM_SHM_SYM_DEPTH; ++p) {
+        uintptr_t data = (uintptr_t) mca_coll_loom_shm_small_area(&t, p);
+        uintptr_t next = p + 1 == MCA_COLL_LOOM_SHM_SYM_DEPTH ? (uintptr_t) t.base + t.bytes + MCA_COLL_LOOM_SHM_HEAD
+                                                                : (uintptr_t) mca_coll_loom_shm_small_area(&t, p + 1);
+        CHECK(0 == data % 16 && data > (uintptr_t) mca_coll_loom_shm_sym_slot(&t, 3, MCA_COLL_LOOM_SHM_SYM_DEPTH - 1) +
+                                               MCA_COLL_LOOM_SHM_SMALL_BYTES - 1,
+              "small area %u at %lu", (unsigned) p, (unsigned long) (data - (uintptr_t) t.base));
+        CHECK(data + MCA_COLL_LOOM_SHM_SMALL_BYTES + MCA_COLL_LOOM_SHM_HEAD <= next,
+              "small area %u overlaps the next or leaves the mapping", (unsigned) p);
+        CHECK(mca_coll_loom_shm_small_area(&t, p + MCA_COLL_LOOM_SHM_SYM_DEPTH) == (char *) data,
+              "small area %u: not taken by the calls in turn", (unsigned) p);
+    }
     mca_coll_loom_shm_detach(&t);
     mca_coll_loom_shm_detach(&s);
     mca_coll_loom_shm_detach(&s); /* idempotent */
@@ -392,7 +429,7 @@ int main(void)
     CHECK(0 == mca_coll_loom_shm_unlink(path), "unlink");
 
     /* `done` last learnt 2^32 - 3 calls ago reads as 3 calls ahead, and 0-7 behind a few
-     * calls later: the refresh at every call must keep sym_enter looking at the arrive
+     * calls later: the refresh at every call must keep small_enter looking at the arrive
      * words instead (deterministic; the runs below hit this only by chance) */
     CHECK(0 == mca_coll_loom_shm_create(&s, path, 1, SLOT, &err, &what), "create: %s", what);
     {

@@ -689,7 +689,7 @@ static int sym_contribute(mca_coll_loom_shm_t *seg, uint32_t seq, const void *bu
 {
     int rc = OMPI_SUCCESS;
 
-    mca_coll_loom_shm_sym_enter(seg, seq, w);
+    mca_coll_loom_shm_small_enter(seg, seq, w);
     if (bytes > 0) {
         rc = pack(buf, count, dtype, mca_coll_loom_shm_sym_slot(seg, seg->me, seq), bytes);
     }
@@ -853,6 +853,7 @@ int mca_coll_loom_shm_bcast(mca_coll_loom_module_t *m, void *buf, size_t count, 
     size_t tsize = 0, bytes;
     uint32_t seq;
     int rc = begin(m, comm), coord;
+    bool small;
 
     if (OMPI_SUCCESS != rc) {
         return rc;
@@ -865,25 +866,40 @@ int mca_coll_loom_shm_bcast(mca_coll_loom_module_t *m, void *buf, size_t count, 
     bytes = count * tsize;
     seq = next_call(m, &w, &wl);
     coord = coordinator(m, rank, root);
+    /* small ones through the small areas: the root may run D - 1 calls ahead of its
+     * readers instead of A - 1 (loom_shm.h) */
+    small = bytes <= MCA_COLL_LOOM_SHM_SMALL_BYTES;
 
-    mca_coll_loom_shm_enter(seg, seq, &w);
-    mca_coll_loom_shm_arrive(seg, seq);
     if (coord != seg->me) {
+        /* a reader writes nothing; a small bcast's does not wait for the previous call
+         * (loom_shm.h), the large areas' readers keep the general entry step */
+        if (!small) {
+            mca_coll_loom_shm_enter(seg, seq, &w);
+        }
+        mca_coll_loom_shm_arrive(seg, seq);
         mca_coll_loom_shm_wait_release(seg, seq,
                                        m->topo.node_of[root] == m->topo.node_of[rank] ? &w : &wl);
-        return unpack(mca_coll_loom_shm_area(seg, seq), bytes, buf, count, dtype);
+        return unpack(small ? mca_coll_loom_shm_small_area(seg, seq) : mca_coll_loom_shm_area(seg, seq), bytes,
+                      buf, count, dtype);
     }
 
     /* the coordinator: the root hands the data to its node first, a leader of another
-     * node once it has it; area[seq % A] is free when everyone is done with seq - A
-     * (loom_shm.h): the root may run A - 1 calls ahead of its readers */
+     * node once it has it; area[seq % A] is free when everyone is done with seq - A,
+     * small[seq % D] when everyone is done with seq - D (loom_shm.h) */
+    mca_coll_loom_shm_enter(seg, seq, &w);
+    mca_coll_loom_shm_arrive(seg, seq);
     if (rank != root) {
         rc = run_leaders(m, MCA_COLL_LOOM_COLL_BCAST, comm, NULL, buf, count, dtype, NULL,
                          MCA_COLL_LOOM_CALL_NO_OP, root, MCA_COLL_BASE_TAG_BCAST);
     }
-    mca_coll_loom_shm_wait_arrived(seg, seq - (MCA_COLL_LOOM_SHM_AREAS - 1u), &w);
+    if (small) {
+        mca_coll_loom_shm_small_enter(seg, seq, &w);
+    } else {
+        mca_coll_loom_shm_wait_arrived(seg, seq - (MCA_COLL_LOOM_SHM_AREAS - 1u), &w);
+    }
     if (OMPI_SUCCESS == rc) {
-        rc = pack(buf, count, dtype, mca_coll_loom_shm_area(seg, seq), bytes);
+        rc = pack(buf, count, dtype, small ? mca_coll_loom_shm_small_area(seg, seq) : mca_coll_loom_shm_area(seg, seq),
+                  bytes);
     }
     mca_coll_loom_shm_release(seg, seq);
     if (rank == root && OMPI_SUCCESS == rc) {
