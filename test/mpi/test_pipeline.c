@@ -55,6 +55,27 @@ static int tp_val(long k, int r, int i)
     return (int) (tp_mix(((uint64_t) k << 24) ^ ((uint64_t) r << 12) ^ (uint64_t) i) % 2001) - 1000;
 }
 
+/* the sum over ranks 0..size-1 of element i in call k */
+static int tp_sum(long k, int size, int i)
+{
+    int sum = 0;
+    for (int r = 0; r < size; ++r) {
+        sum += tp_val(k, r, i);
+    }
+    return sum;
+}
+
+/* the first i in [0, n) where got[i] is not want(k, arg, i), or -1 */
+static int tp_first_bad(const int *got, int n, long k, int arg, int (*want)(long, int, int))
+{
+    for (int i = 0; i < n; ++i) {
+        if (got[i] != want(k, arg, i)) {
+            return i;
+        }
+    }
+    return -1;
+}
+
 typedef struct {
     int kind, root, count;
 } tp_call_t;
@@ -127,6 +148,7 @@ static long tp_run(MPI_Comm comm, const char *label, long ncalls, uint64_t seed)
     for (long k = 0; k < ncalls; ++k) {
         const tp_call_t *c = &plan[k];
         const uint64_t h = tp_mix(seed ^ ((uint64_t) k << 20) ^ (uint64_t) rank);
+        int bad;
 
         if (0 == h % 23) {
             tp_spin(5.0 + (double) ((h >> 8) % 36));
@@ -139,13 +161,10 @@ static long tp_run(MPI_Comm comm, const char *label, long ncalls, uint64_t seed)
                 ibuf[i] = rank == c->root ? tp_val(k, c->root, i) : 0x5a5a5a5a;
             }
             MPI_Bcast(ibuf, c->count, MPI_INT, c->root, comm);
-            for (int i = 0; i < c->count; ++i) {
-                if (ibuf[i] != tp_val(k, c->root, i)) {
-                    lt_fail(wrank, "%s call %ld: bcast of %d ints from %d: [%d] = %d, expected %d", label, k,
-                            c->count, c->root, i, ibuf[i], tp_val(k, c->root, i));
-                    ++fails;
-                    break;
-                }
+            if ((bad = tp_first_bad(ibuf, c->count, k, c->root, tp_val)) >= 0) {
+                lt_fail(wrank, "%s call %ld: bcast of %d ints from %d: [%d] = %d, expected %d", label, k, c->count,
+                        c->root, bad, ibuf[bad], tp_val(k, c->root, bad));
+                ++fails;
             }
             break;
         case TP_REDUCE:
@@ -154,17 +173,10 @@ static long tp_run(MPI_Comm comm, const char *label, long ncalls, uint64_t seed)
                 ibuf2[i] = 0x5a5a5a5a;
             }
             MPI_Reduce(ibuf, ibuf2, c->count, MPI_INT, MPI_SUM, c->root, comm);
-            for (int i = 0; rank == c->root && i < c->count; ++i) {
-                int want = 0;
-                for (int r = 0; r < size; ++r) {
-                    want += tp_val(k, r, i);
-                }
-                if (ibuf2[i] != want) {
-                    lt_fail(wrank, "%s call %ld: reduce of %d ints to %d: [%d] = %d, expected %d", label, k,
-                            c->count, c->root, i, ibuf2[i], want);
-                    ++fails;
-                    break;
-                }
+            if (rank == c->root && (bad = tp_first_bad(ibuf2, c->count, k, size, tp_sum)) >= 0) {
+                lt_fail(wrank, "%s call %ld: reduce of %d ints to %d: [%d] = %d, expected %d", label, k, c->count,
+                        c->root, bad, ibuf2[bad], tp_sum(k, size, bad));
+                ++fails;
             }
             for (int i = 0; rank != c->root && i < c->count; ++i) {
                 if (0x5a5a5a5a != ibuf2[i]) {
@@ -179,17 +191,10 @@ static long tp_run(MPI_Comm comm, const char *label, long ncalls, uint64_t seed)
                 ibuf[i] = tp_val(k, rank, i);
             }
             MPI_Allreduce(MPI_IN_PLACE, ibuf, c->count, MPI_INT, MPI_SUM, comm);
-            for (int i = 0; i < c->count; ++i) {
-                int want = 0;
-                for (int r = 0; r < size; ++r) {
-                    want += tp_val(k, r, i);
-                }
-                if (ibuf[i] != want) {
-                    lt_fail(wrank, "%s call %ld: allreduce of %d ints: [%d] = %d, expected %d", label, k,
-                            c->count, i, ibuf[i], want);
-                    ++fails;
-                    break;
-                }
+            if ((bad = tp_first_bad(ibuf, c->count, k, size, tp_sum)) >= 0) {
+                lt_fail(wrank, "%s call %ld: allreduce of %d ints: [%d] = %d, expected %d", label, k, c->count, bad,
+                        ibuf[bad], tp_sum(k, size, bad));
+                ++fails;
             }
             break;
         case TP_ALLREDUCE_MAX:
