@@ -365,8 +365,8 @@ static uint32_t min_arrived(const mca_coll_loom_shm_t *s, uint32_t seq)
 void mca_coll_loom_shm_small_enter(mca_coll_loom_shm_t *s, uint32_t seq, const mca_coll_loom_shm_wait_t *w)
 {
     /* sym[.][seq % D] was last read in call seq - D: free once every rank is done with
-     * it, i.e. has arrived at seq - D + 1.  `done` is at most seq (this rank has not
-     * arrived at seq), so seq - done is its distance behind. */
+     * it, i.e. has arrived at seq - D + 1.  `done` is at most seq (min_arrived caps it
+     * there), so seq - done is its distance behind. */
     const uint32_t need = seq - (MCA_COLL_LOOM_SHM_SYM_DEPTH - 1u);
 
     if (seq - s->done < MCA_COLL_LOOM_SHM_SYM_DEPTH) {

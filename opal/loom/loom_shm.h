@@ -30,7 +30,8 @@
  * The protocol of one call `seq` on a node, for any coordinator (the leader, or the
  * root standing in for it):
  *
- *   everyone     wait release >= seq - 1   (the previous call read every slot)
+ *   everyone     wait release >= seq - 1   (the previous call read every slot; the
+ *                small reduces' contributors and small bcasts' readers, below, skip it)
  *                write own slot (if any); arrive[me] = seq
  *   coordinator  wait every arrive[i] >= seq (gathering calls) or >= seq - A + 1
  *                (pure bcast: every rank is done reading area[(seq - A) % A]),
