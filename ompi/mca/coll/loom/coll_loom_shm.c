@@ -99,7 +99,8 @@ bool mca_coll_loom_shm_usable(mca_coll_loom_module_t *m, mca_coll_loom_coll_t co
      * through the segment; from 264 B the point-to-point phase jumps to 49-78 us (the
      * leader's message to its node no longer fits Open MPI's small-message path) and
      * the segment takes 37-40 us up to 511 B.  With two areas the segment took 44-56 us
-     * at 8-256 B and was kept for 512 B and up. */
+     * at 8-256 B and was kept for 512 B and up; with the 32 small areas (third session,
+     * three jobs per build) 35-43 us against 26-43 us point to point: no better. */
     if (MCA_COLL_LOOM_COLL_BCAST == coll && bytes < LOOM_SHM_BCAST_MIN_NODES && m->have_topo &&
         m->topo.nnodes > 1) {
         return false;
