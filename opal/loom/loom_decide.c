@@ -157,12 +157,14 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * ahead of the root, as eager sends let tuned's.  Three loom_bw runs per shape
      * (2026-11-25, third session), hierarchical / tuned: np 4-8 0.28-1.02x at 8-256 B and
      * 0.07-0.08x at 512 B (tuned takes 4-10 us from about 288 B); np 3 0.44-0.65x from 128
-     * B, 0.53-1.30x below; np 2 0.82-1.71x below 512 B (a call of 0.13-0.27 us) */
+     * B, 0.53-1.30x below; np 2 0.82-1.71x below 512 B (a call of 0.13-0.27 us).  np 2,
+     * ten more jobs, hierarchical against auto handing the call to tuned: median 0.92
+     * and 0.75 at 128 and 256 B (worst job 1.14x), 0.77-1.00 at 8-64 B but up to 1.56x
+     * in the jobs where the two cores passed cache lines slowly (see the bcast rules
+     * below): two ranks from 128 B, as for bcast */
     {REDUCE, .max_bytes = 8192, .min_P = 4, .max_nodes = 1, .call_mask = C | MCA_COLL_LOOM_CALL_SHM,
      .call_value = C | MCA_COLL_LOOM_CALL_SHM, .alg = "hierarchical"},
-    {REDUCE, .min_bytes = 128, .max_bytes = 8192, .min_P = 3, .max_nodes = 1,
-     .call_mask = C | MCA_COLL_LOOM_CALL_SHM, .call_value = C | MCA_COLL_LOOM_CALL_SHM, .alg = "hierarchical"},
-    {REDUCE, .min_bytes = 512, .max_bytes = 8192, .max_nodes = 1, .call_mask = C | MCA_COLL_LOOM_CALL_SHM,
+    {REDUCE, .min_bytes = 128, .max_bytes = 8192, .max_nodes = 1, .call_mask = C | MCA_COLL_LOOM_CALL_SHM,
      .call_value = C | MCA_COLL_LOOM_CALL_SHM, .alg = "hierarchical"},
     /* large bcast / reduce: the pipelined two-tree.  Measured at np 8 on one node,
      * reduce is 0.3-0.9x tuned's default from 1 MiB; bcast only reaches parity at 16 MiB

@@ -984,15 +984,15 @@ static void test_decide(void)
     }
     {
         /* small reduces on one node with the segment: hierarchical from 0 B with four
-         * ranks or more, from 128 B with three, from 512 B with two; never for a
-         * non-commutative op or without the segment */
+         * ranks or more, from 128 B with two or three; never for a non-commutative op or
+         * without the segment */
         int knobs[64] = {0};
         mca_coll_loom_choice_t ch;
         for (int P = 2; P <= 9; ++P) {
             mca_coll_loom_params_t p = {.P = P, .call = C | E | MCA_COLL_LOOM_CALL_SHM,
                                         .coll = MCA_COLL_LOOM_COLL_REDUCE, .nodes = 1, .rpn = P};
             for (size_t b = 4; b <= 1024; b *= 2) {
-                const bool hier = P >= 4 || (3 == P && b >= 128) || b >= 512;
+                const bool hier = P >= 4 || b >= 128;
                 p.call = C | E | MCA_COLL_LOOM_CALL_SHM;
                 mca_coll_loom_decide(MCA_COLL_LOOM_COLL_REDUCE, b, &p, knobs, -1, NULL, 0, &ch);
                 CHECK(hier ? ch.alg >= 0 && 0 == strcmp(mca_coll_loom_algs[ch.alg].name, "hierarchical")
