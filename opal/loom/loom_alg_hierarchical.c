@@ -448,7 +448,12 @@ static int build_levels(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *
         if (MCA_COLL_LOOM_OK == rc && 0 == me) {
             /* large commutative calls (segs > 1): the leaders run the segmented ring,
              * which moves 2 (nn - 1) / nn of the vector per leader instead of the
-             * pairwise exchange's log2(nn) whole vectors */
+             * pairwise exchange's log2(nn) whole vectors.  Small ones: pairwise.  One
+             * round instead (dissemination with nn - 1 ways, every leader sending to all
+             * others: 12 messages instead of 8 on 4 nodes) was slower on the emulated
+             * 4 x 2, where the messages cost CPU on 2 shared cores: 8 B allreduce
+             * 0.73-1.09x tuned's time against 0.68-0.80x, barrier 0.91-1.12x against
+             * 0.67-1.04x (loom_bench, four job pairs, 2026-11-25) */
             const bool ring = p->segs > 1 && MCA_COLL_LOOM_COLL_ALLREDUCE == p->coll &&
                               (p->call & MCA_COLL_LOOM_CALL_COMMUTATIVE);
             rc = sub_phase(s, p, ring ? mca_coll_loom_build_ring : mca_coll_loom_build_pairwise,
