@@ -531,7 +531,11 @@ uint64_t mca_coll_loom_settings_fingerprint(void)
                             cm->model_reduce_per_byte_ns, cm->model_copy_per_byte_ns};
     /* values that behave alike hash alike: setup calls 1 and below all mean the first */
     const int shm[] = {cm->shm ? 1 : 0, cm->shm_slot_size, cm->shm_setup_call > 1 ? cm->shm_setup_call : 1};
-    uint64_t h = cm->rules_fingerprint;
+    /* the build's segment protocol: ranks of builds that lay the segment out differently
+     * must not share one */
+    const uint64_t protocol[] = {MCA_COLL_LOOM_SHM_MAGIC, MCA_COLL_LOOM_SHM_AREAS, MCA_COLL_LOOM_SHM_SYM_DEPTH,
+                                 MCA_COLL_LOOM_SHM_SMALL_BYTES, MCA_COLL_LOOM_SHM_SYM_BYTES};
+    uint64_t h = fnv1a(cm->rules_fingerprint, protocol, sizeof(protocol));
 
     /* effective values, as the decision sees them: "auto" and an unknown name agree */
     for (int coll = 0; coll < MCA_COLL_LOOM_NUM_COLLS; ++coll) {

@@ -451,6 +451,13 @@ static void remember(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, size_
  * one allreduce of the previous component (every rank gets here at the same call:
  * nothing has been decided yet).  When they differ, every call on the communicator
  * goes to the previous component, and the user is told why. */
+/* Words of that allreduce.  The count must not change from one loom build to the next:
+ * ranks of different builds then still agree on the message, see their fingerprints
+ * differ (the fingerprint hashes the build's rules and segment protocol) and hand every
+ * call to the previous component, where a different count would make the allreduce
+ * itself erroneous.  Room for the pool's offers and for later use (zero). */
+#define LOOM_SETTINGS_WORDS 16
+
 static void agree_on_settings(mca_coll_loom_module_t *m, struct ompi_communicator_t *comm)
 {
     mca_coll_loom_component_t *cm = &mca_coll_loom_component;
@@ -458,13 +465,14 @@ static void agree_on_settings(mca_coll_loom_module_t *m, struct ompi_communicato
     const int rank = ompi_comm_rank(comm);
     const uint64_t mine = mca_coll_loom_settings_fingerprint();
     /* max of mine, max of ~mine (= ~min), rank 0's; then the node segments' pool */
-    uint64_t v[3 + MCA_COLL_LOOM_SHM_OFFER_WORDS] = {mine, ~mine, 0 == rank ? mine : 0};
+    uint64_t v[LOOM_SETTINGS_WORDS] = {mine, ~mine, 0 == rank ? mine : 0};
     char rules[300];
     int rc;
 
+    _Static_assert(3 + MCA_COLL_LOOM_SHM_OFFER_WORDS <= LOOM_SETTINGS_WORDS, "the settings check's words");
     mca_coll_loom_shm_offer(m, comm, v + 3);
-    rc = m->previous_allreduce(MPI_IN_PLACE, v, 3 + MCA_COLL_LOOM_SHM_OFFER_WORDS, &ompi_mpi_uint64_t.dt,
-                               &ompi_mpi_op_max.op, comm, m->previous_allreduce_module);
+    rc = m->previous_allreduce(MPI_IN_PLACE, v, LOOM_SETTINGS_WORDS, &ompi_mpi_uint64_t.dt, &ompi_mpi_op_max.op,
+                               comm, m->previous_allreduce_module);
     if (OMPI_SUCCESS != rc) {
         m->settings_agreed = -1; /* the offered segment goes back to the pool at free */
         opal_output(0, "coll/loom: communicator %s (cid %u): comparing the loom settings of its "
