@@ -356,7 +356,8 @@ static uint32_t min_arrived(const mca_coll_loom_shm_t *s, uint32_t seq)
 {
     int32_t low = 0;
     for (int i = 0; i < s->n; ++i) {
-        const int32_t d = (int32_t) (__atomic_load_n(mca_coll_loom_shm_arrive_word(s, i), __ATOMIC_SEQ_CST) - seq);
+        const uint32_t a = __atomic_load_n(mca_coll_loom_shm_arrive_word(s, i), __ATOMIC_SEQ_CST);
+        const int32_t d = (int32_t) (a - seq);
         low = d < low ? d : low;
     }
     return seq + (uint32_t) low;

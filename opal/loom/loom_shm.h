@@ -85,10 +85,10 @@
  * compared modulo 2^32 would look reached.  At the start of every call (before it
  * arrives), a rank looks at its flag of slot seq % D and, if it was last written 2^30
  * calls ago or more, sets it to seq - 2 (sym_refresh).  Nobody reads it then: the call
- * that wrote it last is long over on every rank, and the next one to read it waits for this rank's arrival
- * at a later call first, which publishes the new value.  `done`, which only this rank
- * reads, is kept within 2^30 calls of seq the same way (an older one is looked up
- * again when needed).
+ * that wrote it last is long over on every rank, and the next one to read it waits for
+ * this rank's arrival at a later call first, which publishes the new value.  `done`,
+ * which only this rank reads, is kept within 2^30 calls of seq the same way (an older
+ * one is looked up again when needed).
  *
  * release only grows: the coordinator of call seq + 1 writes it after waiting for
  * release >= seq.  "release >= t" is release[t % A] >= t: the A words take the calls
@@ -115,9 +115,9 @@
 #ifndef MCA_COLL_LOOM_SHM_AREAS
 #define MCA_COLL_LOOM_SHM_AREAS 8
 #endif
-/* Small slots per rank (sym, below), used by calls in turn: a rank that contributes to a
- * small reduce may run this many calls minus one ahead of the coordinator.  A power of
- * two. */
+/* Small slots per rank (sym, below) and small areas, used by calls in turn: a rank that
+ * contributes to a small reduce, or the root of a small bcast, may run this many calls
+ * minus one ahead of the others.  A power of two. */
 #ifndef MCA_COLL_LOOM_SHM_SYM_DEPTH
 #define MCA_COLL_LOOM_SHM_SYM_DEPTH 32
 #endif
@@ -133,7 +133,7 @@ typedef struct {
     uint32_t *release[MCA_COLL_LOOM_SHM_AREAS], *release_waiters;
     char *area[MCA_COLL_LOOM_SHM_AREAS]; /* area p's data; release[p] at its line's start */
     char *slot0;         /* slot i: slot0 + i * stride; its arrive word at its line's start */
-    size_t sym_stride;   /* distance between the symmetric calls' slots */
+    size_t sym_stride;   /* distance between small slots, and between small areas */
     char *sym0;          /* sym[i][p]: sym0 + (D i + p) * sym_stride; its flag at its line's start */
     char *small0;        /* small[p]: small0 + p * sym_stride */
     /* this rank's knowledge, not shared: */
@@ -178,9 +178,10 @@ int mca_coll_loom_shm_unlink(const char *path);
 /* Largest call of the symmetric kind: every rank reads n slots of it, which pays while
  * a call is a few cache lines (see above). */
 #define MCA_COLL_LOOM_SHM_SYM_BYTES 256
-/* Bytes of a small slot: the largest reduce through them.  Their depth pays more than
- * the large slots' lockstep costs: np 8 on the 2 cores, back-to-back reduces of 288-512
- * B took 0.7-0.9 us through them, 7-8 us through the large slots (tuned 8.6-11 us). */
+/* Bytes of a small slot and of a small area: the largest reduce and bcast through them.
+ * Their depth pays more than the large slots' lockstep costs: np 8 on the 2 cores,
+ * back-to-back reduces of 288-512 B took 0.7-0.9 us through them, 7-8 us through the
+ * large slots (tuned 8.6-11 us). */
 #define MCA_COLL_LOOM_SHM_SMALL_BYTES 512
 
 static inline char *mca_coll_loom_shm_slot(const mca_coll_loom_shm_t *s, int i)
@@ -195,7 +196,8 @@ static inline uint32_t *mca_coll_loom_shm_arrive_word(const mca_coll_loom_shm_t 
 
 static inline char *mca_coll_loom_shm_sym_slot(const mca_coll_loom_shm_t *s, int i, uint32_t seq)
 {
-    return s->sym0 + ((size_t) i * MCA_COLL_LOOM_SHM_SYM_DEPTH + (seq & (MCA_COLL_LOOM_SHM_SYM_DEPTH - 1u))) * s->sym_stride;
+    const size_t p = seq & (MCA_COLL_LOOM_SHM_SYM_DEPTH - 1u);
+    return s->sym0 + ((size_t) i * MCA_COLL_LOOM_SHM_SYM_DEPTH + p) * s->sym_stride;
 }
 
 static inline char *mca_coll_loom_shm_small_area(const mca_coll_loom_shm_t *s, uint32_t seq)

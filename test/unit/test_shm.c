@@ -392,10 +392,10 @@ int main(void)
         for (uint32_t p = 0; p < MCA_COLL_LOOM_SHM_SYM_DEPTH; ++p) {
             uintptr_t data = (uintptr_t) mca_coll_loom_shm_sym_slot(&t, i, p);
             uintptr_t flag = data - MCA_COLL_LOOM_SHM_HEAD;
-            uintptr_t next = i == 3 && p + 1 == MCA_COLL_LOOM_SHM_SYM_DEPTH
-                                 ? (uintptr_t) t.base + t.bytes + MCA_COLL_LOOM_SHM_HEAD
-                                 : (uintptr_t) mca_coll_loom_shm_sym_slot(&t, p + 1 == MCA_COLL_LOOM_SHM_SYM_DEPTH ? i + 1 : i,
-                                                                          (p + 1) % MCA_COLL_LOOM_SHM_SYM_DEPTH);
+            const bool last = p + 1 == MCA_COLL_LOOM_SHM_SYM_DEPTH;
+            uintptr_t next = i == 3 && last ? (uintptr_t) t.base + t.bytes + MCA_COLL_LOOM_SHM_HEAD
+                                            : (uintptr_t) mca_coll_loom_shm_sym_slot(&t, last ? i + 1 : i,
+                                                                                     (p + 1) % MCA_COLL_LOOM_SHM_SYM_DEPTH);
             CHECK(0 == flag % 64 && 0 == data % 16 && flag >= (uintptr_t) mca_coll_loom_shm_slot(&t, 3) + SLOT,
                   "sym slot %d/%u: flag at %lu", i, (unsigned) p, (unsigned long) (flag - (uintptr_t) t.base));
             CHECK(data + MCA_COLL_LOOM_SHM_SMALL_BYTES + MCA_COLL_LOOM_SHM_HEAD <= next,

@@ -854,6 +854,7 @@ int mca_coll_loom_shm_bcast(mca_coll_loom_module_t *m, void *buf, size_t count, 
     size_t tsize = 0, bytes;
     uint32_t seq;
     int rc = begin(m, comm), coord;
+    char *area;
     bool small;
 
     if (OMPI_SUCCESS != rc) {
@@ -870,6 +871,7 @@ int mca_coll_loom_shm_bcast(mca_coll_loom_module_t *m, void *buf, size_t count, 
     /* small ones through the small areas: the root may run D - 1 calls ahead of its
      * readers instead of A - 1 (loom_shm.h) */
     small = bytes <= MCA_COLL_LOOM_SHM_SMALL_BYTES;
+    area = small ? mca_coll_loom_shm_small_area(seg, seq) : mca_coll_loom_shm_area(seg, seq);
 
     if (coord != seg->me) {
         /* a reader writes nothing; a small bcast's does not wait for the previous call
@@ -880,8 +882,7 @@ int mca_coll_loom_shm_bcast(mca_coll_loom_module_t *m, void *buf, size_t count, 
         mca_coll_loom_shm_arrive(seg, seq);
         mca_coll_loom_shm_wait_release(seg, seq,
                                        m->topo.node_of[root] == m->topo.node_of[rank] ? &w : &wl);
-        return unpack(small ? mca_coll_loom_shm_small_area(seg, seq) : mca_coll_loom_shm_area(seg, seq), bytes,
-                      buf, count, dtype);
+        return unpack(area, bytes, buf, count, dtype);
     }
 
     /* the coordinator: the root hands the data to its node first, a leader of another
@@ -899,8 +900,7 @@ int mca_coll_loom_shm_bcast(mca_coll_loom_module_t *m, void *buf, size_t count, 
         mca_coll_loom_shm_wait_arrived(seg, seq - (MCA_COLL_LOOM_SHM_AREAS - 1u), &w);
     }
     if (OMPI_SUCCESS == rc) {
-        rc = pack(buf, count, dtype, small ? mca_coll_loom_shm_small_area(seg, seq) : mca_coll_loom_shm_area(seg, seq),
-                  bytes);
+        rc = pack(buf, count, dtype, area, bytes);
     }
     mca_coll_loom_shm_release(seg, seq);
     if (rank == root && OMPI_SUCCESS == rc) {
@@ -969,7 +969,8 @@ int mca_coll_loom_shm_reduce(mca_coll_loom_module_t *m, const void *sbuf, void *
     }
     if (OMPI_SUCCESS == rc) {
         /* hierarchical serves reduce for commutative ops only */
-        rc = combine(seg, src, seg->me, is_root && in_place ? rbuf : sbuf, part, count, dtype, op, bytes, true);
+        rc = combine(seg, src, seg->me, is_root && in_place ? rbuf : sbuf, part, count, dtype, op, bytes,
+                     true);
     }
     mca_coll_loom_shm_release(seg, seq);
     if (OMPI_SUCCESS == rc) {
