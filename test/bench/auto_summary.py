@@ -6,7 +6,7 @@ than 1.1x the fastest of loom's own algorithms while running another one.
 usage: auto_summary.py LABEL=REPORT.md[+REPORT.md...] ...
 
 Several reports under one label are merged by kind (a later report's kind replaces an
-earlier one's), e.g. a full run and a re-measure of one collective.  A report written with
+earlier one's, with its confirmations), e.g. a full run and a re-measure of one collective.  A report written with
 loom-tune --confirm also says, per kind, which of those sizes held when measured again (auto
 against that variant alone): "held: 16K 1.12x", or "none held".
 """
@@ -21,17 +21,19 @@ LINE = re.compile(r"auto / tuned, geometric mean over (\d+) sizes: ([\d.]+); aut
 
 
 def read(path, into, label, held):
-    kind, worst = None, 1.0
+    """A later report's kind replaces an earlier one's, its confirmations included."""
+    kind, worst, seen, mine = None, 1.0, set(), {}
     for line in open(path):
         m = CONF.match(line)
         if m:
-            d = held.setdefault(m.group(1), {}).setdefault(label, [])
+            d = mine.setdefault(m.group(1), [])
             if m.group(4) == "holds":
                 d.append("%s %.2fx" % (m.group(2), float(m.group(3))))
             continue
         m = KIND.match(line)
         if m:
             kind, worst = m.group(1), 1.0
+            seen.add(kind)
             continue
         m = MISS.match(line)
         if m:
@@ -41,6 +43,10 @@ def read(path, into, label, held):
         if m and kind:
             into.setdefault(kind, {})[label] = (float(m.group(2)), int(m.group(1)), int(m.group(3)),
                                                 m.group(4) or "", worst)
+    for k in seen | set(mine):
+        held.setdefault(k, {}).pop(label, None)
+        if k in mine:
+            held[k][label] = mine[k]
 
 
 def main():
