@@ -6,9 +6,10 @@ than 1.1x the fastest of loom's own algorithms while running another one.
 usage: auto_summary.py LABEL=REPORT.md[+REPORT.md...] ...
 
 Several reports under one label are merged by kind (a later report's kind replaces an
-earlier one's, with its confirmations), e.g. a full run and a re-measure of one collective.  A report written with
-loom-tune --confirm also says, per kind, which of those sizes held when measured again (auto
-against that variant alone): "held: 16K 1.12x", or "none held".
+earlier one's, with its confirmations), e.g. a full run and a re-measure of one
+collective.  A report written with loom-tune --confirm also says, per kind, which of those
+sizes held when measured again (auto against that variant alone): "held: 16K 1.12x", or
+"none held".
 """
 import re
 import sys
