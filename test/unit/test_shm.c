@@ -74,6 +74,30 @@ static void lag(uint64_t *x, int me)
     }
 }
 
+/* the component's sym_contribute: this rank's nvals values of call seq in its sym slot */
+static void sym_contribute(mca_coll_loom_shm_t *s, uint32_t seq, int nvals, const mca_coll_loom_shm_wait_t *w)
+{
+    uint64_t *ms = (uint64_t *) mca_coll_loom_shm_sym_slot(s, s->me, seq);
+    mca_coll_loom_shm_small_enter(s, seq, w);
+    for (int j = 0; j < nvals; ++j) {
+        ms[j] = val(s->me, seq, j);
+    }
+    mca_coll_loom_shm_sym_arrive(s, seq);
+}
+
+/* wrong values in the sym slots of call seq of every rank but `skip` */
+static int sym_check(const mca_coll_loom_shm_t *s, uint32_t seq, int skip, int nvals)
+{
+    int bad = 0;
+    for (int r = 0; r < s->n; ++r) {
+        const uint64_t *v = (const uint64_t *) mca_coll_loom_shm_sym_slot(s, r, seq);
+        for (int j = 0; r != skip && j < nvals; ++j) {
+            bad += v[j] != val(r, seq, j);
+        }
+    }
+    return bad;
+}
+
 /* one process: returns the number of wrong values seen */
 static int run_rank(const char *path, int n, int me, int calls, int spin, uint32_t seq0, uint32_t stale)
 {
@@ -125,20 +149,10 @@ static int run_rank(const char *path, int n, int me, int calls, int spin, uint32
 
         if (K_SYM == kind) {
             /* the component's sym_gather / sym_release */
-            uint64_t *ms = (uint64_t *) mca_coll_loom_shm_sym_slot(&s, me, seq);
-            mca_coll_loom_shm_small_enter(&s, seq, &w);
-            for (int j = 0; j < NSYM; ++j) {
-                ms[j] = val(me, seq, j);
-            }
-            mca_coll_loom_shm_sym_arrive(&s, seq);
+            sym_contribute(&s, seq, NSYM, &w);
             mca_coll_loom_shm_sym_wait(&s, seq, -1, &w);
             lag(&x, me); /* a reader that is slow to read: a slot reused too early shows */
-            for (int r = 0; r < n; ++r) {
-                const uint64_t *v = (const uint64_t *) mca_coll_loom_shm_sym_slot(&s, r, seq);
-                for (int j = 0; j < NSYM; ++j) {
-                    bad += v[j] != val(r, seq, j);
-                }
-            }
+            bad += sym_check(&s, seq, -1, NSYM);
             if (0 == me) {
                 mca_coll_loom_shm_enter(&s, seq, &w);
                 mca_coll_loom_shm_release(&s, seq);
@@ -169,24 +183,14 @@ static int run_rank(const char *path, int n, int me, int calls, int spin, uint32
         if (K_SREDUCE == kind) {
             /* the component's small reduce: contributors leave at once */
             if (me != coord) {
-                uint64_t *ms = (uint64_t *) mca_coll_loom_shm_sym_slot(&s, me, seq);
-                mca_coll_loom_shm_small_enter(&s, seq, &w);
-                for (int j = 0; j < NSMALL; ++j) {
-                    ms[j] = val(me, seq, j);
-                }
-                mca_coll_loom_shm_sym_arrive(&s, seq);
+                sym_contribute(&s, seq, NSMALL, &w);
                 continue;
             }
             mca_coll_loom_shm_enter(&s, seq, &w);
             mca_coll_loom_shm_arrive(&s, seq);
             mca_coll_loom_shm_sym_wait(&s, seq, me, &w);
             lag(&x, me);
-            for (int r = 0; r < n; ++r) {
-                const uint64_t *v = (const uint64_t *) mca_coll_loom_shm_sym_slot(&s, r, seq);
-                for (int j = 0; r != me && j < NSMALL; ++j) {
-                    bad += v[j] != val(r, seq, j);
-                }
-            }
+            bad += sym_check(&s, seq, me, NSMALL);
             mca_coll_loom_shm_release(&s, seq);
             continue;
         }
