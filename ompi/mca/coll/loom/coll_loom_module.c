@@ -474,7 +474,11 @@ static void agree_on_settings(mca_coll_loom_module_t *m, struct ompi_communicato
     rc = m->previous_allreduce(MPI_IN_PLACE, v, LOOM_SETTINGS_WORDS, &ompi_mpi_uint64_t.dt, &ompi_mpi_op_max.op,
                                comm, m->previous_allreduce_module);
     if (OMPI_SUCCESS != rc) {
-        m->settings_agreed = -1; /* the offered segment goes back to the pool at free */
+        /* no loom call will follow on this communicator: the offered segment goes back
+         * to the pool now, for the next communicator of this node's ranks */
+        const uint64_t none[MCA_COLL_LOOM_SHM_OFFER_WORDS] = {0};
+        mca_coll_loom_shm_adopt(m, none, false);
+        m->settings_agreed = -1;
         opal_output(0, "coll/loom: communicator %s (cid %u): comparing the loom settings of its "
                     "ranks failed (error %d); every collective on it goes to the previous component",
                     comm->c_name, (unsigned) comm->c_contextid, rc);

@@ -53,7 +53,11 @@
  * does alone, but sleep at once while the leaders talk to other nodes: a waiting rank
  * that polls then takes the core from the leader that works (4 nodes x 2 ranks on 2
  * cores, 8 B allreduce: ~110 us spinning, ~80 us sleeping; one node, 8 ranks: 7 us
- * spinning 64 checks, 50 us sleeping at once, as a futex wake costs tens of us). */
+ * spinning 64 checks, 50 us sleeping at once, as a futex wake costs tens of us).  Waking
+ * the sleepers early, when the leader enters the last wait of its network phase, so that
+ * they spin 200-2000 checks and catch the release at once, was slower: 8 B allreduce
+ * 0.86-1.08x tuned's time against 0.60-0.77x, barrier 0.51-0.97x against 0.58-0.90x
+ * (4 x 2, loom_bench, four jobs each, 2026-11-25). */
 #define LOOM_SHM_SPIN_SHARED    64
 #define LOOM_SHM_SPIN_DEDICATED 100000
 /* Several nodes: bcasts below this many bytes keep hierarchical's point-to-point node
