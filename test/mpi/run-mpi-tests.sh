@@ -335,6 +335,17 @@ run "$name" 5 0 --mca coll_loom_shm_dir /nonexistent-loom-dir --mca coll_loom_ve
 check_log "segment failure is reported and the calls still succeed" "$(log_of "$name")" \
     "cannot create the node's shared segment /nonexistent-loom-dir/loom-" \
     "shared-memory node phases are off"
+# the segment is created but two ranks cannot map it (their coll_loom_shm_dir names an
+# empty directory, as where nodes see different /dev/shm mounts): every rank must still
+# make the setup's second agreement, or the two ranks' messages meet the others'
+# allreduce (before: a hang, or a wrong sum)
+mkdir -p "$logdir/empty-shm-dir"
+name="test_allreduce np=5, segment cannot be mapped on 2 ranks: point-to-point"
+run "$name" 3 0 --mca coll_loom_shm_setup_call 1 --mca coll_loom_verbose 1 -- "$T_ALL" \
+    : -np 2 -x OMPI_MCA_coll_loom_shm_dir="$logdir/empty-shm-dir" "$T_ALL"
+check_log "mapping failure on some ranks is reported and the calls still succeed" "$(log_of "$name")" \
+    "cannot map the node's shared segment $logdir/empty-shm-dir/loom-" \
+    "shared-memory node phases are off (a node could not set up its segment)"
 # without the segment, hierarchical's node phases are point-to-point, slower than
 # dissemination for small calls: auto must see it (rules: shm=yes/no)
 run "auto with coll_loom_shm 0: 4 B allreduce -> dissemination np=4" 4 0 \

@@ -188,7 +188,11 @@ static int setup(mca_coll_loom_module_t *m, ompi_communicator_t *comm)
         }
     }
     rc = agree(m, comm, &ok);
-    if (OMPI_SUCCESS == rc && ok && n >= 2 && 0 != me) {
+    /* every rank makes the second agreement or none does: a rank whose attach fails
+     * below must still take part in it (else its next call's messages would meet the
+     * others' allreduce) */
+    const bool created_everywhere = OMPI_SUCCESS == rc && ok;
+    if (created_everywhere && n >= 2 && 0 != me) {
         if (0 != mca_coll_loom_shm_attach(&m->shm.seg, path, n, me, slot, &err, &what)) {
             ok = 0;
             opal_output_verbose(1, cm->output,
@@ -198,7 +202,7 @@ static int setup(mca_coll_loom_module_t *m, ompi_communicator_t *comm)
                                 (unsigned) comm->c_contextid, rank, path, what, strerror(err));
         }
     }
-    if (OMPI_SUCCESS == rc && ok) {
+    if (created_everywhere) {
         rc = agree(m, comm, &ok);
     }
     if (created) {
