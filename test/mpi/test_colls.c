@@ -913,6 +913,56 @@ static int node_consecutive(MPI_Comm oracle, int P)
     return ok;
 }
 
+/* Calls whose type signature is empty on every rank, though the counts differ: count
+ * 0 of MPI_INT on even ranks, count 3 of a type of size 0 on odd ranks (legal: the
+ * signatures match).  Every rank must treat them alike.  Between them, bcasts of 128 B
+ * (through the node segment at any P) from every root and small allreduces must stay
+ * exact; before loom tested the size and not only the count, a rank of the second kind
+ * took the empty bcast to the segment and the others did not: a hang.  (The MPI layer
+ * refuses reductions on the empty type, so only bcast and allgather reach loom.) */
+#define EMPTY_ROUNDS 40
+static void empty_signatures(void)
+{
+    MPI_Datatype empty;
+    const int odd = wrank & 1, cnt = odd ? 3 : 0;
+    int dummy[4] = {0}, data[32], shm_on = 0;
+    unsigned long long phases0 = 0, phases1 = 0;
+    int have_phases = 0 == lt_shm_node_phases(&phases0);
+
+    MPI_Type_contiguous(0, MPI_INT, &empty);
+    MPI_Type_commit(&empty);
+    if (MPI_SUCCESS != lt_cvar_read_int("coll_loom_shm", &shm_on)) shm_on = 0;
+    for (int it = 0; it < EMPTY_ROUNDS; it++) {
+        const int root = it % wsize;
+        int rc = MPI_Bcast(dummy, cnt, odd ? empty : MPI_INT, root, MPI_COMM_WORLD);
+        if (MPI_SUCCESS != rc) FAIL("empty-signature bcast (round %d): error %d", it, rc);
+        rc = MPI_Allgather(dummy, cnt, odd ? empty : MPI_INT, dummy, cnt, odd ? empty : MPI_INT,
+                           MPI_COMM_WORLD);
+        if (MPI_SUCCESS != rc) FAIL("empty-signature allgather (round %d): error %d", it, rc);
+        for (int j = 0; j < 32; j++) data[j] = wrank == root ? it * 1000 + j : -1;
+        MPI_Bcast(data, 32, MPI_INT, root, MPI_COMM_WORLD);
+        for (int j = 0; j < 32; j++)
+            if (data[j] != it * 1000 + j) {
+                FAIL("after empty-signature calls: bcast from %d, element %d is %d, expected %d", root, j,
+                     data[j], it * 1000 + j);
+                break;
+            }
+        int v = wrank + 1, sum = 0;
+        MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        if (sum != wsize * (wsize + 1) / 2)
+            FAIL("after empty-signature calls: allreduce sum %d, expected %d", sum, wsize * (wsize + 1) / 2);
+        nchecks += 2;
+        ncalls += 4;
+    }
+    /* the proof that the bcasts in between ran through loom's segment, where a
+     * difference between ranks would show */
+    if (wsize > 1 && shm_on && have_phases && 0 == lt_shm_node_phases(&phases1) &&
+        phases1 - phases0 < EMPTY_ROUNDS)
+        FAIL("empty-signature test: %llu calls used the node segment, expected at least %d", phases1 - phases0,
+             EMPTY_ROUNDS);
+    MPI_Type_free(&empty);
+}
+
 static void make_comms(comm_t *cs, int *ncs)
 {
     int n = 0;
@@ -1166,6 +1216,7 @@ int main(int argc, char **argv)
     comm_t cs[3];
     int ncs = 0;
     make_comms(cs, &ncs);
+    if (!env_alg && !oracle_only && 0 == strcmp(coll_list, "all")) empty_signatures();
 
     for (int c = 0; c < NC; c++) {
         if (!want[c]) continue;

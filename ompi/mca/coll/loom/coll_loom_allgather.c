@@ -25,10 +25,12 @@ int mca_coll_loom_allgather(const void *sbuf, int scount, struct ompi_datatype_t
     ptrdiff_t lb, extent;
     int rc;
 
-    if (0 == rcount) {
+    /* nothing to move when the type signature is empty: count 0, or a type of size 0
+     * (legal on some ranks and not others, so the test must not depend on count alone) */
+    ompi_datatype_type_size(rdtype, &tsize);
+    if (0 == rcount || 0 == tsize) {
         return OMPI_SUCCESS;
     }
-    ompi_datatype_type_size(rdtype, &tsize);
     s = mca_coll_loom_plan(m, MCA_COLL_LOOM_COLL_ALLGATHER, comm, (size_t) P * rcount * tsize,
                            MCA_COLL_LOOM_CALL_NO_OP, 0, &choice);
     if (NULL == s) {

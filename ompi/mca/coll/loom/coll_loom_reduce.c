@@ -26,11 +26,13 @@ int mca_coll_loom_reduce(const void *sbuf, void *rbuf, int count, struct ompi_da
     size_t tsize = 0;
     unsigned call;
 
-    if (0 == count) {
+    /* nothing to move when the type signature is empty: count 0, or a type of size 0
+     * (legal on some ranks and not others, so the test must not depend on count alone) */
+    ompi_datatype_type_size(dtype, &tsize);
+    if (0 == count || 0 == tsize) {
         return OMPI_SUCCESS;
     }
     call = mca_coll_loom_module_call_flags(m, op, dtype);
-    ompi_datatype_type_size(dtype, &tsize);
     s = mca_coll_loom_plan(m, MCA_COLL_LOOM_COLL_REDUCE, comm, (size_t) count * tsize, call, root,
                            &choice);
     if (NULL == s) {

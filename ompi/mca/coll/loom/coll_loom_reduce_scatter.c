@@ -66,12 +66,14 @@ int mca_coll_loom_reduce_scatter(const void *sbuf, void *rbuf, const int *rcount
     for (int i = 0; i < P; ++i) {
         displ[i + 1] = displ[i] + (size_t) rcounts[i];
     }
-    if (0 == displ[P]) {
+    /* nothing to move when the type signature is empty: counts all 0, or a type of size 0
+     * (legal on some ranks and not others, so the test must not depend on count alone) */
+    ompi_datatype_type_size(dtype, &tsize);
+    if (0 == displ[P] || 0 == tsize) {
         free(displ);
         return OMPI_SUCCESS;
     }
     call = mca_coll_loom_module_call_flags(m, op, dtype);
-    ompi_datatype_type_size(dtype, &tsize);
     s = mca_coll_loom_plan(m, MCA_COLL_LOOM_COLL_REDUCE_SCATTER, comm, displ[P] * tsize, call, 0,
                            &choice);
     if (NULL == s) {
@@ -97,11 +99,13 @@ int mca_coll_loom_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
     unsigned call;
     int rc;
 
-    if (0 == rcount) {
+    /* nothing to move when the type signature is empty: count 0, or a type of size 0
+     * (legal on some ranks and not others, so the test must not depend on count alone) */
+    ompi_datatype_type_size(dtype, &tsize);
+    if (0 == rcount || 0 == tsize) {
         return OMPI_SUCCESS;
     }
     call = mca_coll_loom_module_call_flags(m, op, dtype);
-    ompi_datatype_type_size(dtype, &tsize);
     s = mca_coll_loom_plan(m, MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK, comm,
                            (size_t) P * (size_t) rcount * tsize, call, 0, &choice);
     if (NULL == s) {

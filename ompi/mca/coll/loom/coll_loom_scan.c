@@ -26,11 +26,13 @@ static int prefix(mca_coll_loom_coll_t coll, const void *sbuf, void *rbuf, int c
     size_t tsize = 0;
     unsigned call;
 
-    if (0 == count) {
+    /* nothing to move when the type signature is empty: count 0, or a type of size 0
+     * (legal on some ranks and not others, so the test must not depend on count alone) */
+    ompi_datatype_type_size(dtype, &tsize);
+    if (0 == count || 0 == tsize) {
         return OMPI_SUCCESS;
     }
     call = mca_coll_loom_module_call_flags(m, op, dtype);
-    ompi_datatype_type_size(dtype, &tsize);
     s = mca_coll_loom_plan(m, coll, comm, (size_t) count * tsize, call, 0, &choice);
     if (NULL == s) {
         return previous(sbuf, rbuf, count, dtype, op, comm, previous_module);
