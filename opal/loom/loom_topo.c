@@ -60,6 +60,21 @@ int mca_coll_loom_topo_build(mca_coll_loom_topo_t *t, int P, const unsigned long
     return 0;
 }
 
+uint64_t mca_coll_loom_topo_fingerprint(const mca_coll_loom_topo_t *t)
+{
+    /* 64-bit FNV-1a over P and node_of */
+    uint64_t h = 0xcbf29ce484222325ULL;
+    const int n = t->P;
+
+    for (int i = -1; i < n; ++i) {
+        const uint32_t v = (uint32_t) (i < 0 ? n : t->node_of[i]);
+        for (int b = 0; b < 4; ++b) {
+            h = (h ^ ((v >> (8 * b)) & 0xffu)) * 0x100000001b3ULL;
+        }
+    }
+    return 0 == h ? 1 : h;
+}
+
 void mca_coll_loom_topo_fini(mca_coll_loom_topo_t *t)
 {
     free(t->node_of);

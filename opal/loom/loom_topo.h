@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct {
     int P;                 /* ranks */
@@ -23,6 +24,10 @@ typedef struct {
 /* keys[i] identifies rank i's node (equal keys: same node).  Returns 0 or -1 (no memory). */
 int mca_coll_loom_topo_build(mca_coll_loom_topo_t *t, int P, const unsigned long *keys);
 void mca_coll_loom_topo_fini(mca_coll_loom_topo_t *t);
+
+/* A hash of the partition (node_of is canonical: nodes numbered by their lowest rank),
+ * so that ranks can check they derived the same one; never 0. */
+uint64_t mca_coll_loom_topo_fingerprint(const mca_coll_loom_topo_t *t);
 
 /* One-line summary, e.g. "P=8 nodes=4 ranks/node=2 balanced consecutive leaders=0,2,4,6". */
 void mca_coll_loom_topo_describe(const mca_coll_loom_topo_t *t, char *buf, size_t len);

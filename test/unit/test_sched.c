@@ -1038,6 +1038,32 @@ static void test_topo(void)
     CHECK(0 == mca_coll_loom_topo_build(&t, 1, k3), "topo build");
     CHECK(1 == t.nnodes && t.node_consecutive && t.balanced, "topo k3 shape");
     mca_coll_loom_topo_fini(&t);
+
+    /* the fingerprint the ranks compare: the same partition under other keys hashes
+     * alike, any other partition (one rank moved, one more rank, a node split) not */
+    {
+        const unsigned long same[] = {1, 1, 3, 3, 8, 8, 8};      /* k1's partition */
+        const unsigned long moved[] = {7, 7, 9, 4, 4, 4, 4};     /* rank 3 on another node */
+        const unsigned long split[] = {7, 7, 9, 9, 4, 4, 5};     /* rank 6 alone */
+        const unsigned long longer[] = {7, 7, 9, 9, 4, 4, 4, 4}; /* P = 8 */
+        const unsigned long *parts[] = {k1, same, moved, split, longer};
+        const int np[] = {7, 7, 7, 7, 8};
+        uint64_t f[5];
+
+        for (int i = 0; i < 5; ++i) {
+            CHECK(0 == mca_coll_loom_topo_build(&t, np[i], parts[i]), "topo build");
+            f[i] = mca_coll_loom_topo_fingerprint(&t);
+            CHECK(0 != f[i], "topo fingerprint %d is 0", i);
+            mca_coll_loom_topo_fini(&t);
+        }
+        CHECK(f[0] == f[1], "topo fingerprint: one partition, other keys: %016llx != %016llx",
+              (unsigned long long) f[0], (unsigned long long) f[1]);
+        for (int i = 2; i < 5; ++i) {
+            for (int j = 0; j < i; ++j) {
+                CHECK(f[i] != f[j], "topo fingerprint: partitions %d and %d hash alike", i, j);
+            }
+        }
+    }
 }
 
 static void print_nonadaptable(void)

@@ -457,6 +457,8 @@ static void remember(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, size_
  * call to the previous component, where a different count would make the allreduce
  * itself erroneous.  Room for the pool's offers and for later use (zero). */
 #define LOOM_SETTINGS_WORDS 16
+/* where the node partition's fingerprint and its complement go */
+#define LOOM_SETTINGS_TOPO 12
 
 static void agree_on_settings(mca_coll_loom_module_t *m, struct ompi_communicator_t *comm)
 {
@@ -466,10 +468,18 @@ static void agree_on_settings(mca_coll_loom_module_t *m, struct ompi_communicato
     const uint64_t mine = mca_coll_loom_settings_fingerprint();
     /* max of mine, max of ~mine (= ~min), rank 0's; then the node segments' pool */
     uint64_t v[LOOM_SETTINGS_WORDS] = {mine, ~mine, 0 == rank ? mine : 0};
+    /* the partition into nodes this rank derived (1: none), which every decision and
+     * the node segment assume to be the same on every rank: a rank that could not
+     * learn a peer's host name puts that peer on a node of its own */
+    const uint64_t topo = m->have_topo ? mca_coll_loom_topo_fingerprint(&m->topo) : 1;
     char rules[300];
+    bool same_topo;
     int rc;
 
-    _Static_assert(3 + MCA_COLL_LOOM_SHM_OFFER_WORDS <= LOOM_SETTINGS_WORDS, "the settings check's words");
+    _Static_assert(LOOM_SETTINGS_TOPO + 2 <= LOOM_SETTINGS_WORDS && 3 + MCA_COLL_LOOM_SHM_OFFER_WORDS <= LOOM_SETTINGS_TOPO,
+                   "the settings check's words");
+    v[LOOM_SETTINGS_TOPO] = topo;
+    v[LOOM_SETTINGS_TOPO + 1] = ~topo;
     mca_coll_loom_shm_offer(m, comm, v + 3);
     rc = m->previous_allreduce(MPI_IN_PLACE, v, LOOM_SETTINGS_WORDS, &ompi_mpi_uint64_t.dt, &ompi_mpi_op_max.op,
                                comm, m->previous_allreduce_module);
@@ -484,12 +494,31 @@ static void agree_on_settings(mca_coll_loom_module_t *m, struct ompi_communicato
                     comm->c_name, (unsigned) comm->c_contextid, rc);
         return;
     }
-    mca_coll_loom_shm_adopt(m, v + 3, v[0] == ~v[1]);
-    if (v[0] == ~v[1]) {
+    same_topo = v[LOOM_SETTINGS_TOPO] == ~v[LOOM_SETTINGS_TOPO + 1];
+    mca_coll_loom_shm_adopt(m, v + 3, v[0] == ~v[1] && same_topo);
+    if (v[0] == ~v[1] && same_topo) {
         m->settings_agreed = 1;
         return;
     }
     m->settings_agreed = -1;
+    if (v[0] == ~v[1]) {
+        static bool told_topo;
+        if (!told_topo && (0 == rank || MCA_COLL_LOOM_VERBOSE(1))) {
+            char shape[200];
+            told_topo = true;
+            if (m->have_topo) {
+                mca_coll_loom_topo_describe(&m->topo, shape, sizeof(shape));
+            } else {
+                snprintf(shape, sizeof(shape), "none");
+            }
+            opal_output(0, "coll/loom: the ranks of communicator %s (cid %u) do not all see the same "
+                        "nodes (a rank that cannot learn a peer's host name puts it on a node of its "
+                        "own); every collective on it goes to the previous component (rank %d on %s "
+                        "sees: %s)", comm->c_name, (unsigned) comm->c_contextid, rank,
+                        opal_process_info.nodename, shape);
+        }
+        return;
+    }
     if (NULL != cm->rules_file && '\0' != cm->rules_file[0]) {
         snprintf(rules, sizeof(rules), "rules file '%s' (%d rule%s in force)", cm->rules_file,
                  cm->rules.nrules, 1 == cm->rules.nrules ? "" : "s");
@@ -552,7 +581,7 @@ plan_decide(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, struct ompi_co
             agree_on_settings(m, comm);
         }
         if (m->settings_agreed < 0) {
-            *choice = (mca_coll_loom_choice_t){.alg = -1, .why = "settings differ between ranks"};
+            *choice = (mca_coll_loom_choice_t){.alg = -1, .why = "settings or node maps differ between ranks"};
             remember(m, coll, bytes, call, root, &st, choice, NULL);
             if (MCA_COLL_LOOM_VERBOSE(20)) {
                 print_call(m, coll, comm, bytes, call, choice, NULL);
