@@ -385,7 +385,7 @@ void mca_coll_loom_shm_sym_arrive(mca_coll_loom_shm_t *s, uint32_t seq)
 {
     /* the data is visible to whoever sees the flag; arrive[me] keeps its meaning
      * (done with every earlier call) for the coordinated calls that follow */
-    __atomic_store_n(sym_flag(s, s->me, seq), seq, __ATOMIC_RELEASE);
+    __atomic_store_n(sym_flag(s, s->me, seq), seq, __ATOMIC_SEQ_CST);
     s->sym_fresh[seq & (MCA_COLL_LOOM_SHM_SYM_DEPTH - 1u)] = seq;
     mca_coll_loom_shm_arrive(s, seq); /* seq_cst: ordered before its look at the bell */
 }
