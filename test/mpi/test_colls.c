@@ -963,6 +963,104 @@ static void empty_signatures(void)
     MPI_Type_free(&empty);
 }
 
+/* Ranks that describe the same data with different datatypes, as MPI allows when the
+ * type signatures match: even ranks pass n ints, odd ranks n/K elements of a type of K
+ * ints, contiguous (layout 1) or every other int of a strided buffer (layout 2).
+ * Bcasts from several roots and allgathers, every algorithm forced with knobs that cut
+ * the message into many blocks (K = 7: blocks end inside an element), every int
+ * checked, and the forced algorithm's counter must move.  Before loom cut such
+ * messages by byte, the cuts fell at different places on different ranks: wrong
+ * data, MPI_ERR_TRUNCATE or a hang (Open MPI's tuned fails alike). */
+#define MIX_K 7
+static long mix_value(int it, int r, long i) { return (long) (mix64((uint64_t) it * 1000003u + (uint64_t) r * 7919u + (uint64_t) i) % 2000000000u); }
+
+static void mixed_types_one(const comm_t *c, ckind_t coll, const char *alg, int knob, int layout, long m, int it)
+{
+    const int rank = c->rank, P = c->size, odd = rank & 1;
+    const long n = MIX_K * m, total = coll == C_BCAST ? n : n * P;
+    /* odd ranks: strided buffers hold int i at [2 i] */
+    const long stride = odd && 2 == layout ? 2 : 1;
+    MPI_Datatype t = MPI_DATATYPE_NULL;
+    int *buf = calloc((size_t) (total * stride + 1), sizeof(int));
+    int *mine = malloc((size_t) n * sizeof(int));
+    lt_counts_t before, after;
+    const lt_coll_t lc = c_lt[coll];
+    const int ai = lt_alg_index(lc, alg);
+    setting_t st;
+    long bad = 0;
+    int rc;
+
+    snprintf(st.alg, sizeof(st.alg), "%s", alg);
+    st.knob = knob;
+    if (NULL == buf || NULL == mine || MPI_SUCCESS != apply_setting(coll, &st)) {
+        FAIL("mixed types: setup of %s %s failed", lt_coll_name(lc), alg);
+        free(buf);
+        free(mine);
+        return;
+    }
+    if (odd) {
+        if (1 == layout) {
+            MPI_Type_contiguous(MIX_K, MPI_INT, &t);
+        } else {
+            MPI_Datatype v;
+            MPI_Type_vector(MIX_K, 1, 2, MPI_INT, &v);
+            MPI_Type_create_resized(v, 0, (MPI_Aint) (2 * MIX_K * sizeof(int)), &t);
+            MPI_Type_free(&v);
+        }
+        MPI_Type_commit(&t);
+    }
+    lt_read(lc, &before);
+    if (coll == C_BCAST) {
+        const int root = (it * 3 + 1) % P;
+        if (rank == root)
+            for (long i = 0; i < n; i++) buf[i * stride] = (int) mix_value(it, root, i);
+        rc = odd ? MPI_Bcast(buf, (int) m, t, root, c->comm) : MPI_Bcast(buf, (int) n, MPI_INT, root, c->comm);
+        for (long i = 0; i < n && MPI_SUCCESS == rc; i++)
+            bad += buf[i * stride] != (int) mix_value(it, root, i);
+    } else {
+        for (long i = 0; i < n; i++) mine[i] = (int) mix_value(it, rank, i);
+        rc = odd ? MPI_Allgather(mine, (int) n, MPI_INT, buf, (int) m, t, c->comm)
+                 : MPI_Allgather(mine, (int) n, MPI_INT, buf, (int) n, MPI_INT, c->comm);
+        for (int r = 0; r < P && MPI_SUCCESS == rc; r++)
+            for (long i = 0; i < n; i++) bad += buf[(r * n + i) * stride] != (int) mix_value(it, r, i);
+    }
+    lt_read(lc, &after);
+    ncalls++;
+    nchecks++;
+    if (MPI_SUCCESS != rc)
+        FAIL("mixed types on %s: %s %s (knob %d, layout %d, %ld ints): error %d", c->name, lt_coll_name(lc), alg, knob,
+             layout, n, rc);
+    else if (bad)
+        FAIL("mixed types on %s: %s %s (knob %d, layout %d, %ld ints): %ld wrong ints", c->name, lt_coll_name(lc), alg,
+             knob, layout, n, bad);
+    if (ai >= 0 && 0 != strcmp(alg, "auto") && after.alg[ai] == before.alg[ai])
+        FAIL("mixed types on %s: %s %s did not run (counter unchanged)", c->name, lt_coll_name(lc), alg);
+    if (MPI_DATATYPE_NULL != t) MPI_Type_free(&t);
+    free(buf);
+    free(mine);
+    restore_defaults(coll);
+}
+
+static void mixed_types(const comm_t *c)
+{
+    static const struct {
+        ckind_t coll;
+        const char *alg;
+        int knob;
+    } cases[] = {{C_BCAST, "twotree", 4096}, {C_BCAST, "twotree", 0},   {C_BCAST, "hierarchical", 4096},
+                 {C_BCAST, "binomial", -1},  {C_BCAST, "auto", -1},     {C_ALLGATHER, "ring", 4096},
+                 {C_ALLGATHER, "ring", 0},   {C_ALLGATHER, "hierarchical", -1}, {C_ALLGATHER, "auto", -1}};
+    /* elements of K ints: one, a few blocks' worth, and (bcast, small jobs) 840 KB */
+    const long ms[3] = {1, 1001, 30001};
+    const int nm = large_np() ? 2 : 3;
+    int it = 0;
+    if (c->size < 2) return;
+    for (size_t ci = 0; ci < sizeof(cases) / sizeof(cases[0]); ci++)
+        for (int layout = 1; layout <= 2; layout++)
+            for (int mi = 0; mi < (cases[ci].coll == C_BCAST ? nm : 2); mi++)
+                mixed_types_one(c, cases[ci].coll, cases[ci].alg, cases[ci].knob, layout, ms[mi], it++);
+}
+
 static void make_comms(comm_t *cs, int *ncs)
 {
     int n = 0;
@@ -1216,7 +1314,10 @@ int main(int argc, char **argv)
     comm_t cs[3];
     int ncs = 0;
     make_comms(cs, &ncs);
-    if (!env_alg && !oracle_only && 0 == strcmp(coll_list, "all")) empty_signatures();
+    if (!env_alg && !oracle_only && 0 == strcmp(coll_list, "all")) {
+        empty_signatures();
+        for (int i = 0; i < ncs; i++) mixed_types(&cs[i]);
+    }
 
     for (int c = 0; c < NC; c++) {
         if (!want[c]) continue;

@@ -302,6 +302,22 @@ int mca_coll_loom_exec(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s
                        void *rbuf, size_t count, ompi_datatype_t *dtype, ompi_op_t *op,
                        ompi_communicator_t *comm, int tag, unsigned call, const size_t *part_displ);
 
+/* A data-movement schedule (bcast, allgather; no op) run on the bytes of (buf, count,
+ * dtype) instead of its elements.  MPI lets ranks describe the same data with different
+ * datatypes whose type signatures match (1000 ints here, one type of 1000 ints there);
+ * a schedule that cuts the message into blocks by element would then cut it at
+ * different bytes on different ranks.  Cut by byte, every rank cuts alike.  The buffer
+ * itself when its data is one contiguous run, else a packed copy: `pack` first takes
+ * the data in (the whole buffer, or only bytes [pack_from, pack_from + pack_bytes) of
+ * its packed form), `unpack` lays the result out again. */
+int mca_coll_loom_exec_bytes(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s, void *buf,
+                             size_t count, ompi_datatype_t *dtype, const void *pack_src, size_t pack_count,
+                             size_t pack_from, bool unpack, ompi_communicator_t *comm, int tag);
+
+/* (buf, count, dtype) to or from its packed form (bytes long), coll_loom_shm.c */
+int mca_coll_loom_pack(const void *buf, size_t count, ompi_datatype_t *dtype, void *dst, size_t bytes);
+int mca_coll_loom_unpack(const void *src, size_t bytes, void *buf, size_t count, ompi_datatype_t *dtype);
+
 /* n elements of dtype from src to dst (same layout, no overlap): a contiguous block
  * through mca_coll_loom_copy, which avoids memcpy's slow case for buffers a few bytes
  * apart modulo 4 KiB (opal/loom/loom_copy.h), anything else through the datatype
@@ -321,6 +337,10 @@ bool mca_coll_loom_invertible(ompi_op_t *op, ompi_datatype_t *dtype);
 /* True when MPI_SUM on this predefined integer type wraps (is a group operation) with
  * the op kernels selected in this process; false for anything else. */
 bool mca_coll_loom_sum_wraps(ompi_op_t *op, const ompi_datatype_t *dtype);
+
+/* True when a o b and b o a have the same bits for (op, dtype): an intrinsic
+ * commutative op, but not a floating-point max or min (+0 / -0, NaN). */
+bool mca_coll_loom_swappable(ompi_op_t *op, ompi_datatype_t *dtype);
 
 /* call-shape flags (MCA_COLL_LOOM_CALL_*) of an allreduce with (op, dtype) */
 unsigned mca_coll_loom_call_flags(ompi_op_t *op, ompi_datatype_t *dtype);

@@ -46,6 +46,16 @@ int mca_coll_loom_allgather(const void *sbuf, int scount, struct ompi_datatype_t
             return rc;
         }
     }
+    if (s->nseg > 1) {
+        /* segments inside each rank's block: cut by byte, so that ranks whose datatypes
+         * differ cut alike (the blocks themselves, one per rank, hold rcount elements of
+         * the same signature everywhere) */
+        ompi_datatype_get_extent(rdtype, &lb, &extent);
+        return mca_coll_loom_exec_bytes(m, s, rbuf, (size_t) P * (size_t) rcount, rdtype,
+                                        (char *) rbuf + (ptrdiff_t) rank * rcount * extent, (size_t) rcount,
+                                        (size_t) rank * (size_t) rcount * tsize, true, comm,
+                                        MCA_COLL_BASE_TAG_ALLGATHER);
+    }
     return mca_coll_loom_exec(m, s, NULL, rbuf, (size_t) P * (size_t) rcount, rdtype, NULL, comm,
                               MCA_COLL_BASE_TAG_ALLGATHER, MCA_COLL_LOOM_CALL_NO_OP, NULL);
 }

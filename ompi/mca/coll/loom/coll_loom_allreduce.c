@@ -27,6 +27,19 @@
     ((1u << OPAL_DATATYPE_INT1) | (1u << OPAL_DATATYPE_INT2) | (1u << OPAL_DATATYPE_UINT1) | \
      (1u << OPAL_DATATYPE_UINT2))
 
+/* A floating-point max or min is commutative for MPI but not in its bits: Open MPI's
+ * kernel (a > b ? a : b) keeps the second operand when the two compare equal (+0 and
+ * -0) or unordered (NaN), so a o b and b o a can differ. */
+static bool float_max_min(ompi_op_t *op, ompi_datatype_t *dtype)
+{
+    return (op == &ompi_mpi_op_max.op || op == &ompi_mpi_op_min.op) && 0 != (dtype->super.bdt_used & LOOM_FLOAT_BITS);
+}
+
+bool mca_coll_loom_swappable(ompi_op_t *op, ompi_datatype_t *dtype)
+{
+    return NULL != op && ompi_op_is_intrinsic(op) && ompi_op_is_commute(op) && !float_max_min(op, dtype);
+}
+
 unsigned mca_coll_loom_call_flags(ompi_op_t *op, ompi_datatype_t *dtype)
 {
     const uint32_t used = dtype->super.bdt_used;
@@ -41,9 +54,13 @@ unsigned mca_coll_loom_call_flags(ompi_op_t *op, ompi_datatype_t *dtype)
         return call;
     }
 
-    if (op == &ompi_mpi_op_max.op || op == &ompi_mpi_op_min.op || op == &ompi_mpi_op_maxloc.op ||
-        op == &ompi_mpi_op_minloc.op || op == &ompi_mpi_op_band.op || op == &ompi_mpi_op_bor.op ||
-        op == &ompi_mpi_op_land.op || op == &ompi_mpi_op_lor.op) {
+    if (float_max_min(op, dtype)) {
+        /* not exact: an algorithm that combines in a rank-dependent order would give
+         * ranks different signs of zero, or different NaNs */
+        call |= MCA_COLL_LOOM_CALL_IDEMPOTENT;
+    } else if (op == &ompi_mpi_op_max.op || op == &ompi_mpi_op_min.op || op == &ompi_mpi_op_maxloc.op ||
+               op == &ompi_mpi_op_minloc.op || op == &ompi_mpi_op_band.op || op == &ompi_mpi_op_bor.op ||
+               op == &ompi_mpi_op_land.op || op == &ompi_mpi_op_lor.op) {
         call |= MCA_COLL_LOOM_CALL_EXACT | MCA_COLL_LOOM_CALL_IDEMPOTENT;
     } else if (op == &ompi_mpi_op_bxor.op || op == &ompi_mpi_op_lxor.op) {
         call |= MCA_COLL_LOOM_CALL_EXACT;

@@ -306,9 +306,9 @@ int mca_coll_loom_exec(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s
     const int P = ompi_comm_size(comm);
     const bool in_place = (MPI_IN_PLACE == sbuf);
     const bool save_input = in_place && s->input_after_result;
-    /* intrinsic commutative ops give the same bits for a o b and b o a */
-    const bool swap_ok = (call & MCA_COLL_LOOM_CALL_COMMUTATIVE) && NULL != op &&
-                         ompi_op_is_intrinsic(op) && ompi_op_is_commute(op);
+    /* intrinsic commutative ops give the same bits for a o b and b o a, except a
+     * floating-point max or min */
+    const bool swap_ok = (call & MCA_COLL_LOOM_CALL_COMMUTATIVE) && mca_coll_loom_swappable(op, dtype);
     ptrdiff_t extent = 0;
     int nscratch, nreq = 0, rc = OMPI_SUCCESS;
     const mca_coll_loom_layout_t layout = {
@@ -518,5 +518,40 @@ done:
     if (scratch_owned) {
         mca_coll_loom_scratch_give(scratch, scratch_bytes);
     }
+    return rc;
+}
+
+int mca_coll_loom_exec_bytes(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s, void *buf,
+                             size_t count, ompi_datatype_t *dtype, const void *pack_src, size_t pack_count,
+                             size_t pack_from, bool unpack, ompi_communicator_t *comm, int tag)
+{
+    size_t tsize = 0, bytes, pack_bytes;
+    char *tmp;
+    int rc = OMPI_SUCCESS;
+
+    ompi_datatype_type_size(dtype, &tsize);
+    bytes = count * tsize;
+    pack_bytes = pack_count * tsize;
+    if (count <= INT32_MAX && ompi_datatype_is_contiguous_memory_layout(dtype, (int32_t) count)) {
+        ptrdiff_t lb, extent;
+        ompi_datatype_get_true_extent(dtype, &lb, &extent);
+        return mca_coll_loom_exec(m, s, NULL, (char *) buf + lb, bytes, &ompi_mpi_byte.dt, NULL, comm, tag,
+                                  MCA_COLL_LOOM_CALL_NO_OP, NULL);
+    }
+    tmp = mca_coll_loom_scratch_take(bytes);
+    if (NULL == tmp) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    if (NULL != pack_src && pack_count > 0) {
+        rc = mca_coll_loom_pack(pack_src, pack_count, dtype, tmp + pack_from, pack_bytes);
+    }
+    if (OMPI_SUCCESS == rc) {
+        rc = mca_coll_loom_exec(m, s, NULL, tmp, bytes, &ompi_mpi_byte.dt, NULL, comm, tag,
+                                MCA_COLL_LOOM_CALL_NO_OP, NULL);
+    }
+    if (OMPI_SUCCESS == rc && unpack) {
+        rc = mca_coll_loom_unpack(tmp, bytes, buf, count, dtype);
+    }
+    mca_coll_loom_scratch_give(tmp, bytes);
     return rc;
 }

@@ -507,7 +507,7 @@ void mca_coll_loom_shm_pool_fini(void)
 
 static bool packed_is_layout(ompi_datatype_t *dtype, size_t count)
 {
-    return ompi_datatype_is_contiguous_memory_layout(dtype, (int32_t) count);
+    return count <= INT32_MAX && ompi_datatype_is_contiguous_memory_layout(dtype, (int32_t) count);
 }
 
 /* Moves (buf, count, dtype) to or from its packed form at `packed` (bytes long): a copy
@@ -548,6 +548,16 @@ static int pack(const void *buf, size_t count, ompi_datatype_t *dtype, void *dst
 static int unpack(const void *src, size_t bytes, void *buf, size_t count, ompi_datatype_t *dtype)
 {
     return convert(buf, count, dtype, (void *) (uintptr_t) src, bytes, false);
+}
+
+int mca_coll_loom_pack(const void *buf, size_t count, ompi_datatype_t *dtype, void *dst, size_t bytes)
+{
+    return pack(buf, count, dtype, dst, bytes);
+}
+
+int mca_coll_loom_unpack(const void *src, size_t bytes, void *buf, size_t count, ompi_datatype_t *dtype)
+{
+    return unpack(src, bytes, buf, count, dtype);
 }
 
 /* A temporary buffer laid out like `count` elements of dtype (coll/base's way). */
