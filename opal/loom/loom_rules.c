@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "opal/loom/loom_rules.h"
 
@@ -440,7 +441,8 @@ int mca_coll_loom_rules_parse(const char *text, mca_coll_loom_ruleset_t *out,
 int mca_coll_loom_rules_load(const char *path, mca_coll_loom_ruleset_t *out,
                              mca_coll_loom_rules_error_t *err)
 {
-    FILE *f = fopen(path, "r");
+    FILE *f;
+    struct stat st;
     char *text = NULL;
     size_t len = 0, cap = 0;
     int rc;
@@ -448,12 +450,29 @@ int mca_coll_loom_rules_load(const char *path, mca_coll_loom_ruleset_t *out,
     out->rules = NULL;
     out->nrules = 0;
     memset(err, 0, sizeof(*err));
+    /* a regular file only: a FIFO would block MPI_Init, /dev/zero fill the memory */
+    if (0 != stat(path, &st)) {
+        snprintf(err->reason, sizeof(err->reason), "cannot open: %s", strerror(errno));
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(err->reason, sizeof(err->reason), "not a regular file");
+        return -1;
+    }
+    f = fopen(path, "r");
     if (NULL == f) {
         snprintf(err->reason, sizeof(err->reason), "cannot open: %s", strerror(errno));
         return -1;
     }
     for (;;) {
         size_t n;
+        if (len >= MCA_COLL_LOOM_RULES_MAX_BYTES) {
+            free(text);
+            fclose(f);
+            snprintf(err->reason, sizeof(err->reason), "larger than %d bytes: not a rules file",
+                     MCA_COLL_LOOM_RULES_MAX_BYTES);
+            return -1;
+        }
         if (len + 4096 + 1 > cap) {
             char *nt = realloc(text, cap = 2 * cap + 8192);
             if (NULL == nt) {

@@ -35,7 +35,11 @@ typedef struct {
 int mca_coll_loom_rules_parse(const char *text, mca_coll_loom_ruleset_t *out,
                               mca_coll_loom_rules_error_t *err);
 
-/* Reads and parses the file at `path` (errors as above; line 0 for I/O errors). */
+/* Largest rules file read: a rule is one short line, so anything larger is not one. */
+#define MCA_COLL_LOOM_RULES_MAX_BYTES (1 << 20)
+
+/* Reads and parses the regular file at `path` (errors as above; line 0 for I/O errors,
+ * a file that is not regular or larger than MCA_COLL_LOOM_RULES_MAX_BYTES). */
 int mca_coll_loom_rules_load(const char *path, mca_coll_loom_ruleset_t *out,
                              mca_coll_loom_rules_error_t *err);
 

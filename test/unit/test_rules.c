@@ -782,9 +782,11 @@ static void test_decide(void)
 /* ------------------------------------------------------------------------- */
 /* 5. load()                                                                 */
 
+#define LOOM_RULES_TEMPLATE "/tmp/loom-test-rules.XXXXXX"
+
 static void test_load(void)
 {
-    char path[] = "/tmp/loom-test-rules.XXXXXX";
+    char path[] = LOOM_RULES_TEMPLATE;
     mca_coll_loom_ruleset_t rs = {NULL, 0};
     mca_coll_loom_rules_error_t err;
     int fd, rc;
@@ -840,6 +842,31 @@ static void test_load(void)
     CHECK(-1 == rc && 0 == err.line && '\0' != err.reason[0], "load(\"/\"): rc %d line %d reason \"%s\"", rc,
           err.line, err.reason);
     mca_coll_loom_rules_free(&rs);
+
+    /* nor a device that never ends (before: read until memory ran out) */
+    memset(&err, 0, sizeof(err));
+    rc = mca_coll_loom_rules_load("/dev/zero", &rs, &err);
+    CHECK(-1 == rc && 0 == rs.nrules && reason_matches(err.reason, "not a regular file"),
+          "load(/dev/zero): rc %d reason \"%s\"", rc, err.reason);
+    mca_coll_loom_rules_free(&rs);
+
+    /* a regular file larger than any rules file: refused, not parsed */
+    snprintf(path, sizeof(path), "%s", LOOM_RULES_TEMPLATE);
+    fd = mkstemp(path);
+    CHECK(fd >= 0, "mkstemp failed");
+    if (fd >= 0) {
+        f = fdopen(fd, "w");
+        for (int i = 0; i <= MCA_COLL_LOOM_RULES_MAX_BYTES / 32; ++i) {
+            fputs("# a comment line of 32 bytes ..\n", f);
+        }
+        fclose(f);
+        memset(&err, 0, sizeof(err));
+        rc = mca_coll_loom_rules_load(path, &rs, &err);
+        CHECK(-1 == rc && 0 == rs.nrules && reason_matches(err.reason, "larger than"),
+              "load of a %d-byte file: rc %d reason \"%s\"", MCA_COLL_LOOM_RULES_MAX_BYTES + 32, rc, err.reason);
+        mca_coll_loom_rules_free(&rs);
+        unlink(path);
+    }
 }
 
 int main(void)
