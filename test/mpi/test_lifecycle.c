@@ -116,7 +116,7 @@ static int loom_maps(void)
 /* loom segment files in dir when this job made none yet: another job's (a killed job
  * can leave one behind), not counted against this one */
 #define LT_MAX_FOREIGN 64
-static char lt_foreign[LT_MAX_FOREIGN][NAME_MAX + 1];
+static char lt_foreign[LT_MAX_FOREIGN][2 * NAME_MAX + 2];
 static int lt_nforeign;
 
 static bool lt_is_foreign(const char *name)
@@ -129,7 +129,17 @@ static bool lt_is_foreign(const char *name)
     return false;
 }
 
-/* loom segment files present in dir; `note`: remember them as foreign, else count only
+static int lt_count_file(const char *name, bool note)
+{
+    if (note && lt_nforeign < LT_MAX_FOREIGN) {
+        snprintf(lt_foreign[lt_nforeign++], sizeof(lt_foreign[0]), "%s", name);
+    }
+    return note || !lt_is_foreign(name);
+}
+
+/* loom segment files present in dir: the files in its loom-* directories (one per
+ * process that created segments, kept until the process ends) and any loom-* file
+ * directly in it (earlier builds).  `note`: remember them as foreign, else count only
  * those that are not */
 static int loom_files(const char *dir, bool note)
 {
@@ -140,13 +150,24 @@ static int loom_files(const char *dir, bool note)
         return 0;
     }
     while (NULL != (e = readdir(d))) {
+        char sub[PATH_MAX], name[2 * NAME_MAX + 2];
+        DIR *sd;
+        struct dirent *f;
         if (0 != strncmp(e->d_name, "loom-", 5)) {
             continue;
         }
-        if (note && lt_nforeign < LT_MAX_FOREIGN) {
-            snprintf(lt_foreign[lt_nforeign++], NAME_MAX + 1, "%s", e->d_name);
+        snprintf(sub, sizeof(sub), "%s/%s", dir, e->d_name);
+        if (NULL == (sd = opendir(sub))) {
+            n += lt_count_file(e->d_name, note);
+            continue;
         }
-        n += note || !lt_is_foreign(e->d_name);
+        while (NULL != (f = readdir(sd))) {
+            if (0 != strcmp(f->d_name, ".") && 0 != strcmp(f->d_name, "..")) {
+                snprintf(name, sizeof(name), "%s/%s", e->d_name, f->d_name);
+                n += lt_count_file(name, note);
+            }
+        }
+        closedir(sd);
     }
     closedir(d);
     return n;
