@@ -246,6 +246,19 @@ if grep -q "second dup: 1 segments created, 0 taken over" "$(log_of "$name")" &&
 else
     result FAIL "negative control: it failed on the pool's counts" 0 "$(log_of "$name")"
 fi
+# a rank dies while its node sets a segment up: the segment's name must not outlive
+# the job (the creating process's directory is registered for the runtime's cleanup)
+abort_dir=$logdir/abort-shm-dir
+mkdir -p "$abort_dir"
+name="a rank aborts during the segment setup np=3 (the job must fail)"
+run "$name" 3 nonzero --mca coll_loom_shm_dir "$abort_dir" -- "$T_LIFE" --abort-in-setup
+left=$(find "$abort_dir" -mindepth 1 2>/dev/null)
+if [ -z "$left" ] && grep -qi "aborted" "$(log_of "$name")"; then
+    result PASS "nothing of loom's left in coll_loom_shm_dir after the abort" 0
+else
+    echo "left in $abort_dir: ${left:-nothing}" >>"$(log_of "$name")"
+    result FAIL "nothing of loom's left in coll_loom_shm_dir after the abort" 0 "$(log_of "$name")"
+fi
 # one rank without a pool: no communicator takes segments over, exact and without a hang
 run "lifecycle 200 cycles, coll_loom_shm_pool 0 on 1 of 4 ranks np=4" 1 0 \
     --mca coll_loom_shm_setup_call 1 -x OMPI_MCA_coll_loom_shm_pool=0 -- "$T_LIFE" 200 --shm \

@@ -21,6 +21,9 @@
  *          then at least half the cycles' dups must take their segment over.
  *   --leak BYTES: keep BYTES more heap per cycle until the end, as a module that is
  *          never freed would (the negative control of the growth check: must FAIL).
+ *   --abort-in-setup: rank 1 aborts at the 8th small allreduce on a new communicator,
+ *          while the others set its node segment up (coll_loom_shm_setup_call 8): the
+ *          job fails, and the runner then checks that coll_loom_shm_dir holds nothing.
  * Under valgrind (test/mpi/run-valgrind.sh) use a few cycles.
  */
 #include <dirent.h>
@@ -380,6 +383,19 @@ int main(int argc, char **argv)
             want_shm = 1;
         } else if (0 == strcmp(argv[i], "--reuse")) {
             want_reuse = 1;
+        } else if (0 == strcmp(argv[i], "--abort-in-setup")) {
+            MPI_Comm c;
+            MPI_Comm_dup(MPI_COMM_WORLD, &c);
+            for (int k = 0; k < 20; ++k) {
+                int x = 1;
+                if (7 == k && 1 == rank) {
+                    abort();
+                }
+                MPI_Allreduce(MPI_IN_PLACE, &x, 1, MPI_INT, MPI_SUM, c);
+            }
+            fprintf(stderr, "test_lifecycle: --abort-in-setup: rank %d was not aborted\n", rank);
+            MPI_Finalize();
+            return 1;
         } else if (0 == strcmp(argv[i], "--leak") && i + 1 < argc) {
             leak = atol(argv[++i]);
         } else {
