@@ -107,8 +107,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* What the segment's creator stamps in its header; attach checks it. */
-#define MCA_COLL_LOOM_SHM_MAGIC 0x6c6f6f6d73686d35ull /* "loomshm5" */
+/* What the segment's creator stamps in its header; attach checks it.  The settings
+ * check hashes it too, so a new value also keeps ranks of earlier builds (which name
+ * or use the segment differently: "loomshm5" named it outside a per-process directory)
+ * off a shared segment. */
+#define MCA_COLL_LOOM_SHM_MAGIC 0x6c6f6f6d73686d36ull /* "loomshm6" */
 
 /* Areas (and release words), used by calls in turn: a bcast's root may run this many
  * calls minus one ahead of the slowest reader.  A power of two. */
