@@ -915,8 +915,8 @@ static int node_consecutive(MPI_Comm oracle, int P)
 
 /* Calls whose type signature is empty on every rank, though the counts differ: count
  * 0 of MPI_INT on even ranks, count 3 of a type of size 0 on odd ranks (legal: the
- * signatures match).  Every rank must treat them alike.  Between them, bcasts of 128 B
- * (through the node segment at any P) from every root and small allreduces must stay
+ * signatures match).  Every rank must treat them alike.  Between them, bcasts of 512 B
+ * (through the node segment at any P and node count) from every root and small allreduces must stay
  * exact; before loom tested the size and not only the count, a rank of the second kind
  * took the empty bcast to the segment and the others did not: a hang.  (The MPI layer
  * refuses reductions on the empty type, so only bcast and allgather reach loom.) */
@@ -925,7 +925,7 @@ static void empty_signatures(void)
 {
     MPI_Datatype empty;
     const int odd = wrank & 1, cnt = odd ? 3 : 0;
-    int dummy[4] = {0}, data[32], shm_on = 0;
+    int dummy[4] = {0}, data[128], shm_on = 0;
     unsigned long long phases0 = 0, phases1 = 0;
     int have_phases = 0 == lt_shm_node_phases(&phases0);
 
@@ -939,9 +939,9 @@ static void empty_signatures(void)
         rc = MPI_Allgather(dummy, cnt, odd ? empty : MPI_INT, dummy, cnt, odd ? empty : MPI_INT,
                            MPI_COMM_WORLD);
         if (MPI_SUCCESS != rc) FAIL("empty-signature allgather (round %d): error %d", it, rc);
-        for (int j = 0; j < 32; j++) data[j] = wrank == root ? it * 1000 + j : -1;
-        MPI_Bcast(data, 32, MPI_INT, root, MPI_COMM_WORLD);
-        for (int j = 0; j < 32; j++)
+        for (int j = 0; j < 128; j++) data[j] = wrank == root ? it * 1000 + j : -1;
+        MPI_Bcast(data, 128, MPI_INT, root, MPI_COMM_WORLD);
+        for (int j = 0; j < 128; j++)
             if (data[j] != it * 1000 + j) {
                 FAIL("after empty-signature calls: bcast from %d, element %d is %d, expected %d", root, j,
                      data[j], it * 1000 + j);
