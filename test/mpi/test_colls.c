@@ -972,7 +972,10 @@ static void empty_signatures(void)
  * messages by byte, the cuts fell at different places on different ranks: wrong
  * data, MPI_ERR_TRUNCATE or a hang (Open MPI's tuned fails alike). */
 #define MIX_K 7
-static long mix_value(int it, int r, long i) { return (long) (mix64((uint64_t) it * 1000003u + (uint64_t) r * 7919u + (uint64_t) i) % 2000000000u); }
+static long mix_value(int it, int r, long i)
+{
+    return (long) (mix64((uint64_t) it * 1000003u + (uint64_t) r * 7919u + (uint64_t) i) % 2000000000u);
+}
 
 static void mixed_types_one(const comm_t *c, ckind_t coll, const char *alg, int knob, int layout, long m, int it)
 {

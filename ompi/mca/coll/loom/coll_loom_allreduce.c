@@ -32,7 +32,8 @@
  * -0) or unordered (NaN), so a o b and b o a can differ. */
 static bool float_max_min(ompi_op_t *op, ompi_datatype_t *dtype)
 {
-    return (op == &ompi_mpi_op_max.op || op == &ompi_mpi_op_min.op) && 0 != (dtype->super.bdt_used & LOOM_FLOAT_BITS);
+    return (op == &ompi_mpi_op_max.op || op == &ompi_mpi_op_min.op) &&
+           0 != (dtype->super.bdt_used & LOOM_FLOAT_BITS);
 }
 
 bool mca_coll_loom_swappable(ompi_op_t *op, ompi_datatype_t *dtype)

@@ -42,7 +42,8 @@ int mca_coll_loom_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int
          * segments): by byte, so that ranks whose datatypes differ cut alike */
         const bool is_root = ompi_comm_rank(comm) == root;
         return mca_coll_loom_exec_bytes(m, s, buf, (size_t) count, dtype, is_root ? buf : NULL,
-                                        is_root ? (size_t) count : 0, 0, !is_root, comm, MCA_COLL_BASE_TAG_BCAST);
+                                        is_root ? (size_t) count : 0, 0, !is_root, comm,
+                                        MCA_COLL_BASE_TAG_BCAST);
     }
     return mca_coll_loom_exec(m, s, NULL, buf, (size_t) count, dtype, NULL, comm,
                               MCA_COLL_BASE_TAG_BCAST, MCA_COLL_LOOM_CALL_NO_OP, NULL);

@@ -476,7 +476,8 @@ static void agree_on_settings(mca_coll_loom_module_t *m, struct ompi_communicato
     bool same_topo;
     int rc;
 
-    _Static_assert(LOOM_SETTINGS_TOPO + 2 <= LOOM_SETTINGS_WORDS && 3 + MCA_COLL_LOOM_SHM_OFFER_WORDS <= LOOM_SETTINGS_TOPO,
+    _Static_assert(LOOM_SETTINGS_TOPO + 2 <= LOOM_SETTINGS_WORDS &&
+                       3 + MCA_COLL_LOOM_SHM_OFFER_WORDS <= LOOM_SETTINGS_TOPO,
                    "the settings check's words");
     v[LOOM_SETTINGS_TOPO] = topo;
     v[LOOM_SETTINGS_TOPO + 1] = ~topo;
