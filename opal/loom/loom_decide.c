@@ -105,7 +105,9 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * 61 us with the root, hierarchical's cost is the same for every root (seed 003 s. 4) */
     {BCAST, .max_bytes = 511, .min_nodes = 2, .alg = "hierarchical"},
     /* up to 8 KiB, commutative: hierarchical, whose node phase pipelines back-to-back
-     * calls up to 512 B (the segment's small slots).  4 x 2, three loom_bw runs: 512 B at
+     * calls up to 2 KiB (the segment's small slots; 512 B when measured here, and at
+     * 1-2 KiB 15.8-24.5 us with 2 KiB slots against 34.9-56.1 us, tuned 34.9-53.9, three
+     * runs per build).  4 x 2, three loom_bw runs: 512 B at
      * 0.33-0.78x tuned's time (binomial 0.69-1.24x), 1 KiB 0.79-1.09x (tuned's own
      * default), 2-8 KiB 0.70-1.02x; 8-256 B 0.47-1.01x, binomial 0.50-1.04x, and in three
      * loom-tune runs hierarchical was the fastest at 5 of the 6 sizes from 8 to 256 B (at
@@ -153,8 +155,8 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
     {BCAST, .max_bytes = 8192, .min_P = 4, .max_nodes = 1, SHM, .alg = "hierarchical"},
     {BCAST, .min_bytes = 16, .max_bytes = 8192, .min_P = 3, .max_nodes = 1, SHM, .alg = "hierarchical"},
     {BCAST, .min_bytes = 512, .max_bytes = 8192, .max_nodes = 1, SHM, .alg = "hierarchical"},
-    /* reduce: the segment's small slots (up to 512 B) let contributors run up to 31 calls
-     * ahead of the root, as eager sends let tuned's.  Three loom_bw runs per shape
+    /* reduce: the segment's small slots (up to 512 B when measured, 2 KiB now) let
+     * contributors run up to 31 calls ahead of the root, as eager sends let tuned's.  Three loom_bw runs per shape
      * (2026-11-25, third session), hierarchical / tuned: np 4-8 0.28-1.02x at 8-256 B and
      * 0.07-0.08x at 512 B (tuned takes 4-10 us from about 288 B); np 3 0.44-0.65x from 128
      * B, 0.53-1.30x below; np 2 0.82-1.71x below 512 B (a call of 0.13-0.27 us).  np 2,

@@ -184,8 +184,13 @@ int mca_coll_loom_shm_unlink(const char *path);
 /* Bytes of a small slot and of a small area: the largest reduce and bcast through them.
  * Their depth pays more than the large slots' lockstep costs: np 8 on the 2 cores,
  * back-to-back reduces of 288-512 B took 0.7-0.9 us through them, 7-8 us through the
- * large slots (tuned 8.6-11 us). */
-#define MCA_COLL_LOOM_SHM_SMALL_BYTES 512
+ * large slots (tuned 8.6-11 us).  With 2 KiB instead of 512 B (loom_bw, three runs per
+ * build, alternating): reduces of 1-2 KiB 1.3-5.4 us instead of 8.4-12.4 at np 8 (tuned
+ * 10.4-16.3) and 0.38-0.87 us instead of 3.5-3.7 at np 4 (tuned 4.0-6.4); bcasts of 1-2
+ * KiB at np 8 0.59-0.88 us instead of 1.23-1.39 (tuned 8.0-10.7); 256-512 B 0.0-0.1 us
+ * slower.  The segment grows by (n + 1) x 48 KiB for n ranks, a setup by about 90 us
+ * (4 ranks). */
+#define MCA_COLL_LOOM_SHM_SMALL_BYTES 2048
 
 static inline char *mca_coll_loom_shm_slot(const mca_coll_loom_shm_t *s, int i)
 {

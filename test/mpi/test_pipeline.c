@@ -5,7 +5,7 @@
  * with nothing in between: runs of 8-63 bcasts from one root (the root may run up to
  * 31 calls ahead of its readers), runs of reduces to one root (the contributors may run
  * up to 31 calls ahead of the root), bcasts and reduces to random roots of both sizes
- * the segment treats differently (up to 512 B through the small slots and areas, above
+ * the segment treats differently (up to 2 KiB through the small slots and areas, above
  * through the large ones), small and larger allreduces (integer sum, double max) and
  * barriers.  Now and then a rank busy-waits for 5-40 us, so that each rank in turn
  * falls behind or runs ahead.  Each rank checks every result it gets against a closed
@@ -32,7 +32,7 @@
 
 #include "loom_test_util.h"
 
-#define TP_MAX_COUNT 300 /* ints: 1200 B, above the small slots' 256 B */
+#define TP_MAX_COUNT 1000 /* 4000 B of ints, 8000 B of doubles: above the small slots' 2 KiB, within the 8 KiB slot */
 
 enum { TP_BCAST, TP_REDUCE, TP_ALLREDUCE_INT, TP_ALLREDUCE_MAX, TP_BARRIER, TP_KINDS };
 static const lt_coll_t tp_coll[TP_KINDS] = {LT_BCAST, LT_REDUCE, LT_ALLREDUCE, LT_ALLREDUCE, LT_BARRIER};
@@ -90,9 +90,11 @@ static void tp_plan(tp_call_t *c, long ncalls, int size, uint64_t seed)
         if (0 == h % 4) {
             const int kind = 0 == (h >> 8) % 2 ? TP_BCAST : TP_REDUCE, root = (int) ((h >> 16) % (uint64_t) size);
             const long run = 8 + (long) ((h >> 24) % 56); /* past the segment's 32 small slots */
+            /* up to 256 B, or up to the small slots' 2 KiB */
+            const int most = 0 == (h >> 40) % 2 ? 64 : 512;
             for (long j = 0; j < run && k < ncalls; ++j, ++k) {
                 uint64_t g = tp_mix(h + (uint64_t) j);
-                c[k] = (tp_call_t){kind, root, 1 + (int) (g % 64)}; /* up to 256 B */
+                c[k] = (tp_call_t){kind, root, 1 + (int) (g % (uint64_t) most)};
             }
             continue;
         }

@@ -260,7 +260,7 @@ static void register_shm_params(void)
                                            "calls up to this size use shared memory inside the "
                                            "node, larger ones point-to-point messages. A node of "
                                            "n ranks maps (n + 8) times this much, plus (n + 1) x "
-                                           "18 KiB of small slots and areas, per communicator. "
+                                           "66 KiB of small slots and areas, per communicator. "
                                            "Must be the same on every process",
                                            MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
                                            MCA_BASE_VAR_SCOPE_ALL_EQ, &cm->shm_slot_size);
