@@ -318,6 +318,15 @@ int mca_coll_loom_exec_bytes(mca_coll_loom_module_t *m, const mca_coll_loom_sche
 int mca_coll_loom_pack(const void *buf, size_t count, ompi_datatype_t *dtype, void *dst, size_t bytes);
 int mca_coll_loom_unpack(const void *src, size_t bytes, void *buf, size_t count, ompi_datatype_t *dtype);
 
+/* True when (count, dtype) holds no data: count 0, or a type of size 0.  MPI allows
+ * the one on some ranks and the other elsewhere (both signatures are empty), so every
+ * entry point tests both, never the count alone.  *tsize: the type's size. */
+static inline bool mca_coll_loom_empty(size_t count, ompi_datatype_t *dtype, size_t *tsize)
+{
+    ompi_datatype_type_size(dtype, tsize);
+    return 0 == count || 0 == *tsize;
+}
+
 /* n elements of dtype from src to dst (same layout, no overlap): a contiguous block
  * through mca_coll_loom_copy, which avoids memcpy's slow case for buffers a few bytes
  * apart modulo 4 KiB (opal/loom/loom_copy.h), anything else through the datatype

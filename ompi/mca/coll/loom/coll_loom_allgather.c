@@ -25,10 +25,7 @@ int mca_coll_loom_allgather(const void *sbuf, int scount, struct ompi_datatype_t
     ptrdiff_t lb, extent;
     int rc;
 
-    /* nothing to move when the type signature is empty: count 0, or a type of size 0
-     * (legal on some ranks and not others, so the test must not depend on count alone) */
-    ompi_datatype_type_size(rdtype, &tsize);
-    if (0 == rcount || 0 == tsize) {
+    if (mca_coll_loom_empty((size_t) rcount, rdtype, &tsize)) {
         return OMPI_SUCCESS;
     }
     s = mca_coll_loom_plan(m, MCA_COLL_LOOM_COLL_ALLGATHER, comm, (size_t) P * rcount * tsize,

@@ -20,10 +20,7 @@ int mca_coll_loom_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int
     mca_coll_loom_choice_t choice;
     size_t tsize = 0;
 
-    /* nothing to move when the type signature is empty: count 0, or a type of size 0
-     * (legal on some ranks and not others, so the test must not depend on count alone) */
-    ompi_datatype_type_size(dtype, &tsize);
-    if (0 == count || 0 == tsize) {
+    if (mca_coll_loom_empty((size_t) count, dtype, &tsize)) {
         return OMPI_SUCCESS;
     }
     s = mca_coll_loom_plan(m, MCA_COLL_LOOM_COLL_BCAST, comm, (size_t) count * tsize,

@@ -66,10 +66,7 @@ int mca_coll_loom_reduce_scatter(const void *sbuf, void *rbuf, const int *rcount
     for (int i = 0; i < P; ++i) {
         displ[i + 1] = displ[i] + (size_t) rcounts[i];
     }
-    /* nothing to move when the type signature is empty: counts all 0, or a type of size 0
-     * (legal on some ranks and not others, so the test must not depend on count alone) */
-    ompi_datatype_type_size(dtype, &tsize);
-    if (0 == displ[P] || 0 == tsize) {
+    if (mca_coll_loom_empty(displ[P], dtype, &tsize)) {
         free(displ);
         return OMPI_SUCCESS;
     }
@@ -99,10 +96,7 @@ int mca_coll_loom_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
     unsigned call;
     int rc;
 
-    /* nothing to move when the type signature is empty: count 0, or a type of size 0
-     * (legal on some ranks and not others, so the test must not depend on count alone) */
-    ompi_datatype_type_size(dtype, &tsize);
-    if (0 == rcount || 0 == tsize) {
+    if (mca_coll_loom_empty((size_t) rcount, dtype, &tsize)) {
         return OMPI_SUCCESS;
     }
     call = mca_coll_loom_module_call_flags(m, op, dtype);

@@ -26,10 +26,7 @@ static int prefix(mca_coll_loom_coll_t coll, const void *sbuf, void *rbuf, int c
     size_t tsize = 0;
     unsigned call;
 
-    /* nothing to move when the type signature is empty: count 0, or a type of size 0
-     * (legal on some ranks and not others, so the test must not depend on count alone) */
-    ompi_datatype_type_size(dtype, &tsize);
-    if (0 == count || 0 == tsize) {
+    if (mca_coll_loom_empty((size_t) count, dtype, &tsize)) {
         return OMPI_SUCCESS;
     }
     call = mca_coll_loom_module_call_flags(m, op, dtype);
