@@ -23,6 +23,7 @@ int mca_coll_loom_allgather(const void *sbuf, int scount, struct ompi_datatype_t
     mca_coll_loom_choice_t choice;
     size_t tsize = 0;
     ptrdiff_t lb, extent;
+    char *mine;
     int rc;
 
     if (mca_coll_loom_empty((size_t) rcount, rdtype, &tsize)) {
@@ -35,10 +36,11 @@ int mca_coll_loom_allgather(const void *sbuf, int scount, struct ompi_datatype_t
                                      m->previous_allgather_module);
     }
 
+    /* this rank's block of the result */
+    ompi_datatype_get_extent(rdtype, &lb, &extent);
+    mine = (char *) rbuf + (ptrdiff_t) rank * rcount * extent;
     if (MPI_IN_PLACE != sbuf) {
-        ompi_datatype_get_extent(rdtype, &lb, &extent);
-        rc = ompi_datatype_sndrcv(sbuf, scount, sdtype,
-                                  (char *) rbuf + (ptrdiff_t) rank * rcount * extent, rcount, rdtype);
+        rc = ompi_datatype_sndrcv(sbuf, scount, sdtype, mine, rcount, rdtype);
         if (OMPI_SUCCESS != rc) {
             return rc;
         }
@@ -47,9 +49,7 @@ int mca_coll_loom_allgather(const void *sbuf, int scount, struct ompi_datatype_t
         /* segments inside each rank's block: cut by byte, so that ranks whose datatypes
          * differ cut alike (the blocks themselves, one per rank, hold rcount elements of
          * the same signature everywhere) */
-        ompi_datatype_get_extent(rdtype, &lb, &extent);
-        return mca_coll_loom_exec_bytes(m, s, rbuf, (size_t) P * (size_t) rcount, rdtype,
-                                        (char *) rbuf + (ptrdiff_t) rank * rcount * extent, (size_t) rcount,
+        return mca_coll_loom_exec_bytes(m, s, rbuf, (size_t) P * (size_t) rcount, rdtype, mine, (size_t) rcount,
                                         (size_t) rank * (size_t) rcount * tsize, true, comm,
                                         MCA_COLL_BASE_TAG_ALLGATHER);
     }
