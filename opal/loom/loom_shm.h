@@ -94,6 +94,15 @@
  * release >= seq.  "release >= t" is release[t % A] >= t: the A words take the calls
  * in turn.  Counters are 32 bits and compared modulo 2^32, so they may wrap.
  *
+ * A rank whose part of a call fails (a conversion of the data, a temporary buffer, the
+ * leaders' phase) still takes every step above, so that nobody waits for it, and
+ * writes its error code as the status of what it wrote (mca_coll_loom_shm_status):
+ * whoever reads a slot or an area with a failed status returns that error instead of
+ * using stale contents.  Only this node learns of it: a leader that failed before the
+ * leaders' phase skips it, and the other nodes wait there (MPI leaves the state after
+ * an error undefined; a hang is what point-to-point algorithms give too, and no rank
+ * returns wrong data as a success).
+ *
  * Waiting spins first, calling a progress hook, then sleeps on a futex (Linux; a
  * yield loop elsewhere), so ranks that wait for another node do not take the core
  * from those that work.  Posting wakes sleepers only when there are any.
@@ -175,8 +184,8 @@ void mca_coll_loom_shm_detach(mca_coll_loom_shm_t *s);
 int mca_coll_loom_shm_unlink(const char *path);
 
 #define MCA_COLL_LOOM_SHM_LINE 64
-/* Bytes before the data of a slot or area, in its first line: its flag, padding that
- * keeps the data 16-byte aligned (any MPI type's alignment). */
+/* Bytes before the data of a slot or area, in its first line: its flag, its status
+ * (below), padding that keeps the data 16-byte aligned (any MPI type's alignment). */
 #define MCA_COLL_LOOM_SHM_HEAD 16
 /* Largest call of the symmetric kind: every rank reads n slots of it, which pays while
  * a call is a few cache lines (see above). */
@@ -191,6 +200,21 @@ int mca_coll_loom_shm_unlink(const char *path);
  * slower.  The segment grows by (n + 1) x 48 KiB for n ranks, a setup by about 90 us
  * (4 ranks). */
 #define MCA_COLL_LOOM_SHM_SMALL_BYTES 2048
+
+/* The status of the contents of a slot or area (any of them: `data` is where its data
+ * starts) for the call that wrote them last: 0, or the writer's error code.  The writer
+ * stores it before the flag that publishes the contents, a reader loads it after that
+ * flag, so it lives exactly as long as the contents do.  It takes the second word of
+ * the head, in the line the flag and the first bytes of data share: free to read. */
+static inline void mca_coll_loom_shm_set_status(char *data, int32_t status)
+{
+    __atomic_store_n((int32_t *) (data - MCA_COLL_LOOM_SHM_HEAD) + 1, status, __ATOMIC_RELAXED);
+}
+
+static inline int32_t mca_coll_loom_shm_status(const char *data)
+{
+    return __atomic_load_n((const int32_t *) (data - MCA_COLL_LOOM_SHM_HEAD) + 1, __ATOMIC_RELAXED);
+}
 
 static inline char *mca_coll_loom_shm_slot(const mca_coll_loom_shm_t *s, int i)
 {

@@ -3,7 +3,8 @@
 #
 #   run-cluster-tests.sh [DIR]
 #
-# DIR holds test_allreduce, test_colls, test_barrier, test_lifecycle, test_rules
+# DIR holds test_allreduce, test_colls, test_barrier, test_lifecycle, test_rules, test_pipeline,
+# test_faults
 # (default $LOOM_MPI_TEST_DIR, else ../mpi beside this script); a missing one, and
 # smoke, are compiled with mpicc into the log directory.  Needs root, iproute2 (ip,
 # tc) and util-linux (unshare); without root it prints SKIP and exits 77.
@@ -20,7 +21,8 @@
 #      loom loaded and serving on every rank), test_allreduce, test_colls, test_barrier;
 #      a rules file one node cannot read (every call to the previous component, reported);
 #      a negative control (--mca coll ^loom: smoke must FAIL); smoke over UCX;
-#   3. 4 x 2 with round-robin placement (rank i on node i mod 4);
+#   3. 4 x 2 with round-robin placement (rank i on node i mod 4), with failures injected
+#      inside each node segment's protocol (test_faults, also on the uneven nodes);
 #   4. 3 nodes x 3 (the cluster rebuilt at another size);
 #   5. uneven nodes: --map 1,3,2 round-robin, and --map 3,1,2 consecutive;
 #   6. 1 Gbit/s tbf shaping on the links: smoke;
@@ -92,8 +94,8 @@ build() { # build NAME SOURCE: echo the binary's path, or nothing
 }
 SMOKE=$(build smoke "$here/smoke.c")
 [ -n "$SMOKE" ] || result FAIL "build smoke" 0 "$logdir/smoke.build.log"
-test_allreduce="" test_colls="" test_barrier="" test_lifecycle="" test_rules="" test_pipeline=""
-for p in test_allreduce test_colls test_barrier test_lifecycle test_rules test_pipeline; do
+test_allreduce="" test_colls="" test_barrier="" test_lifecycle="" test_rules="" test_pipeline="" test_faults=""
+for p in test_allreduce test_colls test_barrier test_lifecycle test_rules test_pipeline test_faults; do
     if [ -x "$bindir/$p" ]; then
         eval "$p=\$bindir/\$p"
     else
@@ -217,6 +219,8 @@ run "smoke 4x2 round-robin" 0 --ppn 2 --rr -- "$SMOKE"
 run "test_allreduce 4x2 round-robin" 0 --ppn 2 --rr -- "$test_allreduce"
 run "test_colls 4x2 round-robin" 0 --ppn 2 --rr -- "$test_colls"
 run "test_pipeline 4x2 round-robin" 0 --ppn 2 --rr --mca coll_loom_shm_setup_call 1 -- "$test_pipeline" 1500
+run "test_faults 4x2 round-robin (every node's communicator)" 0 --ppn 2 --rr \
+    --mca coll_loom_shm_setup_call 1 -- "$test_faults"
 
 # ---- 4. 3 nodes x 3 ranks -----------------------------------------------------------------------
 cl "cluster.sh up 3 (rebuilt at another size)" up 3
@@ -231,6 +235,8 @@ run "test_allreduce map 1,3,2 round-robin" 0 --map 1,3,2 --rr -- "$test_allreduc
 run "test_colls map 1,3,2 round-robin" 0 --map 1,3,2 --rr -- "$test_colls"
 run "test_pipeline map 1,3,2 round-robin" 0 --map 1,3,2 --rr --mca coll_loom_shm_setup_call 1 \
     -- "$test_pipeline" 1500
+run "test_faults map 1,3,2 round-robin (every node's communicator)" 0 --map 1,3,2 --rr \
+    --mca coll_loom_shm_setup_call 1 -- "$test_faults"
 run "smoke map 3,1,2 consecutive" 0 --map 3,1,2 -- "$SMOKE"
 # a node of one rank has no segment; the others do
 run "test_lifecycle map 1,3,2 round-robin, 200 cycles, shared memory" 0 --map 1,3,2 --rr \

@@ -29,6 +29,7 @@
 #      ran, so without loom it cannot pass);
 #   5. communicator create/free cycles, and valgrind on them; MPI_THREAD_MULTIPLE;
 #      small calls through the node segment that run ahead of each other (test_pipeline);
+#      failed conversions inside the node segment's protocol are reported (test_faults);
 #   6. a smoke run of loom_bench, when it is built ($LOOM_BENCH_DIR or DIR/../bench);
 #   7. rules files (coll_loom_rules_file): a good file decides, a malformed or missing
 #      file is reported at MPI_Init and loom keeps its built-in rules, and
@@ -121,7 +122,7 @@ else
 fi
 
 # ---- binaries -------------------------------------------------------------------
-progs="test_allreduce test_barrier test_lifecycle test_rules test_colls test_bigcount test_threads test_pipeline"
+progs="test_allreduce test_barrier test_lifecycle test_rules test_colls test_bigcount test_threads test_pipeline test_faults"
 for p in $progs; do
     if [ ! -x "$bindir/$p" ]; then
         if [ -f "$here/$p.c" ] && command -v mpicc >/dev/null; then
@@ -201,6 +202,7 @@ T_COLLS=${bin_test_colls:-}
 T_BIG=${bin_test_bigcount:-}
 T_THREADS=${bin_test_threads:-}
 T_PIPE=${bin_test_pipeline:-}
+T_FAULTS=${bin_test_faults:-}
 
 # ---- 1. every process count --------------------------------------------------------
 for np in $NPS; do
@@ -278,6 +280,15 @@ done
 # the segment check can fail: without the segment the node phases are point to point
 run "negative control: pipelined calls with coll_loom_shm 0 must FAIL np=4" 4 nonzero \
     --mca coll_loom_shm 0 -- "$T_PIPE" 100
+# a conversion that fails inside the node segment's protocol (coll_loom_test_fail_conversion)
+# gives an error, never stale data as a success, and the next call is exact
+for np in 2 3 5 8; do
+    run "failures in the node segment reported, next call exact np=$np" "$np" 0 \
+        --mca coll_loom_shm_setup_call 1 -- "$T_FAULTS"
+done
+# without the segment the test does not reach what it tests, and says so
+run "negative control: failures with coll_loom_shm 0 must FAIL np=3" 3 nonzero \
+    --mca coll_loom_shm 0 -- "$T_FAULTS"
 # hierarchical's node phases: point-to-point when shared memory is off or cannot be set up
 run "test_allreduce np=6, coll_loom_shm 0 (point-to-point node phases)" 6 0 \
     --mca coll_loom_shm 0 -- "$T_ALL"

@@ -102,6 +102,7 @@ typedef struct mca_coll_loom_component_t {
     int shm_spin;           /* checks before a waiting rank sleeps; -1: automatic */
     int shm_setup_call;     /* the segment is set up at this call that could use it */
     int shm_pool;           /* segments a process keeps after communicator free, for reuse */
+    int test_fail_conversion; /* tests only: the N-th conversion from now fails (coll_loom_shm.c) */
     int hier_alg;           /* registry index of `hierarchical` (-1: none) */
     unsigned long long shm_node_phases; /* MPI_T: calls whose node phases used it */
     unsigned long long shm_segments_created; /* MPI_T: segments this process made or mapped */

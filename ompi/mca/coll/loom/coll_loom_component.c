@@ -301,6 +301,16 @@ static void register_shm_params(void)
                                            "(mpi_yield_when_idle), 100000 otherwise",
                                            MCA_BASE_VAR_TYPE_INT, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE,
                                            OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_LOCAL, &cm->shm_spin);
+    cm->test_fail_conversion = 0;
+    (void) mca_base_component_var_register(c, "test_fail_conversion",
+                                           "For loom's tests only: the N-th conversion of data into "
+                                           "or out of a node's shared segment that this process "
+                                           "makes from now on fails as if memory ran out (the value "
+                                           "then goes back to 0), so that test/mpi/test_faults can "
+                                           "check how a failure is reported; 0: none",
+                                           MCA_BASE_VAR_TYPE_INT, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE,
+                                           OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_LOCAL,
+                                           &cm->test_fail_conversion);
 }
 
 static int loom_register(void)

@@ -560,6 +560,11 @@ static int convert(void *buf, size_t count, ompi_datatype_t *dtype, void *packed
     size_t max = bytes;
     int rc;
 
+    /* coll_loom_test_fail_conversion: the tests' way into the error paths below */
+    if (OPAL_UNLIKELY(mca_coll_loom_component.test_fail_conversion > 0) &&
+        0 == --mca_coll_loom_component.test_fail_conversion) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
     if (packed_is_layout(dtype, count)) {
         ptrdiff_t lb, extent;
         ompi_datatype_get_true_extent(dtype, &lb, &extent);
@@ -658,6 +663,26 @@ static const char *src_slot(const mca_coll_loom_shm_t *seg, int i, loom_src_t sr
     return src.sym ? mca_coll_loom_shm_sym_slot(seg, i, src.seq) : mca_coll_loom_shm_slot(seg, i);
 }
 
+/* What a peer's failure (a status, loom_shm.h) makes this rank return: its code, but
+ * never the one that sends the caller to the point-to-point schedule alone. */
+static int peer_status(const char *data)
+{
+    const int32_t rc = mca_coll_loom_shm_status(data);
+    return OMPI_ERR_NOT_AVAILABLE == rc ? OMPI_ERROR : rc;
+}
+
+/* The first failure among the contributions (src) of every rank but `self`. */
+static int slots_status(const mca_coll_loom_shm_t *seg, loom_src_t src, int self)
+{
+    for (int i = 0; i < seg->n; ++i) {
+        const int rc = i != self ? peer_status(src_slot(seg, i, src)) : OMPI_SUCCESS;
+        if (OMPI_SUCCESS != rc) {
+            return rc;
+        }
+    }
+    return OMPI_SUCCESS;
+}
+
 static int reduce_slot(const mca_coll_loom_shm_t *seg, int i, loom_src_t src, void *acc, size_t count,
                        ompi_datatype_t *dtype, ompi_op_t *op, size_t bytes, loom_tmp_t *t)
 {
@@ -741,8 +766,8 @@ static bool symmetric(const mca_coll_loom_module_t *m, size_t bytes)
 }
 
 /* A contribution in the own sym slot of call seq (loom_shm.h): free once every rank is
- * done with call seq - MCA_COLL_LOOM_SHM_SYM_DEPTH; arrival even after an error, so the
- * node is never left waiting. */
+ * done with call seq - MCA_COLL_LOOM_SHM_SYM_DEPTH; arrival even after an error (then
+ * in the slot's status), so the node is never left waiting. */
 static int sym_contribute(mca_coll_loom_shm_t *seg, uint32_t seq, const void *buf, size_t count,
                           ompi_datatype_t *dtype, size_t bytes, const mca_coll_loom_shm_wait_t *w)
 {
@@ -750,7 +775,9 @@ static int sym_contribute(mca_coll_loom_shm_t *seg, uint32_t seq, const void *bu
 
     mca_coll_loom_shm_small_enter(seg, seq, w);
     if (bytes > 0) {
-        rc = pack(buf, count, dtype, mca_coll_loom_shm_sym_slot(seg, seg->me, seq), bytes);
+        char *slot = mca_coll_loom_shm_sym_slot(seg, seg->me, seq);
+        rc = pack(buf, count, dtype, slot, bytes);
+        mca_coll_loom_shm_set_status(slot, rc);
     }
     mca_coll_loom_shm_sym_arrive(seg, seq);
     return rc;
@@ -788,6 +815,9 @@ static int sym_allreduce(mca_coll_loom_module_t *m, const void *sbuf, void *rbuf
     uint32_t seq = next_call(m, &w, &wl);
     int rc = sym_gather(m, seq, MPI_IN_PLACE == sbuf ? rbuf : sbuf, count, dtype, bytes, &w);
 
+    if (OMPI_SUCCESS == rc) {
+        rc = slots_status(seg, (loom_src_t){true, seq}, seg->me);
+    }
     if (OMPI_SUCCESS == rc) {
         rc = unpack(mca_coll_loom_shm_sym_slot(seg, seg->n - 1, seq), bytes, rbuf, count, dtype);
     }
@@ -829,9 +859,14 @@ int mca_coll_loom_shm_allreduce(mca_coll_loom_module_t *m, const void *sbuf, voi
 
     mca_coll_loom_shm_enter(seg, seq, &w);
     if (0 != seg->me) {
-        rc = pack(in_place ? rbuf : sbuf, count, dtype, mca_coll_loom_shm_slot(seg, seg->me), bytes);
+        char *slot = mca_coll_loom_shm_slot(seg, seg->me);
+        rc = pack(in_place ? rbuf : sbuf, count, dtype, slot, bytes);
+        mca_coll_loom_shm_set_status(slot, rc);
         mca_coll_loom_shm_arrive(seg, seq);
         mca_coll_loom_shm_wait_release(seg, seq, &wl);
+        if (OMPI_SUCCESS == rc) {
+            rc = peer_status(mca_coll_loom_shm_area(seg, seq));
+        }
         if (OMPI_SUCCESS == rc) {
             rc = unpack(mca_coll_loom_shm_area(seg, seq), bytes, rbuf, count, dtype);
         }
@@ -839,11 +874,15 @@ int mca_coll_loom_shm_allreduce(mca_coll_loom_module_t *m, const void *sbuf, voi
     }
 
     /* the leader: its node's part, the leaders' phase, the result for the node.  The
-     * release happens even after an error, so the node is never left waiting. */
+     * release happens even after an error, which the area's status then carries, so
+     * the node is never left waiting nor reading stale data. */
     mca_coll_loom_shm_arrive(seg, seq);
     mca_coll_loom_shm_wait_arrived(seg, seq, &w);
-    rc = combine(seg, (loom_src_t){false, seq}, 0, in_place ? rbuf : sbuf, rbuf, count, dtype, op, bytes,
-                 0 != (call & MCA_COLL_LOOM_CALL_COMMUTATIVE));
+    rc = slots_status(seg, (loom_src_t){false, seq}, 0);
+    if (OMPI_SUCCESS == rc) {
+        rc = combine(seg, (loom_src_t){false, seq}, 0, in_place ? rbuf : sbuf, rbuf, count, dtype, op,
+                     bytes, 0 != (call & MCA_COLL_LOOM_CALL_COMMUTATIVE));
+    }
     if (OMPI_SUCCESS == rc) {
         rc = run_leaders(m, MCA_COLL_LOOM_COLL_ALLREDUCE, comm, MPI_IN_PLACE, rbuf, count, dtype, op, call,
                          0, MCA_COLL_BASE_TAG_ALLREDUCE);
@@ -851,6 +890,7 @@ int mca_coll_loom_shm_allreduce(mca_coll_loom_module_t *m, const void *sbuf, voi
     if (OMPI_SUCCESS == rc) {
         rc = pack(rbuf, count, dtype, mca_coll_loom_shm_area(seg, seq), bytes);
     }
+    mca_coll_loom_shm_set_status(mca_coll_loom_shm_area(seg, seq), rc);
     mca_coll_loom_shm_release(seg, seq);
     return rc;
 }
@@ -881,11 +921,12 @@ int mca_coll_loom_shm_barrier(mca_coll_loom_module_t *m, ompi_communicator_t *co
     mca_coll_loom_shm_arrive(seg, seq);
     if (0 != seg->me) {
         mca_coll_loom_shm_wait_release(seg, seq, &wl);
-        return OMPI_SUCCESS;
+        return peer_status(mca_coll_loom_shm_area(seg, seq));
     }
     mca_coll_loom_shm_wait_arrived(seg, seq, &w);
     rc = run_leaders(m, MCA_COLL_LOOM_COLL_BARRIER, comm, NULL, NULL, 0, &ompi_mpi_byte.dt, NULL, call, 0,
                      MCA_COLL_BASE_TAG_BARRIER);
+    mca_coll_loom_shm_set_status(mca_coll_loom_shm_area(seg, seq), rc);
     mca_coll_loom_shm_release(seg, seq);
     return rc;
 }
@@ -940,7 +981,8 @@ int mca_coll_loom_shm_bcast(mca_coll_loom_module_t *m, void *buf, size_t count, 
         mca_coll_loom_shm_arrive(seg, seq);
         mca_coll_loom_shm_wait_release(seg, seq,
                                        m->topo.node_of[root] == m->topo.node_of[rank] ? &w : &wl);
-        return unpack(area, bytes, buf, count, dtype);
+        rc = peer_status(area);
+        return OMPI_SUCCESS == rc ? unpack(area, bytes, buf, count, dtype) : rc;
     }
 
     /* the coordinator: the root hands the data to its node first, a leader of another
@@ -960,6 +1002,7 @@ int mca_coll_loom_shm_bcast(mca_coll_loom_module_t *m, void *buf, size_t count, 
     if (OMPI_SUCCESS == rc) {
         rc = pack(buf, count, dtype, area, bytes);
     }
+    mca_coll_loom_shm_set_status(area, rc);
     mca_coll_loom_shm_release(seg, seq);
     if (rank == root && OMPI_SUCCESS == rc) {
         rc = run_leaders(m, MCA_COLL_LOOM_COLL_BCAST, comm, NULL, buf, count, dtype, NULL,
@@ -1006,6 +1049,7 @@ int mca_coll_loom_shm_reduce(mca_coll_loom_module_t *m, const void *sbuf, void *
         }
         mca_coll_loom_shm_enter(seg, seq, &w);
         rc = pack(sbuf, count, dtype, mca_coll_loom_shm_slot(seg, seg->me), bytes);
+        mca_coll_loom_shm_set_status(mca_coll_loom_shm_slot(seg, seg->me), rc);
         mca_coll_loom_shm_arrive(seg, seq);
         return rc;
     }
@@ -1024,6 +1068,9 @@ int mca_coll_loom_shm_reduce(mca_coll_loom_module_t *m, const void *sbuf, void *
         mca_coll_loom_shm_sym_wait(seg, seq, seg->me, &w);
     } else {
         mca_coll_loom_shm_wait_arrived(seg, seq, &w);
+    }
+    if (OMPI_SUCCESS == rc) {
+        rc = slots_status(seg, src, seg->me);
     }
     if (OMPI_SUCCESS == rc) {
         /* hierarchical serves reduce for commutative ops only */

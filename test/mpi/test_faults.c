@@ -1,0 +1,304 @@
+/*
+ * loom: a failure inside the node segment's protocol is reported, never hidden.
+ *
+ * A rank whose conversion of data into or out of the node's shared segment fails (in
+ * practice: memory ran out) still takes every step of the protocol, so nobody waits
+ * for it, and publishes the failure as the status of the slot or area it wrote; whoever
+ * reads that slot or area returns the error instead of using stale contents.  The test
+ * makes conversions fail on purpose: coll_loom_test_fail_conversion = k on one rank
+ * makes its k-th conversion from then on fail.
+ *
+ * On the communicator of each node (a failure stays on its node; the other nodes would
+ * wait in the leaders' phase), in node order and reversed, with `hierarchical` forced
+ * for allreduce, bcast and reduce, for every collective, size (64 B: the symmetric
+ * allreduce and the small slots and areas; 1 KiB: the small slots and areas and the
+ * coordinated allreduce; 6000 B: the large slots and areas), datatype (MPI_INT, and
+ * ints with a stride of two, which every conversion packs through the convertor, with
+ * a user-defined sum: Open MPI refuses MPI_SUM on a derived type),
+ * failing rank (first, second, last), root (first, last) and k (1, 2):
+ *   - one call with the fault armed; the data change from call to call, so stale
+ *     contents are wrong data;
+ *   - every rank that returns MPI_SUCCESS holds the exact result, and a strided
+ *     receive buffer's gaps are untouched;
+ *   - the failing rank returns an error when its fault fired; with k = 1 it must fire
+ *     (every such call converts on every rank, except the root of a reduce of
+ *     contiguous data: it combines the slots in place);
+ *   - the next call, with no fault, is exact on every rank: the protocol stayed in step;
+ *   - hierarchical served both calls (its counters) and both went through the node
+ *     segment (coll_loom_shm_node_phases).
+ * Run it with coll_loom_shm_setup_call 1.  Nodes with a single rank have no segment and
+ * only take part in the final tally.
+ *
+ * Exit status: 0 pass, 1 failure, 2 loom not loaded.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+
+#include "loom_test_util.h"
+
+#define TF_MAX_INTS 1500 /* 6000 B */
+#define TF_GAP      0x5a5a5a5a
+#define TF_CVAR     "coll_loom_test_fail_conversion"
+
+enum { TF_ALLREDUCE, TF_BCAST, TF_REDUCE, TF_KINDS };
+static const lt_coll_t tf_coll[TF_KINDS] = {LT_ALLREDUCE, LT_BCAST, LT_REDUCE};
+static const char *const tf_name[TF_KINDS] = {"allreduce", "bcast", "reduce"};
+
+static int wrank;
+static long tf_cases, tf_fired, tf_peer_errors;
+
+static uint64_t tf_mix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    x ^= x >> 33;
+    return x;
+}
+
+/* rank r's element i in call c */
+static int tf_val(long c, int r, int i)
+{
+    return (int) (tf_mix(((uint64_t) c << 24) ^ ((uint64_t) r << 12) ^ (uint64_t) i) % 2001) - 1000;
+}
+
+/* element i of the result of call c on `size` ranks (root: the bcast's root) */
+static int tf_want(int kind, long c, int size, int root, int i)
+{
+    int sum = 0;
+
+    if (TF_BCAST == kind) {
+        return tf_val(c, root, i);
+    }
+    for (int r = 0; r < size; ++r) {
+        sum += tf_val(c, r, i);
+    }
+    return sum;
+}
+
+typedef struct {
+    MPI_Comm comm;
+    const char *label;
+    int rank, size;
+    MPI_Datatype strided; /* one int, extent two ints */
+} tf_comm_t;
+
+static MPI_Datatype tf_strided;
+
+/* the sum of ints for the strided type (and MPI_INT) */
+static void tf_sum(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+    const int stride = *type == tf_strided ? 2 : 1;
+    for (int i = 0; i < *len; ++i) {
+        ((int *) inout)[i * stride] += ((const int *) in)[i * stride];
+    }
+}
+
+static MPI_Op tf_user_sum;
+
+/* One call; returns its MPI result and checks the data when it is MPI_SUCCESS. */
+static int tf_call(const tf_comm_t *t, int kind, int n, int stride, int root, long c, long *fails)
+{
+    static int sbuf[2 * TF_MAX_INTS], rbuf[2 * TF_MAX_INTS];
+    const MPI_Datatype type = 1 == stride ? MPI_INT : t->strided;
+    const int me = t->rank;
+    int rc;
+
+    for (int i = 0; i < 2 * TF_MAX_INTS; ++i) {
+        sbuf[i] = rbuf[i] = TF_GAP;
+    }
+    for (int i = 0; i < n; ++i) {
+        sbuf[i * stride] = tf_val(c, me, i);
+        if (TF_BCAST == kind && me == root) {
+            rbuf[i * stride] = tf_val(c, me, i);
+        }
+    }
+    switch (kind) {
+    case TF_ALLREDUCE:
+        rc = MPI_Allreduce(sbuf, rbuf, n, type, 1 == stride ? MPI_SUM : tf_user_sum, t->comm);
+        break;
+    case TF_BCAST:
+        rc = MPI_Bcast(rbuf, n, type, root, t->comm);
+        break;
+    default:
+        rc = MPI_Reduce(sbuf, rbuf, n, type, 1 == stride ? MPI_SUM : tf_user_sum, root, t->comm);
+        break;
+    }
+    if (MPI_SUCCESS != rc || (TF_REDUCE == kind && me != root)) {
+        return rc;
+    }
+    for (int i = 0; i < n * stride; ++i) {
+        const int want = 0 == i % stride ? tf_want(kind, c, t->size, root, i / stride) : TF_GAP;
+        if (rbuf[i] != want) {
+            lt_fail(wrank, "%s: %s of %d ints (stride %d, root %d), call %ld: rank %d returned MPI_SUCCESS "
+                    "with [%d] = %d, expected %d", t->label, tf_name[kind], n, stride, root, c, me, i, rbuf[i],
+                    want);
+            ++*fails;
+            break;
+        }
+    }
+    return rc;
+}
+
+/* Counters of the forced collective and of the node segment. */
+static void tf_counts(int kind, unsigned long long *hier, unsigned long long *shm)
+{
+    const int h = lt_alg_index(tf_coll[kind], "hierarchical");
+    lt_counts_t now;
+
+    lt_read(tf_coll[kind], &now);
+    *hier = h >= 0 ? now.alg[h] : 0;
+    lt_shm_node_phases(shm);
+}
+
+/* One case: rank f fails its k-th conversion in one call, then a clean call. */
+static long tf_case(const tf_comm_t *t, int kind, int n, int stride, int f, int root, int k, long *c)
+{
+    const int me = t->rank;
+    unsigned long long h0, h1, s0, s1;
+    long fails = 0;
+    int rc, left = 0;
+
+    ++tf_cases;
+    tf_counts(kind, &h0, &s0);
+    if (me == f && MPI_SUCCESS != lt_cvar_write_int(TF_CVAR, k)) {
+        lt_fail(wrank, "%s: cannot write %s (a loom without it?)", t->label, TF_CVAR);
+        return 1;
+    }
+    rc = tf_call(t, kind, n, stride, root, ++*c, &fails);
+    if (me == f) {
+        const int must_fire = 1 == k && !(TF_REDUCE == kind && me == root && 1 == stride);
+        lt_cvar_read_int(TF_CVAR, &left);
+        if (0 != left) { /* not reached in this call: it must not fire in the next */
+            lt_cvar_write_int(TF_CVAR, 0);
+        }
+        tf_fired += 0 == left;
+        if (0 == left && MPI_SUCCESS == rc) {
+            lt_fail(wrank, "%s: %s of %d ints (stride %d, root %d), call %ld: rank %d's conversion failed, "
+                    "the call returned MPI_SUCCESS", t->label, tf_name[kind], n, stride, root, *c, me);
+            ++fails;
+        }
+        if (0 != left && must_fire) {
+            lt_fail(wrank, "%s: %s of %d ints (stride %d, root %d), call %ld: rank %d's first conversion did "
+                    "not fail (the test no longer reaches what it tests)", t->label, tf_name[kind], n, stride,
+                    root, *c, me);
+            ++fails;
+        }
+    } else {
+        tf_peer_errors += MPI_SUCCESS != rc;
+    }
+
+    rc = tf_call(t, kind, n, stride, root, ++*c, &fails);
+    if (MPI_SUCCESS != rc) {
+        lt_fail(wrank, "%s: %s of %d ints (stride %d, root %d), call %ld after rank %d's failure: rank %d "
+                "returned error %d", t->label, tf_name[kind], n, stride, root, *c, f, me, rc);
+        ++fails;
+    }
+    tf_counts(kind, &h1, &s1);
+    if (h1 - h0 != 2 || s1 - s0 != 2) {
+        lt_fail(wrank, "%s: %s of %d ints: hierarchical served %llu of 2 calls, the node segment %llu",
+                t->label, tf_name[kind], n, h1 - h0, s1 - s0);
+        ++fails;
+    }
+    return fails;
+}
+
+static long tf_run(tf_comm_t *t)
+{
+    const int sizes[] = {16, 256, TF_MAX_INTS};
+    long fails = 0, c = 0;
+
+    MPI_Comm_rank(t->comm, &t->rank);
+    MPI_Comm_size(t->comm, &t->size);
+    const int who[] = {0, 1, t->size - 1};
+    MPI_Comm_set_errhandler(t->comm, MPI_ERRORS_RETURN);
+    for (int kind = 0; kind < TF_KINDS; ++kind) {
+        for (int s = 0; s < 3; ++s) {
+            for (int stride = 1; stride <= 2; ++stride) {
+                for (int w = 0; w < 3; ++w) {
+                    const int f = who[w];
+                    if (w > 0 && f == who[w - 1]) {
+                        continue; /* two ranks: "second" and "last" are the same */
+                    }
+                    for (int root = 0; root < t->size; root += t->size - 1) {
+                        for (int k = 1; k <= 2; ++k) {
+                            fails += tf_case(t, kind, sizes[s], stride, f, root, k, &c);
+                        }
+                        if (TF_ALLREDUCE == kind) {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    return fails;
+}
+
+int main(int argc, char **argv)
+{
+    long fails = 0, total = 0, counts[4], sums[4];
+    int size, nloom, nsize, nrank = 0;
+    MPI_Comm node;
+    MPI_Datatype strided;
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    nloom = lt_init();
+    if (nloom <= 0) {
+        if (0 == wrank) {
+            fprintf(stderr, "test_faults: loom is not loaded\n");
+        }
+        MPI_Finalize();
+        return 2;
+    }
+    for (int kind = 0; kind < TF_KINDS; ++kind) {
+        char cvar[96];
+        snprintf(cvar, sizeof(cvar), "coll_loom_%s_algorithm", lt_coll_name(tf_coll[kind]));
+        if (MPI_SUCCESS != lt_cvar_write_str(cvar, "hierarchical")) {
+            lt_fail(wrank, "cannot write %s", cvar);
+            ++fails;
+        }
+    }
+    MPI_Type_create_resized(MPI_INT, 0, 2 * (MPI_Aint) sizeof(int), &strided);
+    MPI_Type_commit(&strided);
+    tf_strided = strided;
+    MPI_Op_create(tf_sum, 1, &tf_user_sum);
+
+    for (int reversed = 0; reversed <= 1; ++reversed) {
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, reversed ? size - wrank : wrank, MPI_INFO_NULL,
+                            &node);
+        MPI_Comm_size(node, &nsize);
+        if (!reversed) {
+            MPI_Comm_rank(node, &nrank);
+        }
+        if (nsize > 1) {
+            tf_comm_t t = {node, reversed ? "node, reversed" : "node", 0, 0, strided};
+            fails += tf_run(&t);
+        }
+        MPI_Comm_free(&node);
+    }
+
+    counts[0] = fails;
+    counts[1] = tf_fired;
+    counts[2] = tf_peer_errors;
+    counts[3] = 0 == nrank ? tf_cases : 0; /* each node's cases once */
+    MPI_Allreduce(counts, sums, 4, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    total = sums[0];
+    if (0 == wrank) {
+        printf("test_faults: np=%d, %ld cases over the nodes: %ld conversions failed on purpose, %ld errors "
+               "reported by other ranks: %s (%ld failures)\n",
+               size, sums[3], sums[1], sums[2], 0 == total ? "PASS" : "FAIL", total);
+    }
+    MPI_Op_free(&tf_user_sum);
+    MPI_Type_free(&strided);
+    lt_fini();
+    MPI_Finalize();
+    return 0 == total ? 0 : 1;
+}
