@@ -675,4 +675,47 @@ LT_MAYBE_UNUSED static void lt_fail(int wrank, const char *fmt, ...)
     }
 }
 
+/* A 64-bit mixing function (the finalizer of MurmurHash3): test data that depends on
+ * (call, rank, index) and differs from call to call. */
+LT_MAYBE_UNUSED static unsigned long long lt_mix64(unsigned long long x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    x ^= x >> 33;
+    return x;
+}
+
+/* lt_init for a test program after MPI_Init: when loom is not loaded, says so on world
+ * rank 0 and ends the program with exit status 2.  Returns lt_init's count. */
+LT_MAYBE_UNUSED static int lt_require_loom(const char *prog, int wrank)
+{
+    const int n = lt_init();
+    if (n <= 0) {
+        if (0 == wrank) {
+            fprintf(stderr, "%s: loom is not loaded (no coll_loom_* performance variable)\n", prog);
+        }
+        MPI_Finalize();
+        exit(2);
+    }
+    return n;
+}
+
+/* coll_loom_<coll>_algorithm = alg for each of the n collectives; returns how many could
+ * not be written (each reported as a failure). */
+LT_MAYBE_UNUSED static int lt_force(const lt_coll_t *colls, int n, const char *alg, int wrank)
+{
+    int bad = 0;
+    for (int c = 0; c < n; ++c) {
+        char cvar[96];
+        snprintf(cvar, sizeof(cvar), "coll_loom_%s_algorithm", lt_coll_name(colls[c]));
+        if (MPI_SUCCESS != lt_cvar_write_str(cvar, alg)) {
+            lt_fail(wrank, "cannot write %s", cvar);
+            ++bad;
+        }
+    }
+    return bad;
+}
+
 #endif /* LOOM_TEST_UTIL_H */

@@ -51,20 +51,10 @@ static const char *const tf_name[TF_KINDS] = {"allreduce", "bcast", "reduce"};
 static int wrank;
 static long tf_cases, tf_fired, tf_peer_errors;
 
-static uint64_t tf_mix(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ull;
-    x ^= x >> 33;
-    return x;
-}
-
 /* rank r's element i in call c */
 static int tf_val(long c, int r, int i)
 {
-    return (int) (tf_mix(((uint64_t) c << 24) ^ ((uint64_t) r << 12) ^ (uint64_t) i) % 2001) - 1000;
+    return (int) (lt_mix64(((uint64_t) c << 24) ^ ((uint64_t) r << 12) ^ (uint64_t) i) % 2001) - 1000;
 }
 
 /* element i of the result of call c on `size` ranks (root: the bcast's root) */
@@ -243,29 +233,15 @@ static long tf_run(tf_comm_t *t)
 int main(int argc, char **argv)
 {
     long fails = 0, total = 0, counts[4], sums[4];
-    int size, nloom, nsize, nrank = 0;
+    int size, nsize, nrank = 0;
     MPI_Comm node;
     MPI_Datatype strided;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    nloom = lt_init();
-    if (nloom <= 0) {
-        if (0 == wrank) {
-            fprintf(stderr, "test_faults: loom is not loaded\n");
-        }
-        MPI_Finalize();
-        return 2;
-    }
-    for (int kind = 0; kind < TF_KINDS; ++kind) {
-        char cvar[96];
-        snprintf(cvar, sizeof(cvar), "coll_loom_%s_algorithm", lt_coll_name(tf_coll[kind]));
-        if (MPI_SUCCESS != lt_cvar_write_str(cvar, "hierarchical")) {
-            lt_fail(wrank, "cannot write %s", cvar);
-            ++fails;
-        }
-    }
+    lt_require_loom("test_faults", wrank);
+    fails += lt_force(tf_coll, TF_KINDS, "hierarchical", wrank);
     MPI_Type_create_resized(MPI_INT, 0, 2 * (MPI_Aint) sizeof(int), &strided);
     MPI_Type_commit(&strided);
     tf_strided = strided;

@@ -39,20 +39,10 @@ static const lt_coll_t tp_coll[TP_KINDS] = {LT_BCAST, LT_REDUCE, LT_ALLREDUCE, L
 static const lt_coll_t tp_forced[] = {LT_BCAST, LT_REDUCE, LT_ALLREDUCE, LT_BARRIER};
 #define TP_NFORCED ((int) (sizeof(tp_forced) / sizeof(tp_forced[0])))
 
-static uint64_t tp_mix(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ull;
-    x ^= x >> 33;
-    return x;
-}
-
 /* rank r's element i in call k */
 static int tp_val(long k, int r, int i)
 {
-    return (int) (tp_mix(((uint64_t) k << 24) ^ ((uint64_t) r << 12) ^ (uint64_t) i) % 2001) - 1000;
+    return (int) (lt_mix64(((uint64_t) k << 24) ^ ((uint64_t) r << 12) ^ (uint64_t) i) % 2001) - 1000;
 }
 
 /* the sum over ranks 0..size-1 of element i in call k */
@@ -86,14 +76,14 @@ static void tp_plan(tp_call_t *c, long ncalls, int size, uint64_t seed)
 {
     long k = 0;
     while (k < ncalls) {
-        uint64_t h = tp_mix(seed + (uint64_t) k * 7919u);
+        uint64_t h = lt_mix64(seed + (uint64_t) k * 7919u);
         if (0 == h % 4) {
             const int kind = 0 == (h >> 8) % 2 ? TP_BCAST : TP_REDUCE, root = (int) ((h >> 16) % (uint64_t) size);
             const long run = 8 + (long) ((h >> 24) % 56); /* past the segment's 32 small slots */
             /* up to 256 B, or up to the small slots' 2 KiB */
             const int most = 0 == (h >> 40) % 2 ? 64 : 512;
             for (long j = 0; j < run && k < ncalls; ++j, ++k) {
-                uint64_t g = tp_mix(h + (uint64_t) j);
+                uint64_t g = lt_mix64(h + (uint64_t) j);
                 c[k] = (tp_call_t){kind, root, 1 + (int) (g % (uint64_t) most)};
             }
             continue;
@@ -149,7 +139,7 @@ static long tp_run(MPI_Comm comm, const char *label, long ncalls, uint64_t seed)
 
     for (long k = 0; k < ncalls; ++k) {
         const tp_call_t *c = &plan[k];
-        const uint64_t h = tp_mix(seed ^ ((uint64_t) k << 20) ^ (uint64_t) rank);
+        const uint64_t h = lt_mix64(seed ^ ((uint64_t) k << 20) ^ (uint64_t) rank);
         int bad;
 
         if (0 == h % 23) {
@@ -252,28 +242,14 @@ static long tp_run(MPI_Comm comm, const char *label, long ncalls, uint64_t seed)
 int main(int argc, char **argv)
 {
     long ncalls = argc > 1 ? atol(argv[1]) : 3000, fails = 0, total = 0;
-    int size, nloom;
+    int size;
     MPI_Comm rev, sub;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    nloom = lt_init();
-    if (nloom <= 0) {
-        if (0 == wrank) {
-            fprintf(stderr, "test_pipeline: loom is not loaded\n");
-        }
-        MPI_Finalize();
-        return 2;
-    }
-    for (int c = 0; c < TP_NFORCED; ++c) {
-        char cvar[96];
-        snprintf(cvar, sizeof(cvar), "coll_loom_%s_algorithm", lt_coll_name(tp_forced[c]));
-        if (MPI_SUCCESS != lt_cvar_write_str(cvar, "hierarchical")) {
-            lt_fail(wrank, "cannot write %s", cvar);
-            ++fails;
-        }
-    }
+    lt_require_loom("test_pipeline", wrank);
+    fails += lt_force(tp_forced, TP_NFORCED, "hierarchical", wrank);
     fails += tp_run(MPI_COMM_WORLD, "WORLD", ncalls, 1);
     MPI_Comm_split(MPI_COMM_WORLD, 0, size - wrank, &rev);
     fails += tp_run(rev, "reversed", ncalls, 2);

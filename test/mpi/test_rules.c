@@ -151,7 +151,7 @@ int main(int argc, char **argv)
     const char *expect;
     char *end = NULL;
     long bytes;
-    int count, which, npv, any, warmup = 0;
+    int count, which, any, warmup = 0;
     char label[128], file[1024] = "";
 
     MPI_Init(&argc, &argv);
@@ -191,14 +191,7 @@ int main(int argc, char **argv)
         return 2;
     }
 
-    npv = lt_init();
-    if (npv <= 0) {
-        if (0 == wrank) {
-            fprintf(stderr, "FAIL test_rules: no coll_loom_* performance variable: loom is not loaded\n");
-        }
-        MPI_Finalize();
-        return 2;
-    }
+    lt_require_loom("FAIL test_rules", wrank);
     const lt_coll_t coll = bcast ? LT_BCAST : LT_ALLREDUCE;
     const char *cname = bcast ? "bcast" : "allreduce";
     if (0 == strcmp(expect, "previous")) {
