@@ -202,6 +202,16 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * reduce_scatter and 0.74-0.88x at 0.5-2 MiB for reduce_scatter_block */
     RING_ROWS(RS, C, KIB(256)),
     {RS, .max_bytes = SIZE_MAX, .alg = NULL},
+    /* several nodes (4 x 2, loom_bw, docs/performance.md), reduce_scatter_block, ring /
+     * tuned: at 256 KiB at or below 1 in all four sets of jobs (1.00 in one loom-tune
+     * run; 0.65-0.80 in five jobs; medians 0.94 and 0.75 of eight; 0.77-0.86 in four
+     * more with this rule); at 512 KiB above 1 in four of five sets (1.28 and 1.20
+     * medians of eight and ten jobs, 1.19-1.46, against 0.70-1.08 in one), at 1 MiB
+     * below in three of four (0.85-0.95).  Tuned's own algorithm changes with the size,
+     * hence the gap in the middle */
+    {RSB, .min_bytes = KIB(256), .max_bytes = KIB(512) - 1, .min_nodes = 2, .max_P = 8, .call_mask = C,
+     .call_value = C, .alg = "ring"},
+    {RSB, .min_bytes = KIB(512), .max_bytes = MIB(1) - 1, .min_nodes = 2, .max_P = 8, .alg = NULL},
     RING_ROWS(RSB, C, KIB(512)),
     {RSB, .max_bytes = SIZE_MAX, .alg = NULL},
 

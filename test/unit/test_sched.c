@@ -866,6 +866,14 @@ static void test_decide(void)
             {MCA_COLL_LOOM_COLL_REDUCE, 256, rr, "hierarchical"},
             {MCA_COLL_LOOM_COLL_REDUCE, 512, rr, "hierarchical"},
             {MCA_COLL_LOOM_COLL_REDUCE, 8192, cons, "hierarchical"},
+            /* reduce_scatter_block on several nodes: the ring at 256-511 KiB and from 1 MiB */
+            {MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK, 256 * 1024 - 8, cons, NULL},
+            {MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK, 256 * 1024, cons, "ring"},
+            {MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK, 256 * 1024, rr, "ring"},
+            {MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK, 512 * 1024 - 8, cons, "ring"},
+            {MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK, 512 * 1024, cons, NULL},
+            {MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK, 1024 * 1024 - 8, rr, NULL},
+            {MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK, 1024 * 1024, cons, "ring"},
         };
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
             const bool multi = NULL != cases[i].map;
