@@ -1098,7 +1098,9 @@ static void aliased_buffers(const comm_t *c, const setting_t *settings, int nset
                 lt_read(LT_ALLREDUCE, &after);
                 lt_diff(LT_ALLREDUCE, &before, &after, &d);
                 for (long i = 0; i < n; i++) {
-                    bad += rb[i] != (double) c->size * (c->size + 1) / 2 + (double) c->size * (double) (i % 7);
+                    double v; /* rb may be misaligned on purpose: read it bytewise */
+                    memcpy(&v, (const char *) rb + (size_t) i * sizeof(v), sizeof(v));
+                    bad += v != (double) c->size * (c->size + 1) / 2 + (double) c->size * (double) (i % 7);
                 }
                 for (size_t g = 0; g < guard && (size_t) dists[k] > g; g++) bad += 0x5A != (unsigned char) rmem[g];
                 for (size_t g = 0; g < guard; g++) bad += 0x5A != (unsigned char) rmem[dists[k] + sizes[z] + g];
