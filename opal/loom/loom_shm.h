@@ -99,9 +99,12 @@
  * writes its error code as the status of what it wrote (mca_coll_loom_shm_status):
  * whoever reads a slot or an area with a failed status returns that error instead of
  * using stale contents.  Only this node learns of it: a leader that failed before the
- * leaders' phase skips it, and the other nodes wait there (MPI leaves the state after
- * an error undefined; a hang is what point-to-point algorithms give too, and no rank
- * returns wrong data as a success).
+ * leaders' phase skips it, and the other nodes wait there.  Its messages of a later call
+ * would complete their call with the wrong data, so the component then fails this
+ * communicator's later collectives on the ranks that saw the error, without a message
+ * (mca_coll_loom_mark_failed).  MPI leaves the state after an error undefined; the
+ * other nodes hang, as behind a failed point-to-point algorithm, and no rank returns
+ * wrong data as a success.
  *
  * Waiting spins first, calling a progress hook, then sleeps on a futex (Linux; a
  * yield loop elsewhere), so ranks that wait for another node do not take the core
@@ -118,9 +121,9 @@
 
 /* What the segment's creator stamps in its header; attach checks it.  The settings
  * check hashes it too, so a new value also keeps ranks of earlier builds (which name
- * or use the segment differently: "loomshm5" named it outside a per-process directory)
- * off a shared segment. */
-#define MCA_COLL_LOOM_SHM_MAGIC 0x6c6f6f6d73686d36ull /* "loomshm6" */
+ * or use the segment differently: "loomshm5" named it outside a per-process directory,
+ * "loomshm6" had no status word) off a shared segment. */
+#define MCA_COLL_LOOM_SHM_MAGIC 0x6c6f6f6d73686d37ull /* "loomshm7" */
 
 /* Areas (and release words), used by calls in turn: a bcast's root may run this many
  * calls minus one ahead of the slowest reader.  A power of two. */

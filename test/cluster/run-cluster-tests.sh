@@ -22,7 +22,8 @@
 #      a rules file one node cannot read (every call to the previous component, reported);
 #      a negative control (--mca coll ^loom: smoke must FAIL); smoke over UCX;
 #   3. 4 x 2 with round-robin placement (rank i on node i mod 4), with failures injected
-#      inside each node segment's protocol (test_faults, also on the uneven nodes);
+#      inside each node segment's protocol (test_faults, also on the uneven nodes), and
+#      one node's failure on WORLD (test_faults --several-nodes);
 #   4. 3 nodes x 3 (the cluster rebuilt at another size);
 #   5. uneven nodes: --map 1,3,2 round-robin, and --map 3,1,2 consecutive;
 #   6. 1 Gbit/s tbf shaping on the links: smoke;
@@ -221,6 +222,12 @@ run "test_colls 4x2 round-robin" 0 --ppn 2 --rr -- "$test_colls"
 run "test_pipeline 4x2 round-robin" 0 --ppn 2 --rr --mca coll_loom_shm_setup_call 1 -- "$test_pipeline" 1500
 run "test_faults 4x2 round-robin (every node's communicator)" 0 --ppn 2 --rr \
     --mca coll_loom_shm_setup_call 1 -- "$test_faults"
+# a failure on one node of WORLD: that node's ranks get errors, now and at every later
+# call; the other nodes wait (no wrong data as a success) until node A aborts the job
+name="test_faults --several-nodes 4x2: a node's failure, then node A aborts the job"
+run "$name" nonzero --ppn 2 --mca coll_loom_shm_setup_call 1 -- "$test_faults" --several-nodes
+check "node A's two ranks saw errors, now and later; no rank returned wrong data" bash -c \
+    "[ \$(grep -c 'on node A: PASS' '$(log_of "$name")') -eq 2 ] && ! grep -q '^FAIL' '$(log_of "$name")'"
 
 # ---- 4. 3 nodes x 3 ranks -----------------------------------------------------------------------
 cl "cluster.sh up 3 (rebuilt at another size)" up 3

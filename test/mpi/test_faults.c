@@ -27,14 +27,17 @@
  *   - hierarchical served both calls (its counters) and both went through the node
  *     segment (coll_loom_shm_node_phases).
  * Run it with coll_loom_shm_setup_call 1.  Nodes with a single rank have no segment and
- * only take part in the final tally.
+ * only take part in the final tally.  --several-nodes: one failure on WORLD spanning
+ * several nodes (tf_several_nodes below); that run ends in MPI_Abort.
  *
  * Exit status: 0 pass, 1 failure, 2 loom not loaded.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <mpi.h>
 
@@ -72,7 +75,7 @@ static int tf_want(int kind, long c, int size, int root, int i)
 }
 
 typedef struct {
-    MPI_Comm comm;
+    MPI_Comm comm, oracle; /* oracle: the same ranks, without loom (tuned) */
     const char *label;
     int rank, size;
     MPI_Datatype strided; /* one int, extent two ints */
@@ -92,7 +95,8 @@ static void tf_sum(void *in, void *inout, int *len, MPI_Datatype *type)
 static MPI_Op tf_user_sum;
 
 /* One call; returns its MPI result and checks the data when it is MPI_SUCCESS. */
-static int tf_call(const tf_comm_t *t, int kind, int n, int stride, int root, long c, long *fails)
+static int tf_call(const tf_comm_t *t, int kind, int n, int stride, int root, int in_place, long c,
+                   long *fails)
 {
     static int sbuf[2 * TF_MAX_INTS], rbuf[2 * TF_MAX_INTS];
     const MPI_Datatype type = 1 == stride ? MPI_INT : t->strided;
@@ -104,13 +108,14 @@ static int tf_call(const tf_comm_t *t, int kind, int n, int stride, int root, lo
     }
     for (int i = 0; i < n; ++i) {
         sbuf[i * stride] = tf_val(c, me, i);
-        if (TF_BCAST == kind && me == root) {
+        if ((TF_BCAST == kind && me == root) || in_place) {
             rbuf[i * stride] = tf_val(c, me, i);
         }
     }
     switch (kind) {
     case TF_ALLREDUCE:
-        rc = MPI_Allreduce(sbuf, rbuf, n, type, 1 == stride ? MPI_SUM : tf_user_sum, t->comm);
+        rc = MPI_Allreduce(in_place ? MPI_IN_PLACE : sbuf, rbuf, n, type, 1 == stride ? MPI_SUM : tf_user_sum,
+                           t->comm);
         break;
     case TF_BCAST:
         rc = MPI_Bcast(rbuf, n, type, root, t->comm);
@@ -125,9 +130,9 @@ static int tf_call(const tf_comm_t *t, int kind, int n, int stride, int root, lo
     for (int i = 0; i < n * stride; ++i) {
         const int want = 0 == i % stride ? tf_want(kind, c, t->size, root, i / stride) : TF_GAP;
         if (rbuf[i] != want) {
-            lt_fail(wrank, "%s: %s of %d ints (stride %d, root %d), call %ld: rank %d returned MPI_SUCCESS "
-                    "with [%d] = %d, expected %d", t->label, tf_name[kind], n, stride, root, c, me, i, rbuf[i],
-                    want);
+            lt_fail(wrank, "%s: %s%s of %d ints (stride %d, root %d), call %ld: rank %d returned MPI_SUCCESS "
+                    "with [%d] = %d, expected %d", t->label, tf_name[kind], in_place ? " in place" : "", n,
+                    stride, root, c, me, i, rbuf[i], want);
             ++*fails;
             break;
         }
@@ -147,12 +152,13 @@ static void tf_counts(int kind, unsigned long long *hier, unsigned long long *sh
 }
 
 /* One case: rank f fails its k-th conversion in one call, then a clean call. */
-static long tf_case(const tf_comm_t *t, int kind, int n, int stride, int f, int root, int k, long *c)
+static long tf_case(const tf_comm_t *t, int kind, int n, int stride, int f, int root, int in_place, int k,
+                    long *c)
 {
     const int me = t->rank;
     unsigned long long h0, h1, s0, s1;
     long fails = 0;
-    int rc, left = 0;
+    int rc, left = 0, fired = 0;
 
     ++tf_cases;
     tf_counts(kind, &h0, &s0);
@@ -160,14 +166,15 @@ static long tf_case(const tf_comm_t *t, int kind, int n, int stride, int f, int 
         lt_fail(wrank, "%s: cannot write %s (a loom without it?)", t->label, TF_CVAR);
         return 1;
     }
-    rc = tf_call(t, kind, n, stride, root, ++*c, &fails);
+    rc = tf_call(t, kind, n, stride, root, in_place, ++*c, &fails);
     if (me == f) {
         const int must_fire = 1 == k && !(TF_REDUCE == kind && me == root && 1 == stride);
         lt_cvar_read_int(TF_CVAR, &left);
         if (0 != left) { /* not reached in this call: it must not fire in the next */
             lt_cvar_write_int(TF_CVAR, 0);
         }
-        tf_fired += 0 == left;
+        fired = 0 == left;
+        tf_fired += fired;
         if (0 == left && MPI_SUCCESS == rc) {
             lt_fail(wrank, "%s: %s of %d ints (stride %d, root %d), call %ld: rank %d's conversion failed, "
                     "the call returned MPI_SUCCESS", t->label, tf_name[kind], n, stride, root, *c, me);
@@ -182,8 +189,19 @@ static long tf_case(const tf_comm_t *t, int kind, int n, int stride, int f, int 
     } else {
         tf_peer_errors += MPI_SUCCESS != rc;
     }
+    /* where a first conversion's failure must reach: everyone when it was rank f's
+     * contribution to an allreduce or its coordination of one (the result), or a bcast
+     * root's data; a reduce's root; a bcast reader's own copy concerns it alone */
+    MPI_Bcast(&fired, 1, MPI_INT, f, t->oracle);
+    if (fired && 1 == k && MPI_SUCCESS == rc &&
+        (TF_ALLREDUCE == kind || (TF_BCAST == kind && f == root) || (TF_REDUCE == kind && me == root))) {
+        lt_fail(wrank, "%s: %s%s of %d ints (stride %d, root %d), call %ld: rank %d's failure did not reach "
+                "rank %d, which returned MPI_SUCCESS", t->label, tf_name[kind], in_place ? " in place" : "", n,
+                stride, root, *c, f, me);
+        ++fails;
+    }
 
-    rc = tf_call(t, kind, n, stride, root, ++*c, &fails);
+    rc = tf_call(t, kind, n, stride, root, in_place, ++*c, &fails);
     if (MPI_SUCCESS != rc) {
         lt_fail(wrank, "%s: %s of %d ints (stride %d, root %d), call %ld after rank %d's failure: rank %d "
                 "returned error %d", t->label, tf_name[kind], n, stride, root, *c, f, me, rc);
@@ -216,8 +234,10 @@ static long tf_run(tf_comm_t *t)
                         continue; /* two ranks: "second" and "last" are the same */
                     }
                     for (int root = 0; root < t->size; root += t->size - 1) {
-                        for (int k = 1; k <= 2; ++k) {
-                            fails += tf_case(t, kind, sizes[s], stride, f, root, k, &c);
+                        for (int ip = 0; ip <= (TF_ALLREDUCE == kind); ++ip) {
+                            for (int k = 1; k <= 2; ++k) {
+                                fails += tf_case(t, kind, sizes[s], stride, f, root, ip, k, &c);
+                            }
                         }
                         if (TF_ALLREDUCE == kind) {
                             break;
@@ -228,6 +248,100 @@ static long tf_run(tf_comm_t *t)
         }
     }
     return fails;
+}
+
+/* --several-nodes: WORLD spans several nodes, hierarchical allreduces of 1 KiB.  The
+ * second rank of world rank 0's node (node A) fails its contribution.  Node A's ranks
+ * must return an error, and so must every later collective of theirs on WORLD (their
+ * leader left the leaders' phase out; its next messages would otherwise complete the
+ * other nodes' pending call with the wrong data).  The other nodes wait in the failed
+ * call; whatever returns there must be an error or exact.  Node A then says so and
+ * aborts the job, which therefore exits non-zero: the runner checks the message. */
+static int tf_several_nodes(void)
+{
+    const int n = 256;
+    int size, nodes = 0, node_rank, f, on_a = 0, bad = 0, rc = MPI_SUCCESS;
+    int sbuf[256], rbuf[256];
+    MPI_Comm node;
+
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, wrank, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &node_rank);
+    {
+        int lead = 0 == node_rank, mine = 0 == wrank;
+        MPI_Allreduce(&lead, &nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        MPI_Allreduce(&mine, &on_a, 1, MPI_INT, MPI_MAX, node); /* 1 on node A */
+    }
+    /* the failing rank: node A's second rank in world order */
+    f = on_a && 1 == node_rank ? wrank : -1;
+    {
+        int g;
+        MPI_Allreduce(&f, &g, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        f = g;
+    }
+    MPI_Comm_free(&node);
+    if (nodes < 2 || f < 0) {
+        if (0 == wrank) {
+            fprintf(stderr, "test_faults --several-nodes: needs two nodes or more, two ranks on world rank "
+                    "0's node (have %d nodes)\n", nodes);
+        }
+        return 1;
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    for (long c = 1; c <= 11; ++c) { /* the segment, then the call that fails */
+        for (int i = 0; i < n; ++i) {
+            sbuf[i] = tf_val(c, wrank, i);
+        }
+        if (11 == c && wrank == f && MPI_SUCCESS != lt_cvar_write_int(TF_CVAR, 1)) {
+            lt_fail(wrank, "cannot write %s", TF_CVAR);
+            ++bad;
+        }
+        rc = MPI_Allreduce(sbuf, rbuf, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        for (int i = 0; MPI_SUCCESS == rc && i < n; ++i) {
+            if (rbuf[i] != tf_want(TF_ALLREDUCE, c, size, 0, i)) {
+                lt_fail(wrank, "several nodes, call %ld: MPI_SUCCESS with [%d] = %d, expected %d", c, i, rbuf[i],
+                        tf_want(TF_ALLREDUCE, c, size, 0, i));
+                ++bad;
+                break;
+            }
+        }
+        if (c < 11 && MPI_SUCCESS != rc) {
+            lt_fail(wrank, "several nodes, call %ld before the fault: error %d", c, rc);
+            ++bad;
+        }
+    }
+    if (on_a) {
+        if (MPI_SUCCESS == rc) {
+            lt_fail(wrank, "several nodes: node A's rank returned MPI_SUCCESS from the failed call");
+            ++bad;
+        }
+        /* later calls on WORLD fail at once, without a message to the waiting nodes (which
+         * would take call 12's data for call 11's) */
+        for (int i = 0; i < n; ++i) {
+            sbuf[i] = tf_val(12, wrank, i);
+        }
+        if (MPI_SUCCESS == MPI_Allreduce(sbuf, rbuf, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD) ||
+            MPI_SUCCESS == MPI_Barrier(MPI_COMM_WORLD) ||
+            MPI_SUCCESS == MPI_Bcast(sbuf, 4, MPI_INT, 0, MPI_COMM_WORLD)) {
+            lt_fail(wrank, "several nodes: a collective after the failure returned MPI_SUCCESS on node A");
+            ++bad;
+        }
+        printf("test_faults --several-nodes: world rank %d on node A: %s\n", wrank, bad ? "FAIL" : "PASS");
+        fflush(stdout);
+        if (0 == wrank) {
+            struct timespec ts = {1, 0};
+            nanosleep(&ts, NULL); /* the other ranks of node A print first */
+            MPI_Abort(MPI_COMM_WORLD, 3);
+        }
+    } else if (MPI_SUCCESS != rc) {
+        printf("test_faults --several-nodes: world rank %d returned error %d\n", wrank, rc);
+        fflush(stdout);
+    }
+    for (;;) { /* until the abort */
+        struct timespec ts = {0, 100000000};
+        nanosleep(&ts, NULL);
+    }
+    return bad;
 }
 
 int main(int argc, char **argv)
@@ -242,6 +356,11 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     lt_require_loom("test_faults", wrank);
     fails += lt_force(tf_coll, TF_KINDS, "hierarchical", wrank);
+    if (argc > 1 && 0 == strcmp(argv[1], "--several-nodes")) {
+        fails += tf_several_nodes();
+        MPI_Finalize();
+        return 1;
+    }
     MPI_Type_create_resized(MPI_INT, 0, 2 * (MPI_Aint) sizeof(int), &strided);
     MPI_Type_commit(&strided);
     tf_strided = strided;
@@ -255,8 +374,10 @@ int main(int argc, char **argv)
             MPI_Comm_rank(node, &nrank);
         }
         if (nsize > 1) {
-            tf_comm_t t = {node, reversed ? "node, reversed" : "node", 0, 0, strided};
+            tf_comm_t t = {node, MPI_COMM_NULL, reversed ? "node, reversed" : "node", 0, 0, strided};
+            lt_dup_with_pref(node, "tuned,^loom", &t.oracle);
             fails += tf_run(&t);
+            MPI_Comm_free(&t.oracle);
         }
         MPI_Comm_free(&node);
     }

@@ -215,6 +215,10 @@ typedef struct mca_coll_loom_module_t {
      * stored as index + 1) */
     int warned_refused[MCA_COLL_LOOM_NUM_COLLS];
     bool warned_build[MCA_COLL_LOOM_NUM_COLLS];
+
+    /* a collective of loom's failed here in a way that may leave other ranks inside
+     * it (mca_coll_loom_mark_failed): later calls on this communicator fail at once */
+    bool failed;
 } mca_coll_loom_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_loom_module_t);
@@ -401,6 +405,29 @@ static inline void mca_coll_loom_sync_verbosity(void)
     if (OPAL_UNLIKELY(mca_coll_loom_component.verbose != mca_coll_loom_component.output_verbosity)) {
         mca_coll_loom_apply_verbosity();
     }
+}
+
+/* After an error, ranks of other nodes (or peers of a point-to-point schedule) may still
+ * wait inside the failed call for messages this rank will not send; the messages of a
+ * later call carry the same tags and would complete theirs with the wrong data.  So a
+ * failure that other ranks may not have seen marks the communicator: from then on its
+ * collectives return MPI_ERR_OTHER on this rank without communicating (said once).
+ * MPI leaves the state after an error undefined; this keeps it from turning into wrong
+ * results elsewhere.  Failures inside one node's segment on a communicator of one node
+ * reach every rank of it through the segment and leave it usable (coll_loom_shm.c). */
+void mca_coll_loom_mark_failed(mca_coll_loom_module_t *m, struct ompi_communicator_t *comm, int rc);
+
+/* What a call through the node segment returned.  On several nodes a failure marks the
+ * communicator on every rank that sees it: the coordinator that left the leaders' phase
+ * out (coll_loom_shm.c) and the ranks its status reached, which would otherwise wait
+ * for it at their next call. */
+static inline int mca_coll_loom_shm_outcome(mca_coll_loom_module_t *m, struct ompi_communicator_t *comm,
+                                            int rc)
+{
+    if (OPAL_UNLIKELY(OMPI_SUCCESS != rc) && m->topo.nnodes > 1) {
+        mca_coll_loom_mark_failed(m, comm, rc);
+    }
+    return rc;
 }
 
 /* Counters are plain per-process totals; atomics only when threads are in use. */

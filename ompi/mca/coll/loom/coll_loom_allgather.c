@@ -26,6 +26,9 @@ int mca_coll_loom_allgather(const void *sbuf, int scount, struct ompi_datatype_t
     char *mine;
     int rc;
 
+    if (OPAL_UNLIKELY(m->failed)) {
+        return OMPI_ERROR; /* an earlier call failed (mca_coll_loom_mark_failed) */
+    }
     if (mca_coll_loom_empty((size_t) rcount, rdtype, &tsize)) {
         return OMPI_SUCCESS;
     }

@@ -113,6 +113,9 @@ int mca_coll_loom_allreduce(const void *sbuf, void *rbuf, int count, struct ompi
     size_t tsize = 0;
     unsigned call;
 
+    if (OPAL_UNLIKELY(m->failed)) {
+        return OMPI_ERROR; /* an earlier call failed (mca_coll_loom_mark_failed) */
+    }
     if (mca_coll_loom_empty((size_t) count, dtype, &tsize)) {
         return OMPI_SUCCESS;
     }
@@ -127,7 +130,7 @@ int mca_coll_loom_allreduce(const void *sbuf, void *rbuf, int count, struct ompi
     if (choice.shm) {
         int rc = mca_coll_loom_shm_allreduce(m, sbuf, rbuf, (size_t) count, dtype, op, comm, call);
         if (OMPI_ERR_NOT_AVAILABLE != rc) {
-            return rc;
+            return mca_coll_loom_shm_outcome(m, comm, rc);
         }
     }
     return mca_coll_loom_exec(m, s, sbuf, rbuf, (size_t) count, dtype, op, comm,

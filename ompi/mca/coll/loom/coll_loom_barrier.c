@@ -22,6 +22,9 @@ int mca_coll_loom_barrier(struct ompi_communicator_t *comm, mca_coll_base_module
     const mca_coll_loom_sched_t *s;
     mca_coll_loom_choice_t choice;
 
+    if (OPAL_UNLIKELY(m->failed)) {
+        return OMPI_ERROR; /* an earlier call failed (mca_coll_loom_mark_failed) */
+    }
     s = mca_coll_loom_plan(m, MCA_COLL_LOOM_COLL_BARRIER, comm, 0, call, 0, &choice);
     if (NULL == s) {
         return m->previous_barrier(comm, m->previous_barrier_module);
@@ -30,7 +33,7 @@ int mca_coll_loom_barrier(struct ompi_communicator_t *comm, mca_coll_base_module
     if (choice.shm) {
         int rc = mca_coll_loom_shm_barrier(m, comm);
         if (OMPI_ERR_NOT_AVAILABLE != rc) {
-            return rc;
+            return mca_coll_loom_shm_outcome(m, comm, rc);
         }
     }
     /* count 0: no buffers are touched and no op is applied */

@@ -20,6 +20,9 @@ int mca_coll_loom_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int
     mca_coll_loom_choice_t choice;
     size_t tsize = 0;
 
+    if (OPAL_UNLIKELY(m->failed)) {
+        return OMPI_ERROR; /* an earlier call failed (mca_coll_loom_mark_failed) */
+    }
     if (mca_coll_loom_empty((size_t) count, dtype, &tsize)) {
         return OMPI_SUCCESS;
     }
@@ -31,7 +34,7 @@ int mca_coll_loom_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int
     if (choice.shm) {
         int rc = mca_coll_loom_shm_bcast(m, buf, (size_t) count, dtype, root, comm);
         if (OMPI_ERR_NOT_AVAILABLE != rc) {
-            return rc;
+            return mca_coll_loom_shm_outcome(m, comm, rc);
         }
     }
     if (s->nblocks > 1) {

@@ -294,9 +294,9 @@ static char *get_scratch(mca_coll_loom_module_t *m, size_t bytes, bool *owned)
     return mca_coll_loom_scratch_take(bytes);
 }
 
-int mca_coll_loom_exec(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s, const void *sbuf,
-                       void *rbuf, size_t count, ompi_datatype_t *dtype, ompi_op_t *op,
-                       ompi_communicator_t *comm, int tag, unsigned call, const size_t *part_displ)
+static int exec_schedule(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s, const void *sbuf,
+                         void *rbuf, size_t count, ompi_datatype_t *dtype, ompi_op_t *op,
+                         ompi_communicator_t *comm, int tag, unsigned call, const size_t *part_displ)
 {
     char *slot[MCA_COLL_LOOM_MAX_SLOTS];
     ompi_request_t *stack_reqs[LOOM_STACK_REQS], **reqs = stack_reqs;
@@ -521,6 +521,20 @@ done:
     return rc;
 }
 
+/* A schedule that failed part way leaves its peers waiting for messages from this
+ * rank: the communicator is marked (coll_loom.h). */
+int mca_coll_loom_exec(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s, const void *sbuf,
+                       void *rbuf, size_t count, ompi_datatype_t *dtype, ompi_op_t *op,
+                       ompi_communicator_t *comm, int tag, unsigned call, const size_t *part_displ)
+{
+    const int rc = exec_schedule(m, s, sbuf, rbuf, count, dtype, op, comm, tag, call, part_displ);
+
+    if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
+        mca_coll_loom_mark_failed(m, comm, rc);
+    }
+    return rc;
+}
+
 int mca_coll_loom_exec_bytes(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s, void *buf,
                              size_t count, ompi_datatype_t *dtype, const void *pack_src, size_t pack_count,
                              size_t pack_from, bool unpack, ompi_communicator_t *comm, int tag)
@@ -540,15 +554,18 @@ int mca_coll_loom_exec_bytes(mca_coll_loom_module_t *m, const mca_coll_loom_sche
     }
     tmp = mca_coll_loom_scratch_take(bytes);
     if (NULL == tmp) {
+        mca_coll_loom_mark_failed(m, comm, OMPI_ERR_OUT_OF_RESOURCE); /* the peers wait for us */
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     if (NULL != pack_src && pack_count > 0) {
         rc = mca_coll_loom_pack(pack_src, pack_count, dtype, tmp + pack_from, pack_bytes);
+        mca_coll_loom_mark_failed(m, comm, rc);
     }
     if (OMPI_SUCCESS == rc) {
         rc = mca_coll_loom_exec(m, s, NULL, tmp, bytes, &ompi_mpi_byte.dt, NULL, comm, tag,
                                 MCA_COLL_LOOM_CALL_NO_OP, NULL);
     }
+    /* an unpack that fails after the exchange concerns this rank alone */
     if (OMPI_SUCCESS == rc && unpack) {
         rc = mca_coll_loom_unpack(tmp, bytes, buf, count, dtype);
     }

@@ -335,6 +335,18 @@ static mca_coll_loom_sched_entry_t *cache_get(mca_coll_loom_module_t *m,
     return e;
 }
 
+void mca_coll_loom_mark_failed(mca_coll_loom_module_t *m, struct ompi_communicator_t *comm, int rc)
+{
+    if (OMPI_SUCCESS == rc || OMPI_ERR_NOT_AVAILABLE == rc || m->failed) {
+        return;
+    }
+    m->failed = true;
+    opal_output(0, "coll/loom: communicator %s (cid %u) rank %d: a collective failed (error %d) while "
+                "other ranks may still be inside it; this communicator's collectives now return "
+                "MPI_ERR_OTHER on this rank",
+                comm->c_name, (unsigned) comm->c_contextid, ompi_comm_rank(comm), rc);
+}
+
 static void print_call(const mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll,
                        struct ompi_communicator_t *comm, size_t bytes, unsigned call,
                        const mca_coll_loom_choice_t *choice, const char *note)

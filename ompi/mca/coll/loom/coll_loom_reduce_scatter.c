@@ -34,6 +34,7 @@ static int run(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s, const 
     int rc;
 
     if (NULL == tmp) {
+        mca_coll_loom_mark_failed(m, comm, OMPI_ERR_OUT_OF_RESOURCE); /* the peers run the schedule */
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     ompi_datatype_get_extent(dtype, &lb, &extent);
@@ -58,8 +59,12 @@ int mca_coll_loom_reduce_scatter(const void *sbuf, void *rbuf, const int *rcount
     unsigned call;
     int rc;
 
+    if (OPAL_UNLIKELY(m->failed)) {
+        return OMPI_ERROR; /* an earlier call failed (mca_coll_loom_mark_failed) */
+    }
     displ = malloc((size_t) (P + 1) * sizeof(*displ));
     if (NULL == displ) {
+        mca_coll_loom_mark_failed(m, comm, OMPI_ERR_OUT_OF_RESOURCE); /* the peers may run a schedule */
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     displ[0] = 0;
@@ -96,6 +101,9 @@ int mca_coll_loom_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
     unsigned call;
     int rc;
 
+    if (OPAL_UNLIKELY(m->failed)) {
+        return OMPI_ERROR; /* an earlier call failed (mca_coll_loom_mark_failed) */
+    }
     if (mca_coll_loom_empty((size_t) rcount, dtype, &tsize)) {
         return OMPI_SUCCESS;
     }
@@ -108,6 +116,7 @@ int mca_coll_loom_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
     }
     displ = malloc((size_t) (P + 1) * sizeof(*displ));
     if (NULL == displ) {
+        mca_coll_loom_mark_failed(m, comm, OMPI_ERR_OUT_OF_RESOURCE); /* the peers run the schedule */
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     for (int i = 0; i <= P; ++i) {

@@ -26,6 +26,9 @@ static int prefix(mca_coll_loom_coll_t coll, const void *sbuf, void *rbuf, int c
     size_t tsize = 0;
     unsigned call;
 
+    if (OPAL_UNLIKELY(m->failed)) {
+        return OMPI_ERROR; /* an earlier call failed (mca_coll_loom_mark_failed) */
+    }
     if (mca_coll_loom_empty((size_t) count, dtype, &tsize)) {
         return OMPI_SUCCESS;
     }
