@@ -8,8 +8,9 @@
  * allreduce (every rank reads every rank's sym slot; no coordinator), with
  * coordinators that change from call to call, once with spinning waits and once with
  * every wait sleeping on its futex.  Every value read is checked against the value the
- * writer must have written for that call; a lost wake or a protocol hole shows up as a
- * wrong value or as the alarm firing.  One run starts at call 2^31 + 1000 with every
+ * writer must have written for that call, and so is the status word beside every slot
+ * and area read (which must be the one of the data's call); a lost wake or a protocol
+ * hole shows up as a wrong value or as the alarm firing.  One run starts at call 2^31 + 1000 with every
  * sym flag last written 2^31 - 300 calls before and makes no call through the sym slots
  * in its first 400: without the refresh of stale flags (sym_refresh) they look reached
  * after 300 calls, and the calls read stale slots.
@@ -47,6 +48,14 @@ static uint64_t val(int r, uint32_t seq, int j)
     return (uint64_t) seq * 1000003u + (uint64_t) r * 7919u + (uint64_t) j;
 }
 
+/* the status rank r writes beside its data of call seq (the component writes an error
+ * code, 0 when all went well): a value of that call alone, so that a status read from
+ * another call than the data's shows */
+static int32_t tag(int r, uint32_t seq)
+{
+    return (int32_t) (seq ^ ((uint32_t) r << 24));
+}
+
 static uint64_t rng(uint64_t *x)
 {
     *x ^= *x << 13;
@@ -82,6 +91,7 @@ static void sym_contribute(mca_coll_loom_shm_t *s, uint32_t seq, int nvals, cons
     for (int j = 0; j < nvals; ++j) {
         ms[j] = val(s->me, seq, j);
     }
+    mca_coll_loom_shm_set_status((char *) ms, tag(s->me, seq));
     mca_coll_loom_shm_sym_arrive(s, seq);
 }
 
@@ -94,6 +104,7 @@ static int sym_check(const mca_coll_loom_shm_t *s, uint32_t seq, int skip, int n
         for (int j = 0; r != skip && j < nvals; ++j) {
             bad += v[j] != val(r, seq, j);
         }
+        bad += r != skip && mca_coll_loom_shm_status((const char *) v) != tag(r, seq);
     }
     return bad;
 }
@@ -169,6 +180,7 @@ static int run_rank(const char *path, int n, int me, int calls, int spin, uint32
                 for (int j = 0; j < NSMALL; ++j) {
                     sa[j] = val(coord, seq, j);
                 }
+                mca_coll_loom_shm_set_status((char *) sa, tag(coord, seq));
                 mca_coll_loom_shm_release(&s, seq);
             } else {
                 mca_coll_loom_shm_arrive(&s, seq);
@@ -177,6 +189,7 @@ static int run_rank(const char *path, int n, int me, int calls, int spin, uint32
                 for (int j = 0; j < NSMALL; ++j) {
                     bad += sa[j] != val(coord, seq, j);
                 }
+                bad += mca_coll_loom_shm_status((const char *) sa) != tag(coord, seq);
             }
             continue;
         }
@@ -199,6 +212,7 @@ static int run_rank(const char *path, int n, int me, int calls, int spin, uint32
             for (int j = 0; j < NVAL; ++j) {
                 mine[j] = val(me, seq, j);
             }
+            mca_coll_loom_shm_set_status((char *) mine, tag(me, seq));
         }
         mca_coll_loom_shm_arrive(&s, seq);
 
@@ -214,6 +228,9 @@ static int run_rank(const char *path, int n, int me, int calls, int spin, uint32
                         sum[j] += v;
                     }
                 }
+                for (int r = 0; r < n; ++r) {
+                    bad += mca_coll_loom_shm_status(mca_coll_loom_shm_slot(&s, r)) != tag(r, seq);
+                }
             }
             if (K_ALLREDUCE == kind) {
                 memcpy(area, sum, sizeof(sum));
@@ -222,9 +239,14 @@ static int run_rank(const char *path, int n, int me, int calls, int spin, uint32
                     area[j] = val(coord, seq, j);
                 }
             }
+            if (K_REDUCE != kind) { /* a barrier's status too: its readers return it */
+                mca_coll_loom_shm_set_status((char *) area, tag(coord, seq));
+            }
             mca_coll_loom_shm_release(&s, seq);
         } else if (K_REDUCE != kind) {
             mca_coll_loom_shm_wait_release(&s, seq, &w);
+            lag(&x, me);
+            bad += mca_coll_loom_shm_status((const char *) area) != tag(coord, seq);
             for (int j = 0; K_ALLREDUCE == kind && j < NVAL; ++j) {
                 uint64_t want = 0;
                 for (int r = 0; r < n; ++r) {
