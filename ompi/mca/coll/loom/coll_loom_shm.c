@@ -755,7 +755,10 @@ static int run_leaders(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, omp
     if (0 == s->nops) {
         return OMPI_SUCCESS;
     }
-    return mca_coll_loom_exec(m, s, sbuf, rbuf, count, dtype, op, comm, tag, call, NULL);
+    /* never the code that sends the caller to its point-to-point schedule: this call
+     * has run already */
+    const int rc = mca_coll_loom_exec(m, s, sbuf, rbuf, count, dtype, op, comm, tag, call, NULL);
+    return OMPI_ERR_NOT_AVAILABLE == rc ? OMPI_ERROR : rc;
 }
 
 /* A call without coordinator (loom_shm.h): a communicator of one node, at most
