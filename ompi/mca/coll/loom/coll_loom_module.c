@@ -54,6 +54,7 @@ static void loom_module_construct(mca_coll_loom_module_t *m)
     m->flags_dtype = NULL;
     m->flags_call = 0;
     m->settings_agreed = 0;
+    m->failed = false;
     m->shm.state = 0;
     m->shm.eligible = 0;
     m->shm.seq = 0;
