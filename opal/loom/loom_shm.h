@@ -56,10 +56,11 @@
  *
  * One cache-line hand-over per rank pair instead of the coordinator's two.
  *
- * Reduces of at most MCA_COLL_LOOM_SHM_SMALL_BYTES (any node count: the node phase) use
- * the sym slots too, so that a rank that only contributes leaves at once and runs up
- * to D - 1 calls ahead of the coordinator, as eager sends let tuned's (seed 003,
- * section 3.2: the node phase of a reduce is a gather):
+ * Reduces (any node count: the node phase) use the sym slots too, so that a rank that
+ * only contributes leaves at once and runs up to D - 1 calls ahead of the coordinator,
+ * as eager sends let tuned's (seed 003, section 3.2: the node phase of a reduce is a
+ * gather).  One larger than MCA_COLL_LOOM_SHM_SMALL_BYTES is cut into chunks of whole
+ * elements, each chunk a call of its own (at most D / 2 of them; else the large slots):
  *
  *   contributor  small_enter, write own sym slot, its flag = seq; arrive[me] = seq; leave
  *   coordinator  wait release >= seq - 1; arrive[me] = seq; wait the others' sym flags

@@ -1014,6 +1014,65 @@ int mca_coll_loom_shm_bcast(mca_coll_loom_module_t *m, void *buf, size_t count, 
     return rc;
 }
 
+/* Reduces go through the small slots in chunks of whole elements, each chunk one call
+ * of the protocol (loom_shm.h): a contributor leaves as soon as its chunks are in, up to
+ * MCA_COLL_LOOM_SHM_SYM_DEPTH - 1 chunks ahead of the coordinator.  Through its large
+ * slot it would first wait for the coordinator's previous call: back-to-back reduces of
+ * 4-8 KiB at np 8 took 10-15 us in that lockstep, where the 2 KiB ones through the small
+ * slots took 1.2 us.  Returns the elements per chunk, or 0 (the large slots): an element
+ * larger than a small slot, or so many chunks that one call would fill half the small
+ * slots and leave little room to run ahead. */
+static size_t reduce_chunk(size_t count, size_t tsize)
+{
+    const size_t per = tsize > 0 ? MCA_COLL_LOOM_SHM_SMALL_BYTES / tsize : 0;
+
+    return per > 0 && (count + per - 1) / per <= MCA_COLL_LOOM_SHM_SYM_DEPTH / 2 ? per : 0;
+}
+
+/* The node phase of a reduce in chunks (reduce_chunk): one protocol call per chunk, the
+ * first numbered seq; the coordinator combines each chunk into part (dtype's layout)
+ * and releases it.  A failure still takes every step, so the node stays in step. */
+static int chunked_reduce(mca_coll_loom_module_t *m, uint32_t seq, mca_coll_loom_shm_wait_t *w, bool coord,
+                          const void *own, void *part, size_t count, size_t per, ompi_datatype_t *dtype,
+                          ompi_op_t *op, int rc)
+{
+    mca_coll_loom_shm_t *seg = &m->shm.seg;
+    ptrdiff_t lb, extent;
+    size_t tsize = 0;
+
+    ompi_datatype_get_extent(dtype, &lb, &extent);
+    ompi_datatype_type_size(dtype, &tsize);
+    for (size_t first = 0; first < count; first += per) {
+        const size_t n = count - first < per ? count - first : per;
+        const ptrdiff_t off = (ptrdiff_t) first * extent;
+        loom_src_t src;
+        int r;
+
+        if (first > 0) {
+            seq = next_call(m, w, NULL);
+        }
+        src = (loom_src_t){true, seq};
+        if (!coord) {
+            r = sym_contribute(seg, seq, (const char *) own + off, n, dtype, n * tsize, w);
+            rc = OMPI_SUCCESS == rc ? r : rc;
+            continue;
+        }
+        mca_coll_loom_shm_enter(seg, seq, w);
+        mca_coll_loom_shm_arrive(seg, seq);
+        mca_coll_loom_shm_sym_wait(seg, seq, seg->me, w);
+        if (OMPI_SUCCESS == rc) {
+            rc = slots_status(seg, src, seg->me);
+        }
+        if (OMPI_SUCCESS == rc) {
+            /* hierarchical serves reduce for commutative ops only */
+            rc = combine(seg, src, seg->me, (const char *) own + off, (char *) part + off, n, dtype, op,
+                         n * tsize, true);
+        }
+        mca_coll_loom_shm_release(seg, seq);
+    }
+    return rc;
+}
+
 int mca_coll_loom_shm_reduce(mca_coll_loom_module_t *m, const void *sbuf, void *rbuf, size_t count,
                              ompi_datatype_t *dtype, ompi_op_t *op, int root, ompi_communicator_t *comm,
                              unsigned call)
@@ -1023,10 +1082,10 @@ int mca_coll_loom_shm_reduce(mca_coll_loom_module_t *m, const void *sbuf, void *
     const bool is_root = rank == root, in_place = MPI_IN_PLACE == sbuf;
     mca_coll_loom_shm_wait_t w;
     loom_tmp_t acc = {NULL, 0, NULL};
-    size_t tsize = 0, bytes;
+    size_t tsize = 0, bytes, per;
     uint32_t seq;
     int rc = begin(m, comm), coord;
-    loom_src_t src;
+    const loom_src_t src = {false, 0};
     char *part;
 
     if (OMPI_SUCCESS != rc) {
@@ -1040,15 +1099,13 @@ int mca_coll_loom_shm_reduce(mca_coll_loom_module_t *m, const void *sbuf, void *
     bytes = count * tsize;
     seq = next_call(m, &w, NULL);
     coord = coordinator(m, rank, root);
-    /* small ones through the sym slots: a contributor leaves without waiting for the
-     * coordinator's previous call, up to MCA_COLL_LOOM_SHM_SYM_DEPTH - 1 calls ahead of it
-     * (loom_shm.h) */
-    src = (loom_src_t){bytes <= MCA_COLL_LOOM_SHM_SMALL_BYTES, seq};
+    /* MPI_Reduce's count and datatype are the same on every rank: so are the chunks */
+    per = reduce_chunk(count, tsize);
 
     if (coord != seg->me) {
         /* a contribution, and nothing to wait for: MPI_Reduce's non-roots may leave */
-        if (src.sym) {
-            return sym_contribute(seg, seq, sbuf, count, dtype, bytes, &w);
+        if (0 != per) {
+            return chunked_reduce(m, seq, &w, false, sbuf, NULL, count, per, dtype, op, OMPI_SUCCESS);
         }
         mca_coll_loom_shm_enter(seg, seq, &w);
         rc = pack(sbuf, count, dtype, mca_coll_loom_shm_slot(seg, seg->me), bytes);
@@ -1059,28 +1116,28 @@ int mca_coll_loom_shm_reduce(mca_coll_loom_module_t *m, const void *sbuf, void *
 
     /* the coordinator: the node's part in rbuf (the root) or a temporary, the slots
      * released as soon as they are read, then the leaders' reduce */
-    mca_coll_loom_shm_enter(seg, seq, &w);
-    mca_coll_loom_shm_arrive(seg, seq);
     if (is_root) {
         part = rbuf;
     } else {
         rc = tmp_get(&acc, count, dtype);
         part = acc.buf;
     }
-    if (src.sym) {
-        mca_coll_loom_shm_sym_wait(seg, seq, seg->me, &w);
+    if (0 != per) {
+        rc = chunked_reduce(m, seq, &w, true, is_root && in_place ? rbuf : sbuf, part, count, per, dtype, op,
+                            rc);
     } else {
+        mca_coll_loom_shm_enter(seg, seq, &w);
+        mca_coll_loom_shm_arrive(seg, seq);
         mca_coll_loom_shm_wait_arrived(seg, seq, &w);
+        if (OMPI_SUCCESS == rc) {
+            rc = slots_status(seg, src, seg->me);
+        }
+        if (OMPI_SUCCESS == rc) {
+            rc = combine(seg, src, seg->me, is_root && in_place ? rbuf : sbuf, part, count, dtype, op, bytes,
+                         true);
+        }
+        mca_coll_loom_shm_release(seg, seq);
     }
-    if (OMPI_SUCCESS == rc) {
-        rc = slots_status(seg, src, seg->me);
-    }
-    if (OMPI_SUCCESS == rc) {
-        /* hierarchical serves reduce for commutative ops only */
-        rc = combine(seg, src, seg->me, is_root && in_place ? rbuf : sbuf, part, count, dtype, op, bytes,
-                     true);
-    }
-    mca_coll_loom_shm_release(seg, seq);
     if (OMPI_SUCCESS == rc) {
         rc = run_leaders(m, MCA_COLL_LOOM_COLL_REDUCE, comm, is_root ? MPI_IN_PLACE : part,
                          is_root ? rbuf : NULL, count, dtype, op, call, root, MCA_COLL_BASE_TAG_REDUCE);
