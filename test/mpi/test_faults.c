@@ -13,8 +13,9 @@
  * for allreduce, bcast and reduce, for every collective, size (64 B: the symmetric
  * allreduce and the small slots and areas; 1 KiB: the small slots and areas and the
  * coordinated allreduce; 6000 B: the large slots and areas), datatype (MPI_INT, and
- * ints with a stride of two, which every conversion packs through the convertor, with
- * a user-defined sum: Open MPI refuses MPI_SUM on a derived type),
+ * ints with a stride of two, which every conversion packs through the convertor, and
+ * elements of three ints, 12 bytes, which do not divide the 2 KiB chunks of a reduce;
+ * both with a user-defined sum: Open MPI refuses MPI_SUM on a derived type),
  * failing rank (first, second, last), root (first, last) and k (1, 2):
  *   - one call with the fault armed; the data change from call to call, so stale
  *     contents are wrong data;
@@ -78,30 +79,44 @@ typedef struct {
     MPI_Comm comm, oracle; /* oracle: the same ranks, without loom (tuned) */
     const char *label;
     int rank, size;
-    MPI_Datatype strided; /* one int, extent two ints */
 } tf_comm_t;
 
-static MPI_Datatype tf_strided;
+/* the datatypes: MPI_INT; one int of extent two ints; three ints */
+enum { TF_INT, TF_STRIDED, TF_TRIPLE, TF_TYPES };
+static const char *const tf_tname[TF_TYPES] = {"ints", "strided ints", "3-int elements"};
+static MPI_Datatype tf_types[TF_TYPES];
 
-/* the sum of ints for the strided type (and MPI_INT) */
+static int tf_gap(int tk) /* distance between the ints a buffer uses */
+{
+    return TF_STRIDED == tk ? 2 : 1;
+}
+
+static int tf_per(int tk) /* ints per element */
+{
+    return TF_TRIPLE == tk ? 3 : 1;
+}
+
+/* the sum of ints for every datatype */
 static void tf_sum(void *in, void *inout, int *len, MPI_Datatype *type)
 {
-    const int stride = *type == tf_strided ? 2 : 1;
-    for (int i = 0; i < *len; ++i) {
-        ((int *) inout)[i * stride] += ((const int *) in)[i * stride];
+    const int tk = *type == tf_types[TF_STRIDED] ? TF_STRIDED : *type == tf_types[TF_TRIPLE] ? TF_TRIPLE : TF_INT;
+    for (int i = 0; i < *len * tf_per(tk); ++i) {
+        ((int *) inout)[i * tf_gap(tk)] += ((const int *) in)[i * tf_gap(tk)];
     }
 }
 
 static MPI_Op tf_user_sum;
 
 /* One call; returns its MPI result and checks the data when it is MPI_SUCCESS. */
-static int tf_call(const tf_comm_t *t, int kind, int n, int stride, int root, int in_place, long c,
-                   long *fails)
+static int tf_call(const tf_comm_t *t, int kind, int n, int tk, int root, int in_place, long c, long *fails)
 {
     static int sbuf[2 * TF_MAX_INTS], rbuf[2 * TF_MAX_INTS];
-    const MPI_Datatype type = 1 == stride ? MPI_INT : t->strided;
-    const int me = t->rank;
+    const MPI_Datatype type = tf_types[tk];
+    const MPI_Op op = TF_INT == tk ? MPI_SUM : tf_user_sum;
+    const int me = t->rank, stride = tf_gap(tk), count = n / tf_per(tk);
     int rc;
+
+    n = count * tf_per(tk); /* the ints the call moves */
 
     for (int i = 0; i < 2 * TF_MAX_INTS; ++i) {
         sbuf[i] = rbuf[i] = TF_GAP;
@@ -114,14 +129,13 @@ static int tf_call(const tf_comm_t *t, int kind, int n, int stride, int root, in
     }
     switch (kind) {
     case TF_ALLREDUCE:
-        rc = MPI_Allreduce(in_place ? MPI_IN_PLACE : sbuf, rbuf, n, type, 1 == stride ? MPI_SUM : tf_user_sum,
-                           t->comm);
+        rc = MPI_Allreduce(in_place ? MPI_IN_PLACE : sbuf, rbuf, count, type, op, t->comm);
         break;
     case TF_BCAST:
-        rc = MPI_Bcast(rbuf, n, type, root, t->comm);
+        rc = MPI_Bcast(rbuf, count, type, root, t->comm);
         break;
     default:
-        rc = MPI_Reduce(sbuf, rbuf, n, type, 1 == stride ? MPI_SUM : tf_user_sum, root, t->comm);
+        rc = MPI_Reduce(sbuf, rbuf, count, type, op, root, t->comm);
         break;
     }
     if (MPI_SUCCESS != rc || (TF_REDUCE == kind && me != root)) {
@@ -130,9 +144,9 @@ static int tf_call(const tf_comm_t *t, int kind, int n, int stride, int root, in
     for (int i = 0; i < n * stride; ++i) {
         const int want = 0 == i % stride ? tf_want(kind, c, t->size, root, i / stride) : TF_GAP;
         if (rbuf[i] != want) {
-            lt_fail(wrank, "%s: %s%s of %d ints (stride %d, root %d), call %ld: rank %d returned MPI_SUCCESS "
-                    "with [%d] = %d, expected %d", t->label, tf_name[kind], in_place ? " in place" : "", n,
-                    stride, root, c, me, i, rbuf[i], want);
+            lt_fail(wrank, "%s: %s%s of %d %s (root %d), call %ld: rank %d returned MPI_SUCCESS with [%d] = "
+                    "%d, expected %d", t->label, tf_name[kind], in_place ? " in place" : "", count, tf_tname[tk],
+                    root, c, me, i, rbuf[i], want);
             ++*fails;
             break;
         }
@@ -152,7 +166,7 @@ static void tf_counts(int kind, unsigned long long *hier, unsigned long long *sh
 }
 
 /* One case: rank f fails its k-th conversion in one call, then a clean call. */
-static long tf_case(const tf_comm_t *t, int kind, int n, int stride, int f, int root, int in_place, int k,
+static long tf_case(const tf_comm_t *t, int kind, int n, int tk, int f, int root, int in_place, int k,
                     long *c)
 {
     const int me = t->rank;
@@ -166,9 +180,10 @@ static long tf_case(const tf_comm_t *t, int kind, int n, int stride, int f, int 
         lt_fail(wrank, "%s: cannot write %s (a loom without it?)", t->label, TF_CVAR);
         return 1;
     }
-    rc = tf_call(t, kind, n, stride, root, in_place, ++*c, &fails);
+    rc = tf_call(t, kind, n, tk, root, in_place, ++*c, &fails);
     if (me == f) {
-        const int must_fire = 1 == k && !(TF_REDUCE == kind && me == root && 1 == stride);
+        /* a reduce's root combines contiguous data in place, without a conversion */
+        const int must_fire = 1 == k && !(TF_REDUCE == kind && me == root && TF_STRIDED != tk);
         lt_cvar_read_int(TF_CVAR, &left);
         if (0 != left) { /* not reached in this call: it must not fire in the next */
             lt_cvar_write_int(TF_CVAR, 0);
@@ -176,14 +191,14 @@ static long tf_case(const tf_comm_t *t, int kind, int n, int stride, int f, int 
         fired = 0 == left;
         tf_fired += fired;
         if (0 == left && MPI_SUCCESS == rc) {
-            lt_fail(wrank, "%s: %s of %d ints (stride %d, root %d), call %ld: rank %d's conversion failed, "
-                    "the call returned MPI_SUCCESS", t->label, tf_name[kind], n, stride, root, *c, me);
+            lt_fail(wrank, "%s: %s of %d ints (%s, root %d), call %ld: rank %d's conversion failed, "
+                    "the call returned MPI_SUCCESS", t->label, tf_name[kind], n, tf_tname[tk], root, *c, me);
             ++fails;
         }
         if (0 != left && must_fire) {
-            lt_fail(wrank, "%s: %s of %d ints (stride %d, root %d), call %ld: rank %d's first conversion did "
-                    "not fail (the test no longer reaches what it tests)", t->label, tf_name[kind], n, stride,
-                    root, *c, me);
+            lt_fail(wrank, "%s: %s of %d ints (%s, root %d), call %ld: rank %d's first conversion did "
+                    "not fail (the test no longer reaches what it tests)", t->label, tf_name[kind], n,
+                    tf_tname[tk], root, *c, me);
             ++fails;
         }
     } else {
@@ -195,16 +210,16 @@ static long tf_case(const tf_comm_t *t, int kind, int n, int stride, int f, int 
     MPI_Bcast(&fired, 1, MPI_INT, f, t->oracle);
     if (fired && 1 == k && MPI_SUCCESS == rc &&
         (TF_ALLREDUCE == kind || (TF_BCAST == kind && f == root) || (TF_REDUCE == kind && me == root))) {
-        lt_fail(wrank, "%s: %s%s of %d ints (stride %d, root %d), call %ld: rank %d's failure did not reach "
+        lt_fail(wrank, "%s: %s%s of %d ints (%s, root %d), call %ld: rank %d's failure did not reach "
                 "rank %d, which returned MPI_SUCCESS", t->label, tf_name[kind], in_place ? " in place" : "", n,
-                stride, root, *c, f, me);
+                tf_tname[tk], root, *c, f, me);
         ++fails;
     }
 
-    rc = tf_call(t, kind, n, stride, root, in_place, ++*c, &fails);
+    rc = tf_call(t, kind, n, tk, root, in_place, ++*c, &fails);
     if (MPI_SUCCESS != rc) {
-        lt_fail(wrank, "%s: %s of %d ints (stride %d, root %d), call %ld after rank %d's failure: rank %d "
-                "returned error %d", t->label, tf_name[kind], n, stride, root, *c, f, me, rc);
+        lt_fail(wrank, "%s: %s of %d ints (%s, root %d), call %ld after rank %d's failure: rank %d "
+                "returned error %d", t->label, tf_name[kind], n, tf_tname[tk], root, *c, f, me, rc);
         ++fails;
     }
     tf_counts(kind, &h1, &s1);
@@ -227,7 +242,7 @@ static long tf_run(tf_comm_t *t)
     MPI_Comm_set_errhandler(t->comm, MPI_ERRORS_RETURN);
     for (int kind = 0; kind < TF_KINDS; ++kind) {
         for (int s = 0; s < 3; ++s) {
-            for (int stride = 1; stride <= 2; ++stride) {
+            for (int tk = 0; tk < TF_TYPES; ++tk) {
                 for (int w = 0; w < 3; ++w) {
                     const int f = who[w];
                     if (w > 0 && f == who[w - 1]) {
@@ -236,7 +251,7 @@ static long tf_run(tf_comm_t *t)
                     for (int root = 0; root < t->size; root += t->size - 1) {
                         for (int ip = 0; ip <= (TF_ALLREDUCE == kind); ++ip) {
                             for (int k = 1; k <= 2; ++k) {
-                                fails += tf_case(t, kind, sizes[s], stride, f, root, ip, k, &c);
+                                fails += tf_case(t, kind, sizes[s], tk, f, root, ip, k, &c);
                             }
                         }
                         if (TF_ALLREDUCE == kind) {
@@ -349,7 +364,6 @@ int main(int argc, char **argv)
     long fails = 0, total = 0, counts[4], sums[4];
     int size, nsize, nrank = 0;
     MPI_Comm node;
-    MPI_Datatype strided;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
@@ -361,9 +375,11 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 1;
     }
-    MPI_Type_create_resized(MPI_INT, 0, 2 * (MPI_Aint) sizeof(int), &strided);
-    MPI_Type_commit(&strided);
-    tf_strided = strided;
+    tf_types[TF_INT] = MPI_INT;
+    MPI_Type_create_resized(MPI_INT, 0, 2 * (MPI_Aint) sizeof(int), &tf_types[TF_STRIDED]);
+    MPI_Type_contiguous(3, MPI_INT, &tf_types[TF_TRIPLE]);
+    MPI_Type_commit(&tf_types[TF_STRIDED]);
+    MPI_Type_commit(&tf_types[TF_TRIPLE]);
     MPI_Op_create(tf_sum, 1, &tf_user_sum);
 
     for (int reversed = 0; reversed <= 1; ++reversed) {
@@ -374,7 +390,7 @@ int main(int argc, char **argv)
             MPI_Comm_rank(node, &nrank);
         }
         if (nsize > 1) {
-            tf_comm_t t = {node, MPI_COMM_NULL, reversed ? "node, reversed" : "node", 0, 0, strided};
+            tf_comm_t t = {node, MPI_COMM_NULL, reversed ? "node, reversed" : "node", 0, 0};
             lt_dup_with_pref(node, "tuned,^loom", &t.oracle);
             fails += tf_run(&t);
             MPI_Comm_free(&t.oracle);
@@ -394,7 +410,8 @@ int main(int argc, char **argv)
                size, sums[3], sums[1], sums[2], 0 == total ? "PASS" : "FAIL", total);
     }
     MPI_Op_free(&tf_user_sum);
-    MPI_Type_free(&strided);
+    MPI_Type_free(&tf_types[TF_STRIDED]);
+    MPI_Type_free(&tf_types[TF_TRIPLE]);
     lt_fini();
     MPI_Finalize();
     return 0 == total ? 0 : 1;
