@@ -123,8 +123,9 @@
 /* What the segment's creator stamps in its header; attach checks it.  The settings
  * check hashes it too, so a new value also keeps ranks of earlier builds (which name
  * or use the segment differently: "loomshm5" named it outside a per-process directory,
- * "loomshm6" had no status word) off a shared segment. */
-#define MCA_COLL_LOOM_SHM_MAGIC 0x6c6f6f6d73686d37ull /* "loomshm7" */
+ * "loomshm6" had no status word, "loomshm7" reduced above 2 KiB through the large slots)
+ * off a shared segment. */
+#define MCA_COLL_LOOM_SHM_MAGIC 0x6c6f6f6d73686d38ull /* "loomshm8" */
 
 /* Areas (and release words), used by calls in turn: a bcast's root may run this many
  * calls minus one ahead of the slowest reader.  A power of two. */

@@ -35,6 +35,9 @@ int mca_coll_loom_allgather(const void *sbuf, int scount, struct ompi_datatype_t
     s = mca_coll_loom_plan(m, MCA_COLL_LOOM_COLL_ALLGATHER, comm, (size_t) P * rcount * tsize,
                            MCA_COLL_LOOM_CALL_NO_OP, 0, &choice);
     if (NULL == s) {
+        if (OPAL_UNLIKELY(m->failed)) {
+            return OMPI_ERROR; /* this rank could not build its schedule (mca_coll_loom_plan) */
+        }
         return m->previous_allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
                                      m->previous_allgather_module);
     }
@@ -45,6 +48,7 @@ int mca_coll_loom_allgather(const void *sbuf, int scount, struct ompi_datatype_t
     if (MPI_IN_PLACE != sbuf) {
         rc = ompi_datatype_sndrcv(sbuf, scount, sdtype, mine, rcount, rdtype);
         if (OMPI_SUCCESS != rc) {
+            mca_coll_loom_mark_failed(m, comm, rc); /* the peers run the schedule */
             return rc;
         }
     }

@@ -123,6 +123,9 @@ int mca_coll_loom_allreduce(const void *sbuf, void *rbuf, int count, struct ompi
     s = mca_coll_loom_plan(m, MCA_COLL_LOOM_COLL_ALLREDUCE, comm, (size_t) count * tsize, call, 0,
                            &choice);
     if (NULL == s) {
+        if (OPAL_UNLIKELY(m->failed)) {
+            return OMPI_ERROR; /* this rank could not build its schedule (mca_coll_loom_plan) */
+        }
         return m->previous_allreduce(sbuf, rbuf, count, dtype, op, comm,
                                      m->previous_allreduce_module);
     }

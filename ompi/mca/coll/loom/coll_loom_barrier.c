@@ -27,6 +27,9 @@ int mca_coll_loom_barrier(struct ompi_communicator_t *comm, mca_coll_base_module
     }
     s = mca_coll_loom_plan(m, MCA_COLL_LOOM_COLL_BARRIER, comm, 0, call, 0, &choice);
     if (NULL == s) {
+        if (OPAL_UNLIKELY(m->failed)) {
+            return OMPI_ERROR; /* this rank could not build its schedule (mca_coll_loom_plan) */
+        }
         return m->previous_barrier(comm, m->previous_barrier_module);
     }
 

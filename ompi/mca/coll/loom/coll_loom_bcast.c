@@ -29,6 +29,9 @@ int mca_coll_loom_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int
     s = mca_coll_loom_plan(m, MCA_COLL_LOOM_COLL_BCAST, comm, (size_t) count * tsize,
                            MCA_COLL_LOOM_CALL_NO_OP, root, &choice);
     if (NULL == s) {
+        if (OPAL_UNLIKELY(m->failed)) {
+            return OMPI_ERROR; /* this rank could not build its schedule (mca_coll_loom_plan) */
+        }
         return m->previous_bcast(buf, count, dtype, root, comm, m->previous_bcast_module);
     }
     if (choice.shm) {

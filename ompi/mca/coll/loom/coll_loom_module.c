@@ -634,6 +634,15 @@ plan_decide(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, struct ompi_co
     }
     e = cache_get(m, &params, choice->alg);
     if (MCA_COLL_LOOM_OK != e->rc) {
+        /* memory that ran out on this rank alone: the others run the schedule, and this
+         * rank must not run the previous component's, whose messages carry the same tags;
+         * the entry point returns the error (the other failures are the same on every
+         * rank: test_sched builds every schedule of every rank) */
+        if (MCA_COLL_LOOM_ERR_NOMEM == e->rc) {
+            mca_coll_loom_mark_failed(m, comm, OMPI_ERR_OUT_OF_RESOURCE);
+            choice->alg = -1;
+            return NULL;
+        }
         if (!m->warned_build[coll]) {
             m->warned_build[coll] = true;
             opal_output_verbose(1, cm->output,

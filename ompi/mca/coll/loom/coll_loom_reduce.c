@@ -36,6 +36,9 @@ int mca_coll_loom_reduce(const void *sbuf, void *rbuf, int count, struct ompi_da
     s = mca_coll_loom_plan(m, MCA_COLL_LOOM_COLL_REDUCE, comm, (size_t) count * tsize, call, root,
                            &choice);
     if (NULL == s) {
+        if (OPAL_UNLIKELY(m->failed)) {
+            return OMPI_ERROR; /* this rank could not build its schedule (mca_coll_loom_plan) */
+        }
         return m->previous_reduce(sbuf, rbuf, count, dtype, op, root, comm,
                                   m->previous_reduce_module);
     }

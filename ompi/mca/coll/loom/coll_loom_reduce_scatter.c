@@ -80,6 +80,9 @@ int mca_coll_loom_reduce_scatter(const void *sbuf, void *rbuf, const int *rcount
                            &choice);
     if (NULL == s) {
         free(displ);
+        if (OPAL_UNLIKELY(m->failed)) {
+            return OMPI_ERROR; /* this rank could not build its schedule (mca_coll_loom_plan) */
+        }
         return m->previous_reduce_scatter(sbuf, rbuf, rcounts, dtype, op, comm,
                                           m->previous_reduce_scatter_module);
     }
@@ -111,6 +114,9 @@ int mca_coll_loom_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
     s = mca_coll_loom_plan(m, MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK, comm,
                            (size_t) P * (size_t) rcount * tsize, call, 0, &choice);
     if (NULL == s) {
+        if (OPAL_UNLIKELY(m->failed)) {
+            return OMPI_ERROR; /* this rank could not build its schedule (mca_coll_loom_plan) */
+        }
         return m->previous_reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm,
                                                 m->previous_reduce_scatter_block_module);
     }

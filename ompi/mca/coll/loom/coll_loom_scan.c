@@ -35,6 +35,9 @@ static int prefix(mca_coll_loom_coll_t coll, const void *sbuf, void *rbuf, int c
     call = mca_coll_loom_module_call_flags(m, op, dtype);
     s = mca_coll_loom_plan(m, coll, comm, (size_t) count * tsize, call, 0, &choice);
     if (NULL == s) {
+        if (OPAL_UNLIKELY(m->failed)) {
+            return OMPI_ERROR; /* this rank could not build its schedule (mca_coll_loom_plan) */
+        }
         return previous(sbuf, rbuf, count, dtype, op, comm, previous_module);
     }
     return mca_coll_loom_exec(m, s, sbuf, rbuf, (size_t) count, dtype, op, comm, tag, call, NULL);
