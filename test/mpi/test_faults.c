@@ -12,10 +12,12 @@
  * wait in the leaders' phase), in node order and reversed, with `hierarchical` forced
  * for allreduce, bcast and reduce, for every collective, size (64 B: the symmetric
  * allreduce and the small slots and areas; 1 KiB: the small slots and areas and the
- * coordinated allreduce; 6000 B: the large slots and areas), datatype (MPI_INT, and
+ * coordinated allreduce; 6000 B: a bcast's large areas, a reduce in three chunks through
+ * the small slots, the coordinated allreduce's large slots), datatype (MPI_INT, and
  * ints with a stride of two, which every conversion packs through the convertor, and
- * elements of three ints, 12 bytes, which do not divide the 2 KiB chunks of a reduce;
- * both with a user-defined sum: Open MPI refuses MPI_SUM on a derived type),
+ * elements of three ints, 12 bytes, which do not divide the 2 KiB chunks of a reduce,
+ * and elements of 600 ints, which a reduce cannot cut into chunks (the large slots);
+ * all with a user-defined sum: Open MPI refuses MPI_SUM on a derived type),
  * failing rank (first, second, last), root (first, last) and k (1, 2):
  *   - one call with the fault armed; the data change from call to call, so stale
  *     contents are wrong data;
@@ -81,9 +83,11 @@ typedef struct {
     int rank, size;
 } tf_comm_t;
 
-/* the datatypes: MPI_INT; one int of extent two ints; three ints */
-enum { TF_INT, TF_STRIDED, TF_TRIPLE, TF_TYPES };
-static const char *const tf_tname[TF_TYPES] = {"ints", "strided ints", "3-int elements"};
+/* the datatypes: MPI_INT; one int of extent two ints; three ints; 600 ints (2400 B: a
+ * reduce of such elements cannot be cut into the small slots' 2 KiB chunks and takes the
+ * large slots) */
+enum { TF_INT, TF_STRIDED, TF_TRIPLE, TF_BIG, TF_TYPES };
+static const char *const tf_tname[TF_TYPES] = {"ints", "strided ints", "3-int elements", "600-int elements"};
 static MPI_Datatype tf_types[TF_TYPES];
 
 static int tf_gap(int tk) /* distance between the ints a buffer uses */
@@ -93,13 +97,16 @@ static int tf_gap(int tk) /* distance between the ints a buffer uses */
 
 static int tf_per(int tk) /* ints per element */
 {
-    return TF_TRIPLE == tk ? 3 : 1;
+    return TF_TRIPLE == tk ? 3 : TF_BIG == tk ? 600 : 1;
 }
 
 /* the sum of ints for every datatype */
 static void tf_sum(void *in, void *inout, int *len, MPI_Datatype *type)
 {
-    const int tk = *type == tf_types[TF_STRIDED] ? TF_STRIDED : *type == tf_types[TF_TRIPLE] ? TF_TRIPLE : TF_INT;
+    int tk = TF_INT;
+    for (int k = 1; k < TF_TYPES; ++k) {
+        tk = *type == tf_types[k] ? k : tk;
+    }
     for (int i = 0; i < *len * tf_per(tk); ++i) {
         ((int *) inout)[i * tf_gap(tk)] += ((const int *) in)[i * tf_gap(tk)];
     }
@@ -243,6 +250,9 @@ static long tf_run(tf_comm_t *t)
     for (int kind = 0; kind < TF_KINDS; ++kind) {
         for (int s = 0; s < 3; ++s) {
             for (int tk = 0; tk < TF_TYPES; ++tk) {
+                if (sizes[s] < tf_per(tk)) {
+                    continue; /* not one element */
+                }
                 for (int w = 0; w < 3; ++w) {
                     const int f = who[w];
                     if (w > 0 && f == who[w - 1]) {
@@ -275,7 +285,7 @@ static long tf_run(tf_comm_t *t)
 static int tf_several_nodes(void)
 {
     const int n = 256;
-    int size, nodes = 0, node_rank, f, on_a = 0, bad = 0, rc = MPI_SUCCESS;
+    int size, nodes = 0, node_rank, f, on_a = 0, a_size = 0, bad = 0, rc = MPI_SUCCESS;
     int sbuf[256], rbuf[256];
     MPI_Comm node;
 
@@ -286,6 +296,7 @@ static int tf_several_nodes(void)
         int lead = 0 == node_rank, mine = 0 == wrank;
         MPI_Allreduce(&lead, &nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
         MPI_Allreduce(&mine, &on_a, 1, MPI_INT, MPI_MAX, node); /* 1 on node A */
+        MPI_Allreduce(&on_a, &a_size, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     }
     /* the failing rank: node A's second rank in world order */
     f = on_a && 1 == node_rank ? wrank : -1;
@@ -343,9 +354,17 @@ static int tf_several_nodes(void)
         }
         printf("test_faults --several-nodes: world rank %d on node A: %s\n", wrank, bad ? "FAIL" : "PASS");
         fflush(stdout);
-        if (0 == wrank) {
+        /* node A's other ranks tell world rank 0 they have printed (point to point: loom's
+         * mark concerns collectives), then it ends the job */
+        if (0 != wrank) {
+            MPI_Send(&bad, 1, MPI_INT, 0, 77, MPI_COMM_WORLD);
+        } else {
             struct timespec ts = {1, 0};
-            nanosleep(&ts, NULL); /* the other ranks of node A print first */
+            for (int i = 1; i < a_size; ++i) {
+                int other;
+                MPI_Recv(&other, 1, MPI_INT, MPI_ANY_SOURCE, 77, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            }
+            nanosleep(&ts, NULL); /* their lines reach mpirun */
             MPI_Abort(MPI_COMM_WORLD, 3);
         }
     } else if (MPI_SUCCESS != rc) {
@@ -378,8 +397,10 @@ int main(int argc, char **argv)
     tf_types[TF_INT] = MPI_INT;
     MPI_Type_create_resized(MPI_INT, 0, 2 * (MPI_Aint) sizeof(int), &tf_types[TF_STRIDED]);
     MPI_Type_contiguous(3, MPI_INT, &tf_types[TF_TRIPLE]);
+    MPI_Type_contiguous(600, MPI_INT, &tf_types[TF_BIG]);
     MPI_Type_commit(&tf_types[TF_STRIDED]);
     MPI_Type_commit(&tf_types[TF_TRIPLE]);
+    MPI_Type_commit(&tf_types[TF_BIG]);
     MPI_Op_create(tf_sum, 1, &tf_user_sum);
 
     for (int reversed = 0; reversed <= 1; ++reversed) {
@@ -412,6 +433,7 @@ int main(int argc, char **argv)
     MPI_Op_free(&tf_user_sum);
     MPI_Type_free(&tf_types[TF_STRIDED]);
     MPI_Type_free(&tf_types[TF_TRIPLE]);
+    MPI_Type_free(&tf_types[TF_BIG]);
     lt_fini();
     MPI_Finalize();
     return 0 == total ? 0 : 1;
