@@ -26,9 +26,6 @@ int mca_coll_loom_allgather(const void *sbuf, int scount, struct ompi_datatype_t
     char *mine;
     int rc;
 
-    if (OPAL_UNLIKELY(m->failed)) {
-        return OMPI_ERROR; /* an earlier call failed (mca_coll_loom_mark_failed) */
-    }
     if (mca_coll_loom_empty((size_t) rcount, rdtype, &tsize)) {
         return OMPI_SUCCESS;
     }
@@ -36,7 +33,7 @@ int mca_coll_loom_allgather(const void *sbuf, int scount, struct ompi_datatype_t
                            MCA_COLL_LOOM_CALL_NO_OP, 0, &choice);
     if (NULL == s) {
         if (OPAL_UNLIKELY(m->failed)) {
-            return OMPI_ERROR; /* this rank could not build its schedule (mca_coll_loom_plan) */
+            return OMPI_ERROR; /* marked failed (mca_coll_loom_plan) */
         }
         return m->previous_allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
                                      m->previous_allgather_module);

@@ -22,13 +22,10 @@ int mca_coll_loom_barrier(struct ompi_communicator_t *comm, mca_coll_base_module
     const mca_coll_loom_sched_t *s;
     mca_coll_loom_choice_t choice;
 
-    if (OPAL_UNLIKELY(m->failed)) {
-        return OMPI_ERROR; /* an earlier call failed (mca_coll_loom_mark_failed) */
-    }
     s = mca_coll_loom_plan(m, MCA_COLL_LOOM_COLL_BARRIER, comm, 0, call, 0, &choice);
     if (NULL == s) {
         if (OPAL_UNLIKELY(m->failed)) {
-            return OMPI_ERROR; /* this rank could not build its schedule (mca_coll_loom_plan) */
+            return OMPI_ERROR; /* marked failed (mca_coll_loom_plan) */
         }
         return m->previous_barrier(comm, m->previous_barrier_module);
     }

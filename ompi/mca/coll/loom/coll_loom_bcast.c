@@ -20,9 +20,6 @@ int mca_coll_loom_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int
     mca_coll_loom_choice_t choice;
     size_t tsize = 0;
 
-    if (OPAL_UNLIKELY(m->failed)) {
-        return OMPI_ERROR; /* an earlier call failed (mca_coll_loom_mark_failed) */
-    }
     if (mca_coll_loom_empty((size_t) count, dtype, &tsize)) {
         return OMPI_SUCCESS;
     }
@@ -30,7 +27,7 @@ int mca_coll_loom_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int
                            MCA_COLL_LOOM_CALL_NO_OP, root, &choice);
     if (NULL == s) {
         if (OPAL_UNLIKELY(m->failed)) {
-            return OMPI_ERROR; /* this rank could not build its schedule (mca_coll_loom_plan) */
+            return OMPI_ERROR; /* marked failed (mca_coll_loom_plan) */
         }
         return m->previous_bcast(buf, count, dtype, root, comm, m->previous_bcast_module);
     }

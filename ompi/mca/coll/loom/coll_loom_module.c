@@ -711,6 +711,13 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,
     mca_coll_loom_component_t *cm = &mca_coll_loom_component;
     const mca_coll_loom_sched_t *s;
 
+    /* a communicator marked failed (mca_coll_loom_mark_failed): no schedule, and the entry
+     * point returns the error instead of handing the call on */
+    if (OPAL_UNLIKELY(m->failed)) {
+        choice->alg = -1;
+        choice->shm = false;
+        return NULL;
+    }
     /* the communicator's first call: the settings check, before the segment's state is
      * read, so that a segment taken over from a freed communicator serves this call */
     if (OPAL_UNLIKELY(0 == m->settings_agreed)) {

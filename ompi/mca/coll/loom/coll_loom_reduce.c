@@ -26,9 +26,6 @@ int mca_coll_loom_reduce(const void *sbuf, void *rbuf, int count, struct ompi_da
     size_t tsize = 0;
     unsigned call;
 
-    if (OPAL_UNLIKELY(m->failed)) {
-        return OMPI_ERROR; /* an earlier call failed (mca_coll_loom_mark_failed) */
-    }
     if (mca_coll_loom_empty((size_t) count, dtype, &tsize)) {
         return OMPI_SUCCESS;
     }
@@ -37,7 +34,7 @@ int mca_coll_loom_reduce(const void *sbuf, void *rbuf, int count, struct ompi_da
                            &choice);
     if (NULL == s) {
         if (OPAL_UNLIKELY(m->failed)) {
-            return OMPI_ERROR; /* this rank could not build its schedule (mca_coll_loom_plan) */
+            return OMPI_ERROR; /* marked failed (mca_coll_loom_plan) */
         }
         return m->previous_reduce(sbuf, rbuf, count, dtype, op, root, comm,
                                   m->previous_reduce_module);

@@ -59,9 +59,6 @@ int mca_coll_loom_reduce_scatter(const void *sbuf, void *rbuf, const int *rcount
     unsigned call;
     int rc;
 
-    if (OPAL_UNLIKELY(m->failed)) {
-        return OMPI_ERROR; /* an earlier call failed (mca_coll_loom_mark_failed) */
-    }
     displ = malloc((size_t) (P + 1) * sizeof(*displ));
     if (NULL == displ) {
         mca_coll_loom_mark_failed(m, comm, OMPI_ERR_OUT_OF_RESOURCE); /* the peers may run a schedule */
@@ -81,7 +78,7 @@ int mca_coll_loom_reduce_scatter(const void *sbuf, void *rbuf, const int *rcount
     if (NULL == s) {
         free(displ);
         if (OPAL_UNLIKELY(m->failed)) {
-            return OMPI_ERROR; /* this rank could not build its schedule (mca_coll_loom_plan) */
+            return OMPI_ERROR; /* marked failed (mca_coll_loom_plan) */
         }
         return m->previous_reduce_scatter(sbuf, rbuf, rcounts, dtype, op, comm,
                                           m->previous_reduce_scatter_module);
@@ -104,9 +101,6 @@ int mca_coll_loom_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
     unsigned call;
     int rc;
 
-    if (OPAL_UNLIKELY(m->failed)) {
-        return OMPI_ERROR; /* an earlier call failed (mca_coll_loom_mark_failed) */
-    }
     if (mca_coll_loom_empty((size_t) rcount, dtype, &tsize)) {
         return OMPI_SUCCESS;
     }
@@ -115,7 +109,7 @@ int mca_coll_loom_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
                            (size_t) P * (size_t) rcount * tsize, call, 0, &choice);
     if (NULL == s) {
         if (OPAL_UNLIKELY(m->failed)) {
-            return OMPI_ERROR; /* this rank could not build its schedule (mca_coll_loom_plan) */
+            return OMPI_ERROR; /* marked failed (mca_coll_loom_plan) */
         }
         return m->previous_reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm,
                                                 m->previous_reduce_scatter_block_module);

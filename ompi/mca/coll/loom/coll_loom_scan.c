@@ -26,9 +26,6 @@ static int prefix(mca_coll_loom_coll_t coll, const void *sbuf, void *rbuf, int c
     size_t tsize = 0;
     unsigned call;
 
-    if (OPAL_UNLIKELY(m->failed)) {
-        return OMPI_ERROR; /* an earlier call failed (mca_coll_loom_mark_failed) */
-    }
     if (mca_coll_loom_empty((size_t) count, dtype, &tsize)) {
         return OMPI_SUCCESS;
     }
@@ -36,7 +33,7 @@ static int prefix(mca_coll_loom_coll_t coll, const void *sbuf, void *rbuf, int c
     s = mca_coll_loom_plan(m, coll, comm, (size_t) count * tsize, call, 0, &choice);
     if (NULL == s) {
         if (OPAL_UNLIKELY(m->failed)) {
-            return OMPI_ERROR; /* this rank could not build its schedule (mca_coll_loom_plan) */
+            return OMPI_ERROR; /* marked failed (mca_coll_loom_plan) */
         }
         return previous(sbuf, rbuf, count, dtype, op, comm, previous_module);
     }
