@@ -1029,43 +1029,57 @@ static size_t reduce_chunk(size_t count, size_t tsize)
     return per > 0 && (count + per - 1) / per <= MCA_COLL_LOOM_SHM_SYM_DEPTH / 2 ? per : 0;
 }
 
-/* The node phase of a reduce in chunks (reduce_chunk): one protocol call per chunk, the
- * first numbered seq; the coordinator combines each chunk into part (dtype's layout)
- * and releases it.  A failure still takes every step, so the node stays in step. */
-static int chunked_reduce(mca_coll_loom_module_t *m, uint32_t seq, mca_coll_loom_shm_wait_t *w, bool coord,
-                          const void *own, void *part, size_t count, size_t per, ompi_datatype_t *dtype,
-                          ompi_op_t *op, int rc)
+/* The node phase of a reduce: one protocol call per chunk of `per` elements through the
+ * small slots (reduce_chunk), or, per = 0, one call through the large slots; the first
+ * numbered seq.  A contributor writes its part of each call; the coordinator combines
+ * each into part (dtype's layout) and releases it.  A failure still takes every step,
+ * so the node stays in step, and travels in the slots' statuses. */
+static int node_reduce(mca_coll_loom_module_t *m, uint32_t seq, mca_coll_loom_shm_wait_t *w, bool coord,
+                       const void *own, void *part, size_t count, size_t per, size_t tsize,
+                       ompi_datatype_t *dtype, ompi_op_t *op, int rc)
 {
     mca_coll_loom_shm_t *seg = &m->shm.seg;
+    const bool sym = 0 != per;
+    const size_t step = sym ? per : count;
     ptrdiff_t lb, extent;
-    size_t tsize = 0;
 
     ompi_datatype_get_extent(dtype, &lb, &extent);
-    ompi_datatype_type_size(dtype, &tsize);
-    for (size_t first = 0; first < count; first += per) {
-        const size_t n = count - first < per ? count - first : per;
-        const ptrdiff_t off = (ptrdiff_t) first * extent;
+    for (size_t first = 0; first < count; first += step) {
+        const size_t n = count - first < step ? count - first : step;
+        const char *in = (const char *) own + (ptrdiff_t) first * extent;
         loom_src_t src;
-        int r;
 
         if (first > 0) {
             seq = next_call(m, w, NULL);
         }
-        src = (loom_src_t){true, seq};
+        src = (loom_src_t){sym, seq};
         if (!coord) {
-            r = sym_contribute(seg, seq, (const char *) own + off, n, dtype, n * tsize, w);
+            int r;
+            if (sym) {
+                r = sym_contribute(seg, seq, in, n, dtype, n * tsize, w);
+            } else {
+                char *slot = mca_coll_loom_shm_slot(seg, seg->me);
+                mca_coll_loom_shm_enter(seg, seq, w);
+                r = pack(in, n, dtype, slot, n * tsize);
+                mca_coll_loom_shm_set_status(slot, r);
+                mca_coll_loom_shm_arrive(seg, seq);
+            }
             rc = OMPI_SUCCESS == rc ? r : rc;
             continue;
         }
         mca_coll_loom_shm_enter(seg, seq, w);
         mca_coll_loom_shm_arrive(seg, seq);
-        mca_coll_loom_shm_sym_wait(seg, seq, seg->me, w);
+        if (sym) {
+            mca_coll_loom_shm_sym_wait(seg, seq, seg->me, w);
+        } else {
+            mca_coll_loom_shm_wait_arrived(seg, seq, w);
+        }
         if (OMPI_SUCCESS == rc) {
             rc = slots_status(seg, src, seg->me);
         }
         if (OMPI_SUCCESS == rc) {
             /* hierarchical serves reduce for commutative ops only */
-            rc = combine(seg, src, seg->me, (const char *) own + off, (char *) part + off, n, dtype, op,
+            rc = combine(seg, src, seg->me, in, (char *) part + (ptrdiff_t) first * extent, n, dtype, op,
                          n * tsize, true);
         }
         mca_coll_loom_shm_release(seg, seq);
@@ -1082,10 +1096,10 @@ int mca_coll_loom_shm_reduce(mca_coll_loom_module_t *m, const void *sbuf, void *
     const bool is_root = rank == root, in_place = MPI_IN_PLACE == sbuf;
     mca_coll_loom_shm_wait_t w;
     loom_tmp_t acc = {NULL, 0, NULL};
-    size_t tsize = 0, bytes, per;
+    size_t tsize = 0, per;
     uint32_t seq;
-    int rc = begin(m, comm), coord;
-    const loom_src_t src = {false, 0};
+    int rc = begin(m, comm);
+    bool coord;
     char *part;
 
     if (OMPI_SUCCESS != rc) {
@@ -1096,22 +1110,14 @@ int mca_coll_loom_shm_reduce(mca_coll_loom_module_t *m, const void *sbuf, void *
                            is_root ? rbuf : NULL, count, dtype, op, call, root, MCA_COLL_BASE_TAG_REDUCE);
     }
     ompi_datatype_type_size(dtype, &tsize);
-    bytes = count * tsize;
     seq = next_call(m, &w, NULL);
-    coord = coordinator(m, rank, root);
+    coord = coordinator(m, rank, root) == seg->me;
     /* MPI_Reduce's count and datatype are the same on every rank: so are the chunks */
     per = reduce_chunk(count, tsize);
 
-    if (coord != seg->me) {
+    if (!coord) {
         /* a contribution, and nothing to wait for: MPI_Reduce's non-roots may leave */
-        if (0 != per) {
-            return chunked_reduce(m, seq, &w, false, sbuf, NULL, count, per, dtype, op, OMPI_SUCCESS);
-        }
-        mca_coll_loom_shm_enter(seg, seq, &w);
-        rc = pack(sbuf, count, dtype, mca_coll_loom_shm_slot(seg, seg->me), bytes);
-        mca_coll_loom_shm_set_status(mca_coll_loom_shm_slot(seg, seg->me), rc);
-        mca_coll_loom_shm_arrive(seg, seq);
-        return rc;
+        return node_reduce(m, seq, &w, false, sbuf, NULL, count, per, tsize, dtype, op, OMPI_SUCCESS);
     }
 
     /* the coordinator: the node's part in rbuf (the root) or a temporary, the slots
@@ -1122,22 +1128,8 @@ int mca_coll_loom_shm_reduce(mca_coll_loom_module_t *m, const void *sbuf, void *
         rc = tmp_get(&acc, count, dtype);
         part = acc.buf;
     }
-    if (0 != per) {
-        rc = chunked_reduce(m, seq, &w, true, is_root && in_place ? rbuf : sbuf, part, count, per, dtype, op,
-                            rc);
-    } else {
-        mca_coll_loom_shm_enter(seg, seq, &w);
-        mca_coll_loom_shm_arrive(seg, seq);
-        mca_coll_loom_shm_wait_arrived(seg, seq, &w);
-        if (OMPI_SUCCESS == rc) {
-            rc = slots_status(seg, src, seg->me);
-        }
-        if (OMPI_SUCCESS == rc) {
-            rc = combine(seg, src, seg->me, is_root && in_place ? rbuf : sbuf, part, count, dtype, op, bytes,
-                         true);
-        }
-        mca_coll_loom_shm_release(seg, seq);
-    }
+    rc = node_reduce(m, seq, &w, true, is_root && in_place ? rbuf : sbuf, part, count, per, tsize, dtype, op,
+                     rc);
     if (OMPI_SUCCESS == rc) {
         rc = run_leaders(m, MCA_COLL_LOOM_COLL_REDUCE, comm, is_root ? MPI_IN_PLACE : part,
                          is_root ? rbuf : NULL, count, dtype, op, call, root, MCA_COLL_BASE_TAG_REDUCE);
