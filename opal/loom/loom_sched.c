@@ -13,14 +13,26 @@ void mca_coll_loom_sched_init(mca_coll_loom_sched_t *s)
     s->nseg = 1;
 }
 
+static void free_graph(mca_coll_loom_sched_t *s)
+{
+    free(s->npred);
+    free(s->succ_start);
+    free(s->succ);
+    free(s->chan_next);
+    s->npred = s->succ_start = s->succ = s->chan_next = NULL;
+    s->ntransfers = 0;
+}
+
 void mca_coll_loom_sched_fini(mca_coll_loom_sched_t *s)
 {
     free(s->ops);
+    free_graph(s);
     mca_coll_loom_sched_init(s);
 }
 
 void mca_coll_loom_sched_reset(mca_coll_loom_sched_t *s)
 {
+    free_graph(s);
     s->nops = 0;
     s->nslots = 0;
     s->nblocks = 0;
@@ -227,9 +239,9 @@ static bool op_writes(const mca_coll_loom_op_t *op, int slot)
 
 /* Within each run of transfers (ops between two local ops or WAITs), post the
  * receives before the sends, each kind in its original order.  Matching is per
- * (peer, kind), so this changes no message, and it lets the executor turn the last
- * send before a WAIT into a blocking send: every receive of the step is posted by
- * then, as in the classic irecv + send + wait exchange. */
+ * (peer, kind), so this changes no message, and the engine, which starts ready ops
+ * in list order, then has a step's receives posted before its sends go out (no
+ * unexpected-message copy at the peer, as in the classic irecv + send exchange). */
 static void receives_first(mca_coll_loom_sched_t *s)
 {
     int i = 0;
@@ -250,6 +262,240 @@ static void receives_first(mca_coll_loom_sched_t *s)
         }
         i = j > i ? j : i + 1;
     }
+}
+
+/* ---- the dependency graph (loom_sched.h) ------------------------------------------ */
+
+/* Accesses since the last write of one block of one buffer. */
+typedef struct {
+    int32_t writer;  /* last op that wrote it, -1 */
+    int32_t readers; /* head of the list of ops that read it since, -1 */
+} blk_state_t;
+
+typedef struct {
+    int32_t op, next;
+} reader_t;
+
+typedef struct {
+    blk_state_t *blk;     /* [nbuf * nb] */
+    int nb;
+    reader_t *rd;         /* reader list nodes */
+    size_t nrd, caprd;
+    int32_t *edge_from, *edge_to;
+    size_t nedges, capedges;
+    int32_t *mark;        /* [nops]: last op that took j as a predecessor */
+    bool nomem;
+} graph_t;
+
+/* INPUT and RESULT are one buffer under MPI_IN_PLACE: one hazard buffer for both. */
+static inline int hazard_buf(int slot)
+{
+    return MCA_COLL_LOOM_SLOT_INPUT == slot ? MCA_COLL_LOOM_SLOT_RESULT : slot;
+}
+
+static void add_edge(graph_t *g, int32_t from, int32_t to)
+{
+    if (from < 0 || g->mark[from] == to) {
+        return;
+    }
+    g->mark[from] = to;
+    if (g->nedges == g->capedges) {
+        size_t cap = g->capedges ? 2 * g->capedges : 64;
+        int32_t *f = realloc(g->edge_from, cap * sizeof(*f)), *t;
+        if (NULL == f) {
+            g->nomem = true;
+            return;
+        }
+        g->edge_from = f;
+        t = realloc(g->edge_to, cap * sizeof(*t));
+        if (NULL == t) {
+            g->nomem = true;
+            return;
+        }
+        g->edge_to = t;
+        g->capedges = cap;
+    }
+    g->edge_from[g->nedges] = from;
+    g->edge_to[g->nedges++] = to;
+}
+
+/* Op i reads (write false) or writes blocks b0 .. b0+n-1 of `slot`: edges from the
+ * ops it conflicts with.  Records nothing yet (record_access does, after every
+ * access of the op has taken its edges, so an op never depends on itself). */
+static void access_edges(graph_t *g, int i, int slot, int b0, int n, bool write)
+{
+    blk_state_t *st = g->blk + (size_t) hazard_buf(slot) * (size_t) g->nb;
+
+    for (int b = b0; b < b0 + n; ++b) {
+        add_edge(g, st[b].writer, i);
+        for (int32_t r = st[b].readers; write && r >= 0; r = g->rd[r].next) {
+            add_edge(g, g->rd[r].op, i);
+        }
+    }
+}
+
+static void record_access(graph_t *g, int i, int slot, int b0, int n, bool write)
+{
+    blk_state_t *st = g->blk + (size_t) hazard_buf(slot) * (size_t) g->nb;
+
+    for (int b = b0; b < b0 + n; ++b) {
+        if (write) {
+            st[b].writer = i;
+            st[b].readers = -1;
+            continue;
+        }
+        if (st[b].readers >= 0 && g->rd[st[b].readers].op == i) {
+            continue; /* read twice by the same op */
+        }
+        if (g->nrd == g->caprd) {
+            size_t cap = g->caprd ? 2 * g->caprd : 256;
+            reader_t *rd = realloc(g->rd, cap * sizeof(*rd));
+            if (NULL == rd) {
+                g->nomem = true;
+                return;
+            }
+            g->rd = rd;
+            g->caprd = cap;
+        }
+        g->rd[g->nrd] = (reader_t) {.op = i, .next = st[b].readers};
+        st[b].readers = (int32_t) g->nrd++;
+    }
+}
+
+/* The slots an op reads and writes: reads[0..nr), writes[0..nw). */
+static void op_access(const mca_coll_loom_op_t *op, int *reads, int *nr, int *writes, int *nw)
+{
+    *nr = *nw = 0;
+    switch (op->kind) {
+    case MCA_COLL_LOOM_OP_SEND:
+        reads[(*nr)++] = op->src;
+        break;
+    case MCA_COLL_LOOM_OP_RECV:
+        writes[(*nw)++] = op->dst;
+        break;
+    case MCA_COLL_LOOM_OP_COPY:
+        reads[(*nr)++] = op->src;
+        writes[(*nw)++] = op->dst;
+        break;
+    case MCA_COLL_LOOM_OP_REDUCE:
+    case MCA_COLL_LOOM_OP_UNREDUCE:
+        reads[(*nr)++] = op->src;
+        writes[(*nw)++] = op->dst; /* read and written: the write's edges cover the read's */
+        break;
+    case MCA_COLL_LOOM_OP_REDUCE_R:
+        /* the executor may use src as the accumulator for ordered ops */
+        writes[(*nw)++] = op->src;
+        writes[(*nw)++] = op->dst;
+        break;
+    default:
+        break;
+    }
+}
+
+static int build_graph(mca_coll_loom_sched_t *s)
+{
+    const int nops = s->nops;
+    graph_t g = {.nb = s->nblocks > 0 ? s->nblocks : 1};
+    int32_t maxpeer = -1, *last_send = NULL, *last_recv = NULL;
+    int rc = MCA_COLL_LOOM_OK;
+
+    free_graph(s);
+    s->npred = calloc((size_t) nops + 1, sizeof(int32_t));
+    s->succ_start = calloc((size_t) nops + 1, sizeof(int32_t));
+    s->chan_next = malloc(((size_t) nops + 1) * sizeof(int32_t));
+    g.mark = malloc(((size_t) nops + 1) * sizeof(int32_t));
+    g.blk = malloc((size_t) s->nslots * (size_t) g.nb * sizeof(blk_state_t));
+    for (int i = 0; i < nops; ++i) {
+        if (s->ops[i].peer > maxpeer) {
+            maxpeer = s->ops[i].peer;
+        }
+    }
+    last_send = malloc(((size_t) maxpeer + 2) * sizeof(int32_t));
+    last_recv = malloc(((size_t) maxpeer + 2) * sizeof(int32_t));
+    if (!s->npred || !s->succ_start || !s->chan_next || !g.mark || !g.blk || !last_send || !last_recv) {
+        rc = MCA_COLL_LOOM_ERR_NOMEM;
+        goto out;
+    }
+    for (size_t k = 0; k < (size_t) s->nslots * (size_t) g.nb; ++k) {
+        g.blk[k] = (blk_state_t) {.writer = -1, .readers = -1};
+    }
+    for (int32_t q = 0; q <= maxpeer; ++q) {
+        last_send[q] = last_recv[q] = -1;
+    }
+
+    for (int i = 0; i < nops && !g.nomem; ++i) {
+        const mca_coll_loom_op_t *op = &s->ops[i];
+        int reads[2] = {0, 0}, writes[2] = {0, 0}, nr, nw;
+        const int b0 = op->nblk > 0 ? op->blk : 0, n = op->nblk > 0 ? op->nblk : g.nb;
+
+        s->chan_next[i] = -1;
+        g.mark[i] = -1;
+        if (MCA_COLL_LOOM_OP_SEND == op->kind || MCA_COLL_LOOM_OP_RECV == op->kind) {
+            int32_t *last = MCA_COLL_LOOM_OP_SEND == op->kind ? last_send : last_recv;
+            s->ntransfers++;
+            if (op->peer >= 0) {
+                if (last[op->peer] >= 0) {
+                    s->chan_next[last[op->peer]] = i;
+                    s->npred[i]++;
+                }
+                last[op->peer] = i;
+            }
+        }
+        op_access(op, reads, &nr, writes, &nw);
+        for (int k = 0; k < nr; ++k) {
+            access_edges(&g, i, reads[k], b0, n, false);
+        }
+        for (int k = 0; k < nw; ++k) {
+            access_edges(&g, i, writes[k], b0, n, true);
+        }
+        for (int k = 0; k < nr; ++k) {
+            /* a slot the op also writes is recorded as written */
+            if (!(nw > 0 && hazard_buf(writes[0]) == hazard_buf(reads[k])) &&
+                !(nw > 1 && hazard_buf(writes[1]) == hazard_buf(reads[k]))) {
+                record_access(&g, i, reads[k], b0, n, false);
+            }
+        }
+        for (int k = 0; k < nw; ++k) {
+            record_access(&g, i, writes[k], b0, n, true);
+        }
+    }
+    if (g.nomem) {
+        rc = MCA_COLL_LOOM_ERR_NOMEM;
+        goto out;
+    }
+
+    /* edges (from < to, grouped by `to` in increasing order) into successor lists */
+    s->succ = malloc((g.nedges + 1) * sizeof(int32_t));
+    if (NULL == s->succ) {
+        rc = MCA_COLL_LOOM_ERR_NOMEM;
+        goto out;
+    }
+    for (size_t e = 0; e < g.nedges; ++e) {
+        s->succ_start[g.edge_from[e] + 1]++;
+        s->npred[g.edge_to[e]]++;
+    }
+    for (int i = 0; i < nops; ++i) {
+        s->succ_start[i + 1] += s->succ_start[i];
+    }
+    for (int i = 0; i < nops; ++i) {
+        g.mark[i] = s->succ_start[i];
+    }
+    for (size_t e = 0; e < g.nedges; ++e) {
+        s->succ[g.mark[g.edge_from[e]]++] = g.edge_to[e];
+    }
+
+out:
+    free(g.blk);
+    free(g.rd);
+    free(g.edge_from);
+    free(g.edge_to);
+    free(g.mark);
+    free(last_send);
+    free(last_recv);
+    if (MCA_COLL_LOOM_OK != rc) {
+        free_graph(s);
+    }
+    return rc;
 }
 
 int mca_coll_loom_sched_finish(mca_coll_loom_sched_t *s)
@@ -298,6 +544,9 @@ int mca_coll_loom_sched_finish(mca_coll_loom_sched_t *s)
     }
     if (inflight > 0 && MCA_COLL_LOOM_OK == s->error) {
         s->error = MCA_COLL_LOOM_ERR_BADPARAM; /* transfers never completed */
+    }
+    if (MCA_COLL_LOOM_OK == s->error) {
+        s->error = build_graph(s);
     }
     return s->error;
 }

@@ -19,6 +19,17 @@
  * non-overtaking with a single tag).  A slot with a transfer in flight is not touched
  * by a local operation before the WAIT that completes it.
  *
+ * The dependency graph.  Builders write rounds (the list above, with WAITs);
+ * mca_coll_loom_sched_finish() derives from it the graph the engine runs: an op
+ * depends on the earlier ops whose blocks it conflicts with (it reads what they
+ * write, or writes what they read or write; INPUT and RESULT count as one buffer, so
+ * the graph holds for MPI_IN_PLACE too), and a transfer on the previous transfer of
+ * its channel (same peer, same direction) having been *posted*, so that every
+ * channel posts in list order and messages match as written.  WAITs drop out: a
+ * chunk received by an inner node of a pipeline is forwarded as soon as it is in,
+ * not at the end of a round (seed 001, Algorithm 2).  The round reading stays valid
+ * (it is one order the graph allows) and is what the model costs.
+ *
  * Blocks: a schedule may split every slot into `nblocks` blocks.  Blocks come in
  * `nblocks / nseg` parts of `nseg` segments each (block b is segment b % nseg of
  * part b / nseg).  The parts split the call's count as evenly as possible (the
@@ -72,6 +83,16 @@ typedef struct {
     bool input_after_result; /* INPUT is read after RESULT is first written, so an
                                 MPI_IN_PLACE call needs INPUT saved in a scratch copy */
     int error;            /* sticky: MCA_COLL_LOOM_ERR_* of the first failed append */
+    /* the dependency graph (set by mca_coll_loom_sched_finish): op i may start once
+     * npred[i] releases have arrived, one from each op it depends on through data (sent
+     * when that op is done, to its successors succ[succ_start[i] .. succ_start[i+1]-1])
+     * and, for a transfer, one from the previous transfer on its channel (sent when
+     * that one is posted: chan_next[j] == i).  WAITs have no edges. */
+    int32_t *npred;       /* [nops] */
+    int32_t *succ_start;  /* [nops + 1] */
+    int32_t *succ;        /* [succ_start[nops]] */
+    int32_t *chan_next;   /* [nops]: the next transfer on op i's channel, or -1 */
+    int ntransfers;       /* SEND and RECV ops */
 } mca_coll_loom_sched_t;
 
 /* Return codes of the core (the component maps them to OMPI_ERR_*). */
@@ -152,9 +173,8 @@ static inline size_t mca_coll_loom_layout_start(const mca_coll_loom_layout_t *l,
 void mca_coll_loom_sched_append_mapped(mca_coll_loom_sched_t *dst, const mca_coll_loom_sched_t *src,
                                        const int *peer_map, int res_slot, int in_slot, int scratch_base);
 
-/* Orders each run of transfers receives-first (the executor sends the last one of
- * a step blocking), computes nslots, max_inflight, rounds and input_after_result;
- * returns s->error. */
+/* Orders each run of transfers receives-first, computes nslots, max_inflight,
+ * rounds, input_after_result and the dependency graph; returns s->error. */
 int mca_coll_loom_sched_finish(mca_coll_loom_sched_t *s);
 
 /* Human-readable dump (one op per line) for debugging and verbose output. */
