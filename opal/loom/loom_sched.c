@@ -551,6 +551,42 @@ int mca_coll_loom_sched_finish(mca_coll_loom_sched_t *s)
     return s->error;
 }
 
+static size_t round8(size_t n)
+{
+    return (n + 7) & ~(size_t) 7;
+}
+
+size_t mca_coll_loom_sched_copy_bytes(const mca_coll_loom_sched_t *s)
+{
+    const size_t nops = (size_t) s->nops;
+    const size_t nsucc = NULL != s->succ_start ? (size_t) s->succ_start[nops] : 0;
+
+    return round8(nops * sizeof(mca_coll_loom_op_t)) + round8((3 * nops + 1 + nsucc) * sizeof(int32_t));
+}
+
+void mca_coll_loom_sched_copy_into(const mca_coll_loom_sched_t *s, mca_coll_loom_sched_t *out, void *mem)
+{
+    const size_t nops = (size_t) s->nops;
+    const size_t nsucc = NULL != s->succ_start ? (size_t) s->succ_start[nops] : 0;
+    char *p = mem;
+
+    *out = *s;
+    out->cap = 0;
+    out->ops = (mca_coll_loom_op_t *) p;
+    memcpy(out->ops, s->ops, nops * sizeof(mca_coll_loom_op_t));
+    p += round8(nops * sizeof(mca_coll_loom_op_t));
+    out->npred = (int32_t *) p;
+    out->chan_next = out->npred + nops;
+    out->succ_start = out->chan_next + nops;
+    out->succ = out->succ_start + nops + 1;
+    if (NULL != s->npred) {
+        memcpy(out->npred, s->npred, nops * sizeof(int32_t));
+        memcpy(out->chan_next, s->chan_next, nops * sizeof(int32_t));
+        memcpy(out->succ_start, s->succ_start, (nops + 1) * sizeof(int32_t));
+        memcpy(out->succ, s->succ, nsucc * sizeof(int32_t));
+    }
+}
+
 void mca_coll_loom_sched_print(const mca_coll_loom_sched_t *s, void (*out)(const char *line, void *ctx),
                                void *ctx)
 {

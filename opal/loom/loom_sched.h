@@ -177,6 +177,13 @@ void mca_coll_loom_sched_append_mapped(mca_coll_loom_sched_t *dst, const mca_col
  * rounds, input_after_result and the dependency graph; returns s->error. */
 int mca_coll_loom_sched_finish(mca_coll_loom_sched_t *s);
 
+/* A finished schedule copied into caller memory of mca_coll_loom_sched_copy_bytes(s)
+ * bytes (a multiple of 8): out's arrays point into mem, so out must not be given to
+ * mca_coll_loom_sched_fini.  A request keeps such a copy, so the schedule cache may
+ * replace the original while the request runs. */
+size_t mca_coll_loom_sched_copy_bytes(const mca_coll_loom_sched_t *s);
+void mca_coll_loom_sched_copy_into(const mca_coll_loom_sched_t *s, mca_coll_loom_sched_t *out, void *mem);
+
 /* Human-readable dump (one op per line) for debugging and verbose output. */
 void mca_coll_loom_sched_print(const mca_coll_loom_sched_t *s, void (*out)(const char *line, void *ctx),
                                void *ctx);

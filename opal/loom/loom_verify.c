@@ -19,6 +19,17 @@
  * moves its data at once: the sender may not write the blocks and the receiver may
  * neither read nor write them before their WAITs, so that cannot be told apart from
  * delivery at the receiver's WAIT, and no send has to keep a copy.
+ *
+ * Once the round reading passes, the same schedules run again as the engine runs
+ * them: as their dependency graphs (loom_sched.h), under several adversarial orders
+ * ("graph mode").  An op starts once npred releases have arrived; a local op is done
+ * when it runs, a transfer when it completes, and only then are its data successors
+ * released; chan_next is released when a transfer is posted.  The next event (start
+ * a ready op, complete a matched transfer) is picked among those of all ranks by an
+ * order policy: 0 starts first and completes the oldest, 1 completes the newest
+ * first and starts the newest (LIFO), 2.. pick at random, seeded by the order.  The
+ * content checks are those of the round reading, against transfers in flight at that
+ * moment; matching stays in posting order per channel under rendezvous.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -72,6 +83,7 @@ typedef struct {
     bool waiting;         /* stopped at a WAIT until `unmatched` drops to 0 */
     bool alias;           /* INPUT and RESULT are the same buffer (MPI_IN_PLACE) */
     int rounds;
+    int32_t base;         /* graph mode: global index of op 0 */
     const mca_coll_loom_sched_t *sched;
     content_t *slots[MCA_COLL_LOOM_MAX_SLOTS]; /* [nb] blocks of each slot in use */
 } rank_t;
@@ -97,11 +109,45 @@ typedef struct {
     size_t errlen;
     bool failed;
     mca_coll_loom_verify_stats_t *stats;
+    struct graph *graph;  /* graph mode's state, NULL in the round reading */
+    int order;            /* graph mode: the order policy being run */
 } sim_t;
 
-static void fail(sim_t *sim, const char *fmt, ...)
+/* Graph mode (the engine's execution): the state of every op of every rank, indexed
+ * by a global op index (rank_t.base + op). */
+enum { OP_IDLE = 0, OP_POSTED, OP_DONE };
+
+typedef struct {
+    int32_t left;         /* releases still to arrive before it may start */
+    int32_t next;         /* the next unmatched transfer in its channel's queue, -1 */
+    uint8_t state;        /* OP_* */
+} gop_t;
+
+/* Enabled events of one kind, as global op indices in [head, tail). */
+typedef struct {
+    int32_t *ev;
+    int32_t head, tail;
+} pool_t;
+
+typedef struct graph {
+    int32_t nops;         /* ops of all ranks */
+    int32_t *owner;       /* [nops] rank of each op */
+    int32_t *chan;        /* [nops] channel (src, dst) of a transfer, -1 */
+    int32_t nchan;
+    int32_t *qhead, *qtail; /* [nchan] unmatched posted transfers, in posting order; one
+                               kind at a time (a send and a receive would have matched) */
+    gop_t *op;            /* [nops] */
+    int32_t *nsend, *nrecv; /* [ncontents] transfers in flight on each block of each rank */
+    pool_t ready;         /* ops whose releases have all arrived, not started */
+    pool_t matched;       /* matched transfers, not completed */
+    int32_t ndone;
+    uint64_t rng;
+} graph_t;
+
+static void vfail(sim_t *sim, bool tag, const char *fmt, va_list ap)
 {
-    va_list ap;
+    int n = 0;
+
     if (sim->failed) {
         return;
     }
@@ -109,8 +155,29 @@ static void fail(sim_t *sim, const char *fmt, ...)
     if (NULL == sim->err || 0 == sim->errlen) {
         return;
     }
+    /* a graph-mode failure says under which order, so that it can be told apart */
+    if (tag && NULL != sim->graph) {
+        n = sim->order < 0 ? snprintf(sim->err, sim->errlen, "graph: ")
+                           : snprintf(sim->err, sim->errlen, "graph, order %d: ", sim->order);
+        n = n < 0 ? 0 : ((size_t) n >= sim->errlen ? (int) sim->errlen - 1 : n);
+    }
+    vsnprintf(sim->err + n, sim->errlen - (size_t) n, fmt, ap);
+}
+
+static void fail(sim_t *sim, const char *fmt, ...)
+{
+    va_list ap;
     va_start(ap, fmt);
-    vsnprintf(sim->err, sim->errlen, fmt, ap);
+    vfail(sim, true, fmt, ap);
+    va_end(ap);
+}
+
+/* The same without the graph-mode prefix (the message names the mode itself). */
+static void fail_raw(sim_t *sim, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfail(sim, false, fmt, ap);
     va_end(ap);
 }
 
@@ -301,19 +368,40 @@ static void op_range(const sim_t *sim, const mca_coll_loom_op_t *op, int *b0, in
     *n = op->nblk > 0 ? op->nblk : sim->nb;
 }
 
-/* The transfer in flight that an access to blocks b0..b0+n-1 of `slot` conflicts with,
- * or NULL: blocks being received may not be read or written, blocks being sent may
- * be read. */
-static const msg_t *busy(const rank_t *r, int slot, int b0, int n, bool write)
+/* A transfer in flight that an access conflicts with: its blocks and direction. */
+typedef struct {
+    int b0, n;
+    bool is_send;
+} clash_t;
+
+/* Does an access to blocks b0..b0+n-1 of `slot` of rank me conflict with one of its
+ * transfers in flight (*what: which)?  Blocks being received may not be read or
+ * written, blocks being sent may be read.  The round reading scans the transfers
+ * since the last WAIT; graph mode, where a rank can have any number in flight, keeps
+ * a count per block. */
+static bool busy(const sim_t *sim, int me, int slot, int b0, int n, bool write, clash_t *what)
 {
+    rank_t *r = &sim->ranks[me];
+
+    if (NULL != sim->graph) {
+        const size_t k0 = (size_t) (slot_of(r, slot) - sim->contents);
+        for (int b = b0; b < b0 + n; ++b) {
+            if (sim->graph->nrecv[k0 + b] > 0 || (write && sim->graph->nsend[k0 + b] > 0)) {
+                *what = (clash_t) {b, 1, 0 == sim->graph->nrecv[k0 + b]};
+                return true;
+            }
+        }
+        return false;
+    }
     for (int i = 0; i < r->npending; ++i) {
         const msg_t *m = r->pending[i];
         if (phys(r, m->slot) == phys(r, slot) && b0 < m->b0 + m->n && m->b0 < b0 + n &&
             (write || !m->is_send)) {
-            return m;
+            *what = (clash_t) {m->b0, m->n, m->is_send};
+            return true;
         }
     }
-    return NULL;
+    return false;
 }
 
 static msg_t *msg_new(sim_t *sim)
@@ -412,48 +500,63 @@ static const char *slot_name(int slot)
     return MCA_COLL_LOOM_SLOT_RESULT == slot ? "RESULT" : MCA_COLL_LOOM_SLOT_INPUT == slot ? "INPUT" : "scratch";
 }
 
-static bool reads_unused_input(sim_t *sim, int me, int slot)
+static bool reads_unused_input(sim_t *sim, int me, int idx, int slot)
 {
     if (sim->input_unused && MCA_COLL_LOOM_SLOT_INPUT == slot) {
-        fail(sim, "rank %d: op %d reads INPUT, which %s does not use", me, sim->ranks[me].pc,
+        fail(sim, "rank %d: op %d reads INPUT, which %s does not use", me, idx,
              mca_coll_loom_coll_name(sim->coll));
         return true;
     }
     return false;
 }
 
+/* The checks of posting transfer op idx of rank me, shared by both readings; gives
+ * its slot and block range. */
+static bool transfer_ok(sim_t *sim, int me, int idx, const mca_coll_loom_op_t *op, int *slot, int *b0, int *n)
+{
+    rank_t *r = &sim->ranks[me];
+    const bool send = MCA_COLL_LOOM_OP_SEND == op->kind;
+    const content_t *c;
+    clash_t conflict;
+
+    *slot = send ? op->src : op->dst;
+    c = slot_of(r, *slot);
+    op_range(sim, op, b0, n);
+    if (op->peer < 0 || op->peer >= sim->P || op->peer == me) {
+        fail(sim, "rank %d: op %d: bad peer %d", me, idx, op->peer);
+        return false;
+    }
+    if (send && reads_unused_input(sim, me, idx, *slot)) {
+        return false;
+    }
+    if (busy(sim, me, *slot, *b0, *n, !send, &conflict)) {
+        fail(sim, "rank %d: op %d %s slot %d (%s) blocks %d+%d while block %d+%d is being %s", me, idx,
+             send ? "sends" : "receives into", *slot, slot_name(*slot), *b0, *n, conflict.b0, conflict.n,
+             conflict.is_send ? "sent" : "received");
+        return false;
+    }
+    for (int b = *b0; send && b < *b0 + *n; ++b) {
+        if (!c[b].defined) {
+            fail(sim, "rank %d: op %d sends undefined slot %d (%s) block %d", me, idx, *slot, slot_name(*slot),
+                 b);
+            return false;
+        }
+    }
+    return true;
+}
+
 static void step_transfer(sim_t *sim, int me, const mca_coll_loom_op_t *op)
 {
     rank_t *r = &sim->ranks[me];
     const bool send = MCA_COLL_LOOM_OP_SEND == op->kind;
-    const int slot = send ? op->src : op->dst;
-    content_t *c = slot_of(r, slot);
-    const msg_t *conflict;
+    content_t *c;
     msg_t *m;
-    int b0, n;
+    int slot, b0, n;
 
-    op_range(sim, op, &b0, &n);
-    if (op->peer < 0 || op->peer >= sim->P || op->peer == me) {
-        fail(sim, "rank %d: op %d: bad peer %d", me, r->pc, op->peer);
+    if (!transfer_ok(sim, me, r->pc, op, &slot, &b0, &n)) {
         return;
     }
-    if (send && reads_unused_input(sim, me, slot)) {
-        return;
-    }
-    conflict = busy(r, slot, b0, n, !send);
-    if (NULL != conflict) {
-        fail(sim, "rank %d: op %d %s slot %d (%s) blocks %d+%d while block %d+%d is being %s", me, r->pc,
-             send ? "sends" : "receives into", slot, slot_name(slot), b0, n, conflict->b0, conflict->n,
-             conflict->is_send ? "sent" : "received");
-        return;
-    }
-    for (int b = b0; send && b < b0 + n; ++b) {
-        if (!c[b].defined) {
-            fail(sim, "rank %d: op %d sends undefined slot %d (%s) block %d", me, r->pc, slot, slot_name(slot),
-                 b);
-            return;
-        }
-    }
+    c = slot_of(r, slot);
     m = msg_new(sim);
     if (NULL == m) {
         fail(sim, "out of memory");
@@ -481,29 +584,33 @@ static void step_transfer(sim_t *sim, int me, const mca_coll_loom_op_t *op)
     match_channel(sim, m->src, m->dst);
 }
 
-static void step_local(sim_t *sim, int me, const mca_coll_loom_op_t *op)
+/* Runs local op idx of rank me (both readings). */
+static void step_local(sim_t *sim, int me, int idx, const mca_coll_loom_op_t *op)
 {
     rank_t *r = &sim->ranks[me];
     content_t *srcs = slot_of(r, op->src), *dsts = slot_of(r, op->dst);
     const bool reads_dst = MCA_COLL_LOOM_OP_COPY != op->kind;
+    clash_t conflict;
     int b0, n;
 
     op_range(sim, op, &b0, &n);
-    if (reads_unused_input(sim, me, op->src) || (reads_dst && reads_unused_input(sim, me, op->dst))) {
+    if (reads_unused_input(sim, me, idx, op->src) || (reads_dst && reads_unused_input(sim, me, idx, op->dst))) {
         return;
     }
-    if (busy(r, op->src, b0, n, MCA_COLL_LOOM_OP_REDUCE_R == op->kind) || busy(r, op->dst, b0, n, true)) {
-        fail(sim, "rank %d: op %d touches a slot with a transfer in flight", me, r->pc);
+    if (busy(sim, me, op->src, b0, n, MCA_COLL_LOOM_OP_REDUCE_R == op->kind, &conflict) ||
+        busy(sim, me, op->dst, b0, n, true, &conflict)) {
+        fail(sim, "rank %d: op %d touches a slot with a transfer in flight (block %d+%d being %s)", me, idx,
+             conflict.b0, conflict.n, conflict.is_send ? "sent" : "received");
         return;
     }
     if (MCA_COLL_LOOM_OP_COPY != op->kind && srcs == dsts) {
-        fail(sim, "rank %d: op %d combines a slot with itself", me, r->pc);
+        fail(sim, "rank %d: op %d combines a slot with itself", me, idx);
         return;
     }
     for (int b = b0; b < b0 + n && !sim->failed; ++b) {
         content_t *src = &srcs[b], *dst = &dsts[b];
         if (!src->defined || (reads_dst && !dst->defined)) {
-            fail(sim, "rank %d: op %d reads an undefined slot (%s block %d)", me, r->pc,
+            fail(sim, "rank %d: op %d reads an undefined slot (%s block %d)", me, idx,
                  slot_name(src->defined ? op->dst : op->src), b);
             return;
         }
@@ -555,7 +662,7 @@ static void advance(sim_t *sim, int me)
         case MCA_COLL_LOOM_OP_REDUCE:
         case MCA_COLL_LOOM_OP_REDUCE_R:
         case MCA_COLL_LOOM_OP_UNREDUCE:
-            step_local(sim, me, op);
+            step_local(sim, me, r->pc, op);
             break;
         default:
             fail(sim, "rank %d: op %d has unknown kind %d", me, r->pc, op->kind);
@@ -714,6 +821,509 @@ static void agree_on_layout(sim_t *sim)
     }
 }
 
+/* ---- graph mode: the engine's execution, under adversarial orders ------------------ */
+
+/* How many orders every verification runs in graph mode (mca_coll_loom_verify_graph_orders). */
+static int graph_orders = 2;
+
+int mca_coll_loom_verify_graph_orders(int n)
+{
+    const int old = graph_orders;
+    if (n >= 0) {
+        graph_orders = n;
+    }
+    return old;
+}
+
+static const char *kind_name(int kind)
+{
+    static const char *const names[] = {"send", "recv", "wait", "copy", "reduce", "reduce_r", "unreduce"};
+    return kind >= 0 && kind <= MCA_COLL_LOOM_OP_UNREDUCE ? names[kind] : "unknown op";
+}
+
+/* xorshift64*: a deterministic stream per order, so a failure can be replayed. */
+static uint32_t graph_rand(graph_t *g, uint32_t n)
+{
+    g->rng ^= g->rng >> 12;
+    g->rng ^= g->rng << 25;
+    g->rng ^= g->rng >> 27;
+    return (uint32_t) (((g->rng * 2685821657736338717ull) >> 32) * (uint64_t) n >> 32);
+}
+
+static inline const mca_coll_loom_op_t *gop(const sim_t *sim, int32_t gi)
+{
+    const rank_t *r = &sim->ranks[sim->graph->owner[gi]];
+    return &r->ops[gi - r->base];
+}
+
+static inline void pool_push(pool_t *p, int32_t gi)
+{
+    p->ev[p->tail++] = gi;
+}
+
+/* Removes and returns the event at position k of the pool (order does not matter there). */
+static inline int32_t pool_take(pool_t *p, int32_t k)
+{
+    const int32_t gi = p->ev[k];
+    p->ev[k] = p->ev[--p->tail];
+    return gi;
+}
+
+/* One release arrived for op gi; at the last one it becomes ready.  A release beyond
+ * npred (a graph whose counts disagree with its edges) is ignored here: the
+ * structural check reports those. */
+static inline void graph_release(sim_t *sim, int32_t gi)
+{
+    gop_t *o = &sim->graph->op[gi];
+    if (0 == --o->left && OP_IDLE == o->state) {
+        pool_push(&sim->graph->ready, gi);
+    }
+}
+
+/* Op gi of rank me is done: its data successors may go. */
+static void graph_done(sim_t *sim, int32_t gi)
+{
+    graph_t *g = sim->graph;
+    const rank_t *r = &sim->ranks[g->owner[gi]];
+    const mca_coll_loom_sched_t *s = r->sched;
+    const int i = gi - r->base;
+
+    g->op[gi].state = OP_DONE;
+    g->ndone++;
+    for (int32_t k = s->succ_start[i]; k < s->succ_start[i + 1]; ++k) {
+        graph_release(sim, r->base + s->succ[k]);
+    }
+}
+
+/* The send gi_s and the receive gi_r meet: the data moves now (as in match_channel),
+ * and both may complete from here on. */
+static void graph_match(sim_t *sim, int32_t gi_s, int32_t gi_r)
+{
+    graph_t *g = sim->graph;
+    const mca_coll_loom_op_t *so = gop(sim, gi_s), *ro = gop(sim, gi_r);
+    const int src = g->owner[gi_s], dst = g->owner[gi_r];
+    content_t *from = slot_of(&sim->ranks[src], so->src), *to = slot_of(&sim->ranks[dst], ro->dst);
+    int sb0, rb0, n, rn;
+
+    if ((so->nblk > 0 ? so->blk : -1) != (ro->nblk > 0 ? ro->blk : -1) || so->nblk != ro->nblk) {
+        fail(sim, "rank %d sends blocks %d+%d to rank %d, which receives blocks %d+%d", src,
+             so->nblk > 0 ? so->blk : -1, so->nblk, dst, ro->nblk > 0 ? ro->blk : -1, ro->nblk);
+        return;
+    }
+    op_range(sim, so, &sb0, &n);
+    op_range(sim, ro, &rb0, &rn);
+    for (int b = 0; b < n; ++b) {
+        content_copy(sim, &to[rb0 + b], &from[sb0 + b]);
+    }
+    pool_push(&g->matched, gi_s);
+    pool_push(&g->matched, gi_r);
+}
+
+/* Posts transfer gi (op idx of rank me): the checks of the round reading, then into
+ * its channel, where it meets the oldest transfer of the other side if one waits. */
+static void graph_post(sim_t *sim, int32_t gi, int me, int idx, const mca_coll_loom_op_t *op)
+{
+    graph_t *g = sim->graph;
+    rank_t *r = &sim->ranks[me];
+    const bool send = MCA_COLL_LOOM_OP_SEND == op->kind;
+    content_t *c;
+    int32_t ch, head, *cnt;
+    size_t k0;
+    int slot, b0, n;
+
+    if (!transfer_ok(sim, me, idx, op, &slot, &b0, &n)) {
+        return;
+    }
+    c = slot_of(r, slot);
+    k0 = (size_t) (c - sim->contents);
+    cnt = send ? g->nsend : g->nrecv;
+    for (int b = b0; b < b0 + n; ++b) {
+        if (!send) {
+            c[b].defined = false; /* arrives when the transfer is matched */
+        }
+        cnt[k0 + b]++;
+    }
+    g->op[gi].state = OP_POSTED;
+    ch = g->chan[gi];
+    head = g->qhead[ch];
+    if (head >= 0 && gop(sim, head)->kind != op->kind) {
+        g->qhead[ch] = g->op[head].next;
+        if (send) {
+            graph_match(sim, gi, head);
+        } else {
+            graph_match(sim, head, gi);
+        }
+    } else {
+        g->op[gi].next = -1;
+        if (head >= 0) {
+            g->op[g->qtail[ch]].next = gi;
+        } else {
+            g->qhead[ch] = gi;
+        }
+        g->qtail[ch] = gi;
+    }
+    if (r->sched->chan_next[idx] >= 0) {
+        graph_release(sim, r->base + r->sched->chan_next[idx]);
+    }
+}
+
+static void graph_start(sim_t *sim, int32_t gi)
+{
+    const int me = sim->graph->owner[gi];
+    const int idx = gi - sim->ranks[me].base;
+    const mca_coll_loom_op_t *op = gop(sim, gi);
+
+    switch (op->kind) {
+    case MCA_COLL_LOOM_OP_WAIT:
+        graph_done(sim, gi); /* the round reading's barrier: nothing in the graph */
+        break;
+    case MCA_COLL_LOOM_OP_SEND:
+    case MCA_COLL_LOOM_OP_RECV:
+        graph_post(sim, gi, me, idx, op);
+        break;
+    case MCA_COLL_LOOM_OP_COPY:
+    case MCA_COLL_LOOM_OP_REDUCE:
+    case MCA_COLL_LOOM_OP_REDUCE_R:
+    case MCA_COLL_LOOM_OP_UNREDUCE:
+        step_local(sim, me, idx, op);
+        if (!sim->failed) {
+            graph_done(sim, gi);
+        }
+        break;
+    default:
+        fail(sim, "rank %d: op %d has unknown kind %d", me, idx, op->kind);
+    }
+}
+
+/* A matched transfer completes: its blocks are free again. */
+static void graph_complete(sim_t *sim, int32_t gi)
+{
+    graph_t *g = sim->graph;
+    const mca_coll_loom_op_t *op = gop(sim, gi);
+    const bool send = MCA_COLL_LOOM_OP_SEND == op->kind;
+    const content_t *c = slot_of(&sim->ranks[g->owner[gi]], send ? op->src : op->dst);
+    const size_t k0 = (size_t) (c - sim->contents);
+    int32_t *cnt = send ? g->nsend : g->nrecv;
+    int b0, n;
+
+    op_range(sim, op, &b0, &n);
+    for (int b = b0; b < b0 + n; ++b) {
+        cnt[k0 + b]--;
+    }
+    graph_done(sim, gi);
+}
+
+/* Picks the next event under order policy `order`: *gi is the op, *start whether it
+ * is a start (else a completion).  False when nothing is enabled. */
+static bool graph_next(sim_t *sim, int order, int32_t *gi, bool *start)
+{
+    graph_t *g = sim->graph;
+    pool_t *rd = &g->ready, *mt = &g->matched;
+    const int32_t nr = rd->tail - rd->head, nm = mt->tail - mt->head;
+
+    if (0 == nr + nm) {
+        return false;
+    }
+    if (0 == order) {
+        /* as much in flight as possible: every ready op first, oldest first */
+        *start = nr > 0;
+        *gi = *start ? rd->ev[rd->head++] : mt->ev[mt->head++];
+    } else if (1 == order) {
+        /* depth first: what just became possible goes first */
+        *start = 0 == nm;
+        *gi = *start ? rd->ev[--rd->tail] : mt->ev[--mt->tail];
+    } else {
+        const int32_t k = (int32_t) graph_rand(g, (uint32_t) (nr + nm));
+        *start = k < nr;
+        *gi = *start ? pool_take(rd, rd->head + k) : pool_take(mt, mt->head + k - nr);
+    }
+    return true;
+}
+
+/* A graph that does not say what its counts say cannot be run: every npred must equal
+ * the releases the op will get (its data predecessors and its channel predecessor). */
+static void graph_check_structure(sim_t *sim)
+{
+    graph_t *g = sim->graph;
+
+    for (int me = 0; me < sim->P && !sim->failed; ++me) {
+        const rank_t *r = &sim->ranks[me];
+        const mca_coll_loom_sched_t *s = r->sched;
+        gop_t *in = g->op + r->base; /* .left as scratch: the releases each op will get */
+
+        if (r->nops > 0 && (NULL == s->npred || NULL == s->succ_start || NULL == s->succ ||
+                            NULL == s->chan_next)) {
+            fail(sim, "rank %d: the schedule has no dependency graph (not finished)", me);
+            return;
+        }
+        for (int i = 0; i < r->nops; ++i) {
+            in[i].left = 0;
+        }
+        for (int i = 0; i < r->nops && !sim->failed; ++i) {
+            const int32_t cn = s->chan_next[i];
+            if (s->succ_start[i] > s->succ_start[i + 1] || cn < -1 || cn >= r->nops) {
+                fail(sim, "rank %d: op %d: malformed dependency graph", me, i);
+                break;
+            }
+            for (int32_t k = s->succ_start[i]; k < s->succ_start[i + 1]; ++k) {
+                if (s->succ[k] < 0 || s->succ[k] >= r->nops) {
+                    fail(sim, "rank %d: op %d: successor %d out of range in the dependency graph", me, i,
+                         s->succ[k]);
+                    break;
+                }
+                in[s->succ[k]].left++;
+            }
+            if (cn >= 0) {
+                in[cn].left++;
+            }
+        }
+        for (int i = 0; i < r->nops && !sim->failed; ++i) {
+            if (in[i].left != s->npred[i]) {
+                fail(sim, "rank %d: op %d: npred %d in the dependency graph, but %d ops release it", me, i,
+                     s->npred[i], in[i].left);
+            }
+        }
+    }
+}
+
+/* Channel of every transfer: (src, dst) pairs numbered through a hash table. */
+static bool graph_channels(sim_t *sim)
+{
+    graph_t *g = sim->graph;
+    const int P = sim->P;
+    size_t ntr = 0, size = 16;
+    int64_t *keys;
+    int32_t *vals;
+
+    for (int32_t gi = 0; gi < g->nops; ++gi) {
+        const mca_coll_loom_op_t *op = gop(sim, gi);
+        ntr += MCA_COLL_LOOM_OP_SEND == op->kind || MCA_COLL_LOOM_OP_RECV == op->kind;
+    }
+    if (ntr > (size_t) P * (size_t) P) {
+        ntr = (size_t) P * (size_t) P; /* distinct channels */
+    }
+    while (size < 2 * ntr) {
+        size *= 2;
+    }
+    keys = malloc(size * sizeof(*keys));
+    vals = malloc(size * sizeof(*vals));
+    if (NULL == keys || NULL == vals) {
+        free(keys);
+        free(vals);
+        return false;
+    }
+    for (size_t k = 0; k < size; ++k) {
+        keys[k] = -1;
+    }
+    g->nchan = 0;
+    for (int32_t gi = 0; gi < g->nops; ++gi) {
+        const mca_coll_loom_op_t *op = gop(sim, gi);
+        const int me = g->owner[gi];
+        int64_t key;
+        size_t h;
+
+        g->chan[gi] = -1;
+        if ((MCA_COLL_LOOM_OP_SEND != op->kind && MCA_COLL_LOOM_OP_RECV != op->kind) || op->peer < 0 ||
+            op->peer >= P || op->peer == me) {
+            continue; /* posting it fails first */
+        }
+        key = MCA_COLL_LOOM_OP_SEND == op->kind ? (int64_t) me * P + op->peer : (int64_t) op->peer * P + me;
+        h = (size_t) ((uint64_t) key * 0x9e3779b97f4a7c15ull >> 20) & (size - 1);
+        while (keys[h] >= 0 && keys[h] != key) {
+            h = (h + 1) & (size - 1);
+        }
+        if (keys[h] < 0) {
+            keys[h] = key;
+            vals[h] = g->nchan++;
+        }
+        g->chan[gi] = vals[h];
+    }
+    free(keys);
+    free(vals);
+    return true;
+}
+
+static void graph_free(graph_t *g)
+{
+    free(g->owner);
+    free(g->chan);
+    free(g->qhead);
+    free(g->qtail);
+    free(g->op);
+    free(g->nsend);
+    free(g->nrecv);
+    free(g->ready.ev);
+    free(g->matched.ev);
+}
+
+/* Sets up what every order shares; false (after fail()) when it cannot run. */
+static bool graph_setup(sim_t *sim, graph_t *g)
+{
+    int64_t nops = 0;
+
+    memset(g, 0, sizeof(*g));
+    sim->graph = g;
+    sim->order = -1; /* not running an order yet */
+    for (int me = 0; me < sim->P; ++me) {
+        sim->ranks[me].base = (int32_t) nops;
+        nops += sim->ranks[me].nops;
+    }
+    if (nops >= INT32_MAX) {
+        fail(sim, "%lld ops: too many for graph mode", (long long) nops);
+        return false;
+    }
+    g->nops = (int32_t) nops;
+    g->owner = malloc(((size_t) nops + 1) * sizeof(int32_t));
+    g->chan = malloc(((size_t) nops + 1) * sizeof(int32_t));
+    g->op = malloc(((size_t) nops + 1) * sizeof(gop_t));
+    g->ready.ev = malloc(((size_t) nops + 1) * sizeof(int32_t));
+    g->matched.ev = malloc(((size_t) nops + 1) * sizeof(int32_t));
+    g->nsend = calloc(sim->ncontents + 1, sizeof(int32_t));
+    g->nrecv = calloc(sim->ncontents + 1, sizeof(int32_t));
+    if (!g->owner || !g->chan || !g->op || !g->ready.ev || !g->matched.ev || !g->nsend || !g->nrecv) {
+        fail(sim, "out of memory");
+        return false;
+    }
+    for (int me = 0; me < sim->P; ++me) {
+        for (int i = 0; i < sim->ranks[me].nops; ++i) {
+            g->owner[sim->ranks[me].base + i] = me;
+        }
+    }
+    graph_check_structure(sim);
+    if (sim->failed) {
+        return false;
+    }
+    if (!graph_channels(sim) || NULL == (g->qhead = malloc(((size_t) g->nchan + 1) * sizeof(int32_t))) ||
+        NULL == (g->qtail = malloc(((size_t) g->nchan + 1) * sizeof(int32_t)))) {
+        fail(sim, "out of memory");
+        return false;
+    }
+    return true;
+}
+
+/* Nothing is enabled but some op is not done: names the first such op of the first
+ * rank that has one. */
+static void graph_deadlock(sim_t *sim, int order)
+{
+    const graph_t *g = sim->graph;
+    const mca_coll_loom_op_t *op;
+    char what[64];
+    int32_t gi = 0;
+    int me, idx;
+
+    while (OP_DONE == g->op[gi].state) {
+        gi++;
+    }
+    me = g->owner[gi];
+    idx = gi - sim->ranks[me].base;
+    op = gop(sim, gi);
+    if (MCA_COLL_LOOM_OP_SEND == op->kind || MCA_COLL_LOOM_OP_RECV == op->kind) {
+        snprintf(what, sizeof(what), "%s %s %d", kind_name(op->kind), MCA_COLL_LOOM_OP_SEND == op->kind ? "to" : "from",
+                 op->peer);
+    } else {
+        snprintf(what, sizeof(what), "%s", kind_name(op->kind));
+    }
+    if (OP_POSTED == g->op[gi].state) {
+        fail_raw(sim, "deadlock (graph, order %d): rank %d stuck at op %d (%s, posted, never matched)", order, me,
+                 idx, what);
+    } else {
+        fail_raw(sim, "deadlock (graph, order %d): rank %d stuck at op %d (%s, waiting for %d releases)", order,
+                 me, idx, what, g->op[gi].left);
+    }
+}
+
+/* Runs every rank's graph once under `order`, from the initial contents. */
+static void graph_run(sim_t *sim, int order, bool idem, bool check_order)
+{
+    graph_t *g = sim->graph;
+    int32_t gi;
+    bool start;
+
+    sim->order = order;
+    /* splitmix64 of the order: nearby orders give unrelated streams */
+    g->rng = (uint64_t) order * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
+    g->rng = (g->rng ^ (g->rng >> 30)) * 0xbf58476d1ce4e5b9ull;
+    g->rng = (g->rng ^ (g->rng >> 27)) * 0x94d049bb133111ebull;
+    g->rng ^= g->rng >> 31;
+    g->rng |= 1;
+    g->ndone = 0;
+    g->ready.head = g->ready.tail = g->matched.head = g->matched.tail = 0;
+    for (int32_t c = 0; c < g->nchan; ++c) {
+        g->qhead[c] = g->qtail[c] = -1;
+    }
+    memset(g->nsend, 0, sim->ncontents * sizeof(int32_t));
+    memset(g->nrecv, 0, sim->ncontents * sizeof(int32_t));
+    for (size_t k = 0; k < sim->ncontents; ++k) {
+        sim->contents[k].n = 0; /* keeps a heap list's memory for reuse */
+        sim->contents[k].defined = false;
+        sim->contents[k].ordered = false;
+    }
+    for (int me = 0; me < sim->P; ++me) {
+        const rank_t *r = &sim->ranks[me];
+        initial_contents(sim, me);
+        for (int i = 0; i < r->nops; ++i) {
+            g->op[r->base + i] = (gop_t) {.left = r->sched->npred[i], .next = -1, .state = OP_IDLE};
+            if (0 == r->sched->npred[i]) {
+                pool_push(&g->ready, r->base + i);
+            }
+        }
+    }
+
+    while (!sim->failed && graph_next(sim, order, &gi, &start)) {
+        if (start) {
+            graph_start(sim, gi);
+        } else {
+            graph_complete(sim, gi);
+        }
+    }
+    if (sim->failed) {
+        return;
+    }
+    if (g->ndone < g->nops) {
+        graph_deadlock(sim, order);
+        return;
+    }
+    for (int me = 0; me < sim->P && !sim->failed; ++me) {
+        final_checks(sim, me, idem, check_order);
+    }
+    for (int32_t c = 0; c < g->nchan && !sim->failed; ++c) {
+        if (g->qhead[c] >= 0) {
+            const int32_t h = g->qhead[c];
+            const mca_coll_loom_op_t *op = gop(sim, h);
+            const bool send = MCA_COLL_LOOM_OP_SEND == op->kind;
+            fail(sim, "unmatched %s from rank %d to rank %d", send ? "send" : "receive",
+                 send ? g->owner[h] : op->peer, send ? op->peer : g->owner[h]);
+        }
+    }
+}
+
+/* The orders a verification runs: LIFO, then (from 3 on) start-first, then random
+ * ones whose seeds move with the shape, so that the many shapes a test suite runs
+ * try many interleavings at two orders each. */
+static int graph_order_of(int k, int n, uint32_t shape_hash)
+{
+    if (0 == k) {
+        return 1;
+    }
+    if (1 == k && n > 2) {
+        return 0;
+    }
+    return 2 + (int) ((shape_hash + (uint32_t) k) % 1000000u);
+}
+
+static uint32_t shape_hash(const sim_t *sim, const mca_coll_loom_params_t *shape, bool in_place,
+                           bool check_order)
+{
+    const int64_t v[] = {shape->P, shape->root, shape->knob, shape->call, shape->coll, shape->segs,
+                         in_place, check_order, sim->graph->nops, sim->graph->nchan};
+    uint64_t h = 14695981039346656037ull;
+
+    for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); ++i) {
+        h = (h ^ (uint64_t) v[i]) * 1099511628211ull;
+    }
+    return (uint32_t) (h ^ (h >> 32));
+}
+
 /* ---- entry points ------------------------------------------------------------ */
 
 int mca_coll_loom_verify(int alg, mca_coll_loom_coll_t coll, const mca_coll_loom_params_t *shape,
@@ -817,6 +1427,7 @@ int mca_coll_loom_verify_schedules(const mca_coll_loom_sched_t *scheds, bool che
     const bool idem = 0 != (shape->call & MCA_COLL_LOOM_CALL_IDEMPOTENT);
     mca_coll_loom_verify_stats_t dummy;
     sim_t sim = {0};
+    graph_t graph = {0};
     int rc;
 
     if (NULL == stats) {
@@ -909,6 +1520,21 @@ int mca_coll_loom_verify_schedules(const mca_coll_loom_sched_t *scheds, bool che
         if (m) {
             fail(&sim, "unmatched %s from rank %d to rank %d", m->is_send ? "send" : "receive", m->src, dst);
         }
+    }
+
+    /* then as the engine runs them: the graphs, under adversarial orders */
+    if (!sim.failed && graph_orders > 0) {
+        mca_coll_loom_verify_stats_t unused;
+        sim.stats = &unused; /* the round reading's counts stand */
+        if (graph_setup(&sim, &graph)) {
+            const uint32_t h = shape_hash(&sim, shape, in_place, check_order);
+            for (int k = 0; k < graph_orders && !sim.failed; ++k) {
+                graph_run(&sim, graph_order_of(k, graph_orders, h), idem, check_order);
+            }
+        }
+        sim.stats = stats;
+        graph_free(&graph);
+        sim.graph = NULL;
     }
 
     rc = sim.failed ? -1 : 0;

@@ -16,6 +16,13 @@
  *                        (exscan: 0..rank-1, nothing checked at rank 0) exactly once;
  * combined in rank order on non-commutative calls where the algorithm claims to keep
  * it.  bcast and allgather must not read INPUT.
+ *
+ * Every check runs twice: in the round reading (WAIT completes what came before it),
+ * then in graph mode, as the engine runs a schedule: each rank's dependency graph
+ * (npred, succ, chan_next of loom_sched.h), ops started as soon as their releases
+ * are in and transfers completed in an adversarial order chosen among the enabled
+ * events of all ranks (mca_coll_loom_verify_graph_orders).  A graph-mode failure
+ * names its order: "graph, order K: ..." or "deadlock (graph, order K): ...".
  */
 #ifndef MCA_COLL_LOOM_VERIFY_H
 #define MCA_COLL_LOOM_VERIFY_H
@@ -54,5 +61,13 @@ int mca_coll_loom_verify_builder(mca_coll_loom_build_fn_t build, bool check_orde
 int mca_coll_loom_verify_schedules(const mca_coll_loom_sched_t *scheds, bool check_order,
                                    const mca_coll_loom_params_t *shape, bool in_place,
                                    mca_coll_loom_verify_stats_t *stats, char *err, size_t errlen);
+
+/* How many orders graph mode runs per verification (default 2; 0: the round reading
+ * only); returns the previous setting, n < 0 only reads it.  The orders: 1 (complete
+ * the newest matched transfer first, start the newest ready op: depth first), from
+ * n = 3 on 0 (start every ready op first, complete the oldest: the most in flight),
+ * then pseudo-random orders K >= 2 (seeded by K, and K derived from the shape, so a
+ * failure repeats with the same call).  A process-wide setting, for test drivers. */
+int mca_coll_loom_verify_graph_orders(int n);
 
 #endif /* MCA_COLL_LOOM_VERIFY_H */

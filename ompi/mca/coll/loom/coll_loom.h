@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "mpi.h"
+#include "opal/class/opal_list.h"
 #include "opal/threads/mutex.h"
 #include "ompi/communicator/communicator.h"
 #include "ompi/datatype/ompi_datatype.h"
@@ -114,9 +115,30 @@ typedef struct mca_coll_loom_component_t {
     /* MPI_T performance variables (coll_loom_<coll>_<alg>_calls, ..._fallback_calls) */
     unsigned long long alg_calls[MCA_COLL_LOOM_NUM_COLLS][MCA_COLL_LOOM_MAX_ALGS];
     unsigned long long fallback_calls[MCA_COLL_LOOM_NUM_COLLS];
+    /* the same for the non-blocking and persistent forms (coll_loom_i<coll>_<alg>_calls) */
+    unsigned long long nb_alg_calls[MCA_COLL_LOOM_NUM_COLLS][MCA_COLL_LOOM_MAX_ALGS];
+    unsigned long long nb_fallback_calls[MCA_COLL_LOOM_NUM_COLLS];
+
+    /* non-blocking and persistent requests in progress (coll_loom_nbc.c) */
+    opal_list_t active;
+    opal_mutex_t active_lock;
+    bool progress_registered;
 } mca_coll_loom_component_t;
 
 OMPI_MODULE_DECLSPEC extern mca_coll_loom_component_t mca_coll_loom_component;
+
+/* The module's function slots loom fills, one X(name) per coll_<name>: the blocking
+ * collectives (loom needs the previous component's function for each), and their
+ * non-blocking and persistent forms (a form whose previous function is missing is left
+ * to the component that has it). */
+#define MCA_COLL_LOOM_FOR_EACH_BLOCKING(X)                                                    \
+    X(allreduce) X(barrier) X(bcast) X(reduce) X(allgather) X(reduce_scatter)               \
+    X(reduce_scatter_block) X(scan) X(exscan)
+#define MCA_COLL_LOOM_FOR_EACH_OTHER(X)                                                       \
+    X(iallreduce) X(ibarrier) X(ibcast) X(ireduce) X(iallgather) X(ireduce_scatter)         \
+    X(ireduce_scatter_block) X(iscan) X(iexscan)                                            \
+    X(allreduce_init) X(barrier_init) X(bcast_init) X(reduce_init) X(allgather_init)        \
+    X(reduce_scatter_init) X(reduce_scatter_block_init) X(scan_init) X(exscan_init)
 
 /* A schedule built for this communicator, keyed by what it depends on. */
 typedef struct {
@@ -137,24 +159,12 @@ typedef struct mca_coll_loom_module_t {
     mca_coll_base_module_t super;
 
     /* the functions loom replaced, used for every call it does not serve */
-    mca_coll_base_module_allreduce_fn_t previous_allreduce;
-    mca_coll_base_module_t *previous_allreduce_module;
-    mca_coll_base_module_barrier_fn_t previous_barrier;
-    mca_coll_base_module_t *previous_barrier_module;
-    mca_coll_base_module_bcast_fn_t previous_bcast;
-    mca_coll_base_module_t *previous_bcast_module;
-    mca_coll_base_module_reduce_fn_t previous_reduce;
-    mca_coll_base_module_t *previous_reduce_module;
-    mca_coll_base_module_allgather_fn_t previous_allgather;
-    mca_coll_base_module_t *previous_allgather_module;
-    mca_coll_base_module_reduce_scatter_fn_t previous_reduce_scatter;
-    mca_coll_base_module_t *previous_reduce_scatter_module;
-    mca_coll_base_module_reduce_scatter_block_fn_t previous_reduce_scatter_block;
-    mca_coll_base_module_t *previous_reduce_scatter_block_module;
-    mca_coll_base_module_scan_fn_t previous_scan;
-    mca_coll_base_module_t *previous_scan_module;
-    mca_coll_base_module_exscan_fn_t previous_exscan;
-    mca_coll_base_module_t *previous_exscan_module;
+#define LOOM_PREVIOUS_FIELDS(name)                      \
+    mca_coll_base_module_##name##_fn_t previous_##name; \
+    mca_coll_base_module_t *previous_##name##_module;
+    MCA_COLL_LOOM_FOR_EACH_BLOCKING(LOOM_PREVIOUS_FIELDS)
+    MCA_COLL_LOOM_FOR_EACH_OTHER(LOOM_PREVIOUS_FIELDS)
+#undef LOOM_PREVIOUS_FIELDS
 
     bool have_topo;
     mca_coll_loom_topo_t topo;
@@ -176,7 +186,7 @@ typedef struct mca_coll_loom_module_t {
         int knob_value[MCA_COLL_LOOM_MAX_KNOBS];
         mca_coll_loom_choice_t choice;
         mca_coll_loom_sched_entry_t *entry; /* NULL: previous component */
-    } last[MCA_COLL_LOOM_NUM_COLLS];
+    } last[2][MCA_COLL_LOOM_NUM_COLLS]; /* [0]: blocking calls, [1]: the other forms */
 
     /* call flags of the last predefined (op, datatype) pair an allreduce used (NULL:
      * none yet; user ops and derived datatypes are never remembered) */
@@ -249,6 +259,12 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,
                                                 unsigned call, int root,
                                                 mca_coll_loom_choice_t *choice);
 
+/* The same for a non-blocking or persistent call (never through the node segment;
+ * counted in the coll_loom_i<coll>_* counters). */
+const mca_coll_loom_sched_t *mca_coll_loom_plan_nb(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll,
+                                                   struct ompi_communicator_t *comm, size_t bytes,
+                                                   unsigned call, int root, mca_coll_loom_choice_t *choice);
+
 /* hierarchical's representatives' phase alone (leaders_only), cached like plan's */
 const mca_coll_loom_sched_t *mca_coll_loom_plan_leaders(mca_coll_loom_module_t *m,
                                                         mca_coll_loom_coll_t coll,
@@ -299,7 +315,55 @@ void mca_coll_loom_model_params(mca_coll_loom_model_params_t *m);
 int mca_coll_loom_comm_topo(struct ompi_communicator_t *comm, mca_coll_loom_topo_t *topo);
 void mca_coll_loom_topo_cache_fini(void);
 
-/* the executor (coll_loom_exec.c) */
+/* the engine (coll_loom_exec.c) */
+
+/* Ops whose per-op state a blocking call keeps inside its task (on the stack). */
+#define MCA_COLL_LOOM_TASK_INLINE_OPS 48
+
+/* One call of a schedule in progress: the schedule's dependency graph, run as its
+ * predecessors complete (loom_sched.h). */
+typedef struct mca_coll_loom_task_t {
+    const mca_coll_loom_sched_t *s;
+    char *slot[MCA_COLL_LOOM_MAX_SLOTS];
+    mca_coll_loom_layout_t layout;
+    size_t count;
+    ptrdiff_t extent;
+    ompi_datatype_t *dtype;
+    ompi_op_t *op;
+    ompi_communicator_t *comm;
+    int tag;
+    bool swap_ok;          /* REDUCE_R may swap its operands */
+    int rc;                /* first error */
+    int ndone;             /* ops done */
+    /* per op: its request while in flight, releases still missing; the queue of
+     * ready ops (each enters once); the transfers in flight */
+    ompi_request_t **req;
+    int32_t *remaining;
+    int32_t *queue;
+    int qhead, qtail;
+    int32_t *inflight;
+    int ninflight;
+    char *scratch;
+    size_t scratch_bytes;
+    bool scratch_owned;    /* taken from the pool (given back at fini) */
+    uint64_t inline_state[(MCA_COLL_LOOM_TASK_INLINE_OPS * (3 * sizeof(int32_t) + sizeof(void *)) + 7) / 8];
+} mca_coll_loom_task_t;
+
+/* Sets up a task for (s, buffers): slots, scratch (the module's kept buffer when m is
+ * given, else the task's own), per-op state in state_mem (NULL: inline, for schedules
+ * of up to MCA_COLL_LOOM_TASK_INLINE_OPS ops). */
+int mca_coll_loom_task_init(mca_coll_loom_task_t *t, mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s,
+                            const void *sbuf, void *rbuf, size_t count, ompi_datatype_t *dtype, ompi_op_t *op,
+                            ompi_communicator_t *comm, int tag, unsigned call, const size_t *part_displ,
+                            char *state_mem);
+/* Posts and runs whatever the graph allows at once. */
+void mca_coll_loom_task_start(mca_coll_loom_task_t *t);
+/* Moves the task on without blocking; true once it is finished (t->rc: how). */
+bool mca_coll_loom_task_progress(mca_coll_loom_task_t *t);
+/* Releases what the task holds; after an error, first cancels and waits for every
+ * transfer still in flight. */
+void mca_coll_loom_task_fini(mca_coll_loom_task_t *t);
+
 /* sbuf: INPUT (MPI_IN_PLACE: rbuf), rbuf: RESULT; either may be NULL when the schedule
  * never touches that slot.  part_displ: NULL, or P+1 prefix sums of uneven parts
  * (reduce_scatter's recvcounts), see mca_coll_loom_layout_t. */
@@ -318,6 +382,54 @@ int mca_coll_loom_exec(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s
 int mca_coll_loom_exec_bytes(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s, void *buf,
                              size_t count, ompi_datatype_t *dtype, const void *pack_src, size_t pack_count,
                              size_t pack_from, bool unpack, ompi_communicator_t *comm, int tag);
+
+/* Non-blocking and persistent calls (coll_loom_nbc.c): what one call needs besides its
+ * schedule, kept by the request for every start. */
+typedef struct {
+    mca_coll_loom_module_t *module;
+    struct ompi_communicator_t *comm;
+    int P, rank;
+    const void *sbuf;          /* INPUT (MPI_IN_PLACE as given) */
+    void *rbuf;                /* RESULT */
+    size_t count;
+    ompi_datatype_t *dtype;
+    ompi_op_t *op;             /* NULL: no op */
+    unsigned call;
+    /* reduce_scatter(_block): P+1 prefix sums of the parts (owned by the request);
+     * RESULT is then a full-size scratch buffer whose part `rank` goes to `out` */
+    size_t *displ;
+    void *out;
+    /* allgather: this rank's block, from (own_src, own_scount, own_sdtype) into own_dst
+     * (own_rcount elements of udtype) at every start */
+    const void *own_src;
+    int own_scount;
+    ompi_datatype_t *own_sdtype;
+    void *own_dst;
+    int own_rcount;
+    /* bytes: the schedule runs on the bytes of (ubuf, ucount, udtype), packed first when
+     * they are not contiguous (mca_coll_loom_exec_bytes): pack_count elements from
+     * pack_src to byte pack_from, unpacked into ubuf at the end when unpack */
+    bool bytes;
+    void *ubuf;
+    size_t ucount, utsize;
+    ompi_datatype_t *udtype;
+    const void *pack_src;
+    size_t pack_count, pack_from;
+    bool unpack;
+} mca_coll_loom_nb_call_t;
+
+/* Fills c for a call of (sbuf, rbuf, count, dtype, op) with no extras. */
+void mca_coll_loom_nb_call_init(mca_coll_loom_nb_call_t *c, mca_coll_loom_module_t *m,
+                                struct ompi_communicator_t *comm, const void *sbuf, void *rbuf, size_t count,
+                                ompi_datatype_t *dtype, ompi_op_t *op, unsigned call);
+/* Makes the request of a call planned to schedule s (NULL: a call without data, which
+ * completes at once) and starts it unless it is persistent.  c->displ passes to the
+ * request (freed with it, or here on failure). */
+int mca_coll_loom_nb_post(const mca_coll_loom_sched_t *s, mca_coll_loom_nb_call_t *c, bool persistent,
+                          ompi_request_t **request);
+/* at component open / close */
+void mca_coll_loom_nbc_init(void);
+void mca_coll_loom_nbc_fini(void);
 
 /* (buf, count, dtype) to or from its packed form (bytes long), coll_loom_shm.c */
 int mca_coll_loom_pack(const void *buf, size_t count, ompi_datatype_t *dtype, void *dst, size_t bytes);
@@ -386,6 +498,67 @@ int mca_coll_loom_scan(const void *sbuf, void *rbuf, int count, struct ompi_data
 int mca_coll_loom_exscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                          struct ompi_op_t *op, struct ompi_communicator_t *comm,
                          mca_coll_base_module_t *module);
+
+/* A call flag of the component's own, never seen by the core: the call is non-blocking
+ * or persistent (it has its own last decision, counters and explain lines). */
+#define MCA_COLL_LOOM_CALL_NB 0x100u
+
+/* The non-blocking (mca_coll_loom_i<coll>) and persistent (mca_coll_loom_<coll>_init)
+ * forms, in the file of their blocking one. */
+int mca_coll_loom_iallreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                             struct ompi_op_t *op, struct ompi_communicator_t *comm, ompi_request_t **request,
+                             mca_coll_base_module_t *module);
+int mca_coll_loom_ibarrier(struct ompi_communicator_t *comm, ompi_request_t **request,
+                           mca_coll_base_module_t *module);
+int mca_coll_loom_ibcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
+                         struct ompi_communicator_t *comm, ompi_request_t **request, mca_coll_base_module_t *module);
+int mca_coll_loom_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                          struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
+                          ompi_request_t **request, mca_coll_base_module_t *module);
+int mca_coll_loom_iallgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                             int rcount, struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                             ompi_request_t **request, mca_coll_base_module_t *module);
+int mca_coll_loom_ireduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, struct ompi_datatype_t *dtype,
+                                  struct ompi_op_t *op, struct ompi_communicator_t *comm, ompi_request_t **request,
+                                  mca_coll_base_module_t *module);
+int mca_coll_loom_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount, struct ompi_datatype_t *dtype,
+                                        struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                                        ompi_request_t **request, mca_coll_base_module_t *module);
+int mca_coll_loom_iscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                        struct ompi_op_t *op, struct ompi_communicator_t *comm, ompi_request_t **request,
+                        mca_coll_base_module_t *module);
+int mca_coll_loom_iexscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                          struct ompi_op_t *op, struct ompi_communicator_t *comm, ompi_request_t **request,
+                          mca_coll_base_module_t *module);
+int mca_coll_loom_allreduce_init(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                                 struct ompi_op_t *op, struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                                 ompi_request_t **request, mca_coll_base_module_t *module);
+int mca_coll_loom_barrier_init(struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                               ompi_request_t **request, mca_coll_base_module_t *module);
+int mca_coll_loom_bcast_init(void *buf, int count, struct ompi_datatype_t *dtype, int root,
+                             struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                             ompi_request_t **request, mca_coll_base_module_t *module);
+int mca_coll_loom_reduce_init(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                              struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
+                              struct ompi_info_t *info, ompi_request_t **request, mca_coll_base_module_t *module);
+int mca_coll_loom_allgather_init(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                                 int rcount, struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                                 struct ompi_info_t *info, ompi_request_t **request,
+                                 mca_coll_base_module_t *module);
+int mca_coll_loom_reduce_scatter_init(const void *sbuf, void *rbuf, const int *rcounts,
+                                      struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                      struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                                      ompi_request_t **request, mca_coll_base_module_t *module);
+int mca_coll_loom_reduce_scatter_block_init(const void *sbuf, void *rbuf, int rcount,
+                                            struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                            struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                                            ompi_request_t **request, mca_coll_base_module_t *module);
+int mca_coll_loom_scan_init(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                            struct ompi_op_t *op, struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                            ompi_request_t **request, mca_coll_base_module_t *module);
+int mca_coll_loom_exscan_init(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                              struct ompi_op_t *op, struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                              ompi_request_t **request, mca_coll_base_module_t *module);
 
 /* call flags of a collective without an op (bcast, allgather): no restriction applies */
 #define MCA_COLL_LOOM_CALL_NO_OP (MCA_COLL_LOOM_CALL_COMMUTATIVE | MCA_COLL_LOOM_CALL_EXACT)

@@ -60,3 +60,76 @@ int mca_coll_loom_allgather(const void *sbuf, int scount, struct ompi_datatype_t
     return mca_coll_loom_exec(m, s, NULL, rbuf, (size_t) P * (size_t) rcount, rdtype, NULL, comm,
                               MCA_COLL_BASE_TAG_ALLGATHER, MCA_COLL_LOOM_CALL_NO_OP, NULL);
 }
+
+/* MPI_Iallgather and MPI_Allgather_init */
+static int allgather_post(const void *sbuf, int scount, ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                          ompi_datatype_t *rdtype, ompi_communicator_t *comm, mca_coll_loom_module_t *m,
+                          bool persistent, ompi_request_t **request)
+{
+    const int P = ompi_comm_size(comm), rank = ompi_comm_rank(comm);
+    const mca_coll_loom_sched_t *s = NULL;
+    mca_coll_loom_nb_call_t c;
+    size_t tsize = 0;
+    ptrdiff_t lb, extent;
+
+    if (!mca_coll_loom_empty((size_t) rcount, rdtype, &tsize)) {
+        mca_coll_loom_choice_t choice;
+        s = mca_coll_loom_plan_nb(m, MCA_COLL_LOOM_COLL_ALLGATHER, comm, (size_t) P * rcount * tsize,
+                                  MCA_COLL_LOOM_CALL_NO_OP, 0, &choice);
+        if (NULL == s) {
+            return OPAL_UNLIKELY(m->failed) ? OMPI_ERROR : OMPI_ERR_NOT_AVAILABLE;
+        }
+    }
+    mca_coll_loom_nb_call_init(&c, m, comm, NULL, rbuf, (size_t) P * (size_t) rcount, rdtype, NULL,
+                               MCA_COLL_LOOM_CALL_NO_OP);
+    ompi_datatype_get_extent(rdtype, &lb, &extent);
+    c.udtype = rdtype;
+    if (NULL != s && MPI_IN_PLACE != sbuf) {
+        c.own_src = sbuf;
+        c.own_scount = scount;
+        c.own_sdtype = sdtype;
+        c.own_dst = (char *) rbuf + (ptrdiff_t) rank * rcount * extent;
+        c.own_rcount = rcount;
+    }
+    if (NULL != s && s->nseg > 1) {
+        /* segments inside each rank's block: cut by byte, as the blocking allgather does */
+        c.bytes = true;
+        c.ubuf = rbuf;
+        c.ucount = (size_t) P * (size_t) rcount;
+        c.utsize = tsize;
+        c.pack_src = (char *) rbuf + (ptrdiff_t) rank * rcount * extent;
+        c.pack_count = (size_t) rcount;
+        c.pack_from = (size_t) rank * (size_t) rcount * tsize;
+        c.unpack = true;
+    }
+    return mca_coll_loom_nb_post(s, &c, persistent, request);
+}
+
+int mca_coll_loom_iallgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                             int rcount, struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                             ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
+    int rc = allgather_post(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m, false, request);
+
+    if (OMPI_ERR_NOT_AVAILABLE == rc) {
+        rc = m->previous_iallgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, request,
+                                    m->previous_iallgather_module);
+    }
+    return rc;
+}
+
+int mca_coll_loom_allgather_init(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                                 int rcount, struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                                 struct ompi_info_t *info, ompi_request_t **request,
+                                 mca_coll_base_module_t *module)
+{
+    mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
+    int rc = allgather_post(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m, true, request);
+
+    if (OMPI_ERR_NOT_AVAILABLE == rc) {
+        rc = m->previous_allgather_init(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, info, request,
+                                        m->previous_allgather_init_module);
+    }
+    return rc;
+}

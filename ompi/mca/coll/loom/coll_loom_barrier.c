@@ -40,3 +40,45 @@ int mca_coll_loom_barrier(struct ompi_communicator_t *comm, mca_coll_base_module
     return mca_coll_loom_exec(m, s, NULL, NULL, 0, &ompi_mpi_byte.dt, NULL, comm,
                               MCA_COLL_BASE_TAG_BARRIER, call, NULL);
 }
+
+/* MPI_Ibarrier and MPI_Barrier_init */
+static int barrier_post(ompi_communicator_t *comm, mca_coll_loom_module_t *m, bool persistent,
+                        ompi_request_t **request)
+{
+    const unsigned call = MCA_COLL_LOOM_CALL_COMMUTATIVE | MCA_COLL_LOOM_CALL_EXACT |
+                          MCA_COLL_LOOM_CALL_IDEMPOTENT;
+    const mca_coll_loom_sched_t *s;
+    mca_coll_loom_choice_t choice;
+    mca_coll_loom_nb_call_t c;
+
+    s = mca_coll_loom_plan_nb(m, MCA_COLL_LOOM_COLL_BARRIER, comm, 0, call, 0, &choice);
+    if (NULL == s) {
+        return OPAL_UNLIKELY(m->failed) ? OMPI_ERROR : OMPI_ERR_NOT_AVAILABLE;
+    }
+    mca_coll_loom_nb_call_init(&c, m, comm, NULL, NULL, 0, &ompi_mpi_byte.dt, NULL, call);
+    return mca_coll_loom_nb_post(s, &c, persistent, request);
+}
+
+int mca_coll_loom_ibarrier(struct ompi_communicator_t *comm, ompi_request_t **request,
+                           mca_coll_base_module_t *module)
+{
+    mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
+    int rc = barrier_post(comm, m, false, request);
+
+    if (OMPI_ERR_NOT_AVAILABLE == rc) {
+        rc = m->previous_ibarrier(comm, request, m->previous_ibarrier_module);
+    }
+    return rc;
+}
+
+int mca_coll_loom_barrier_init(struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                               ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
+    int rc = barrier_post(comm, m, true, request);
+
+    if (OMPI_ERR_NOT_AVAILABLE == rc) {
+        rc = m->previous_barrier_init(comm, info, request, m->previous_barrier_init_module);
+    }
+    return rc;
+}

@@ -48,3 +48,61 @@ int mca_coll_loom_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int
     return mca_coll_loom_exec(m, s, NULL, buf, (size_t) count, dtype, NULL, comm,
                               MCA_COLL_BASE_TAG_BCAST, MCA_COLL_LOOM_CALL_NO_OP, NULL);
 }
+
+/* MPI_Ibcast and MPI_Bcast_init */
+static int bcast_post(void *buf, int count, ompi_datatype_t *dtype, int root, ompi_communicator_t *comm,
+                      mca_coll_loom_module_t *m, bool persistent, ompi_request_t **request)
+{
+    const mca_coll_loom_sched_t *s = NULL;
+    mca_coll_loom_nb_call_t c;
+    size_t tsize = 0;
+
+    if (!mca_coll_loom_empty((size_t) count, dtype, &tsize)) {
+        mca_coll_loom_choice_t choice;
+        s = mca_coll_loom_plan_nb(m, MCA_COLL_LOOM_COLL_BCAST, comm, (size_t) count * tsize,
+                                  MCA_COLL_LOOM_CALL_NO_OP, root, &choice);
+        if (NULL == s) {
+            return OPAL_UNLIKELY(m->failed) ? OMPI_ERROR : OMPI_ERR_NOT_AVAILABLE;
+        }
+    }
+    mca_coll_loom_nb_call_init(&c, m, comm, NULL, buf, (size_t) count, dtype, NULL, MCA_COLL_LOOM_CALL_NO_OP);
+    if (NULL != s && s->nblocks > 1) {
+        /* cut by byte, as the blocking bcast does */
+        const bool is_root = c.rank == root;
+        c.bytes = true;
+        c.ubuf = buf;
+        c.ucount = (size_t) count;
+        c.utsize = tsize;
+        c.udtype = dtype;
+        c.pack_src = is_root ? buf : NULL;
+        c.pack_count = is_root ? (size_t) count : 0;
+        c.unpack = !is_root;
+    }
+    return mca_coll_loom_nb_post(s, &c, persistent, request);
+}
+
+int mca_coll_loom_ibcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
+                         struct ompi_communicator_t *comm, ompi_request_t **request,
+                         mca_coll_base_module_t *module)
+{
+    mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
+    int rc = bcast_post(buf, count, dtype, root, comm, m, false, request);
+
+    if (OMPI_ERR_NOT_AVAILABLE == rc) {
+        rc = m->previous_ibcast(buf, count, dtype, root, comm, request, m->previous_ibcast_module);
+    }
+    return rc;
+}
+
+int mca_coll_loom_bcast_init(void *buf, int count, struct ompi_datatype_t *dtype, int root,
+                             struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                             ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
+    int rc = bcast_post(buf, count, dtype, root, comm, m, true, request);
+
+    if (OMPI_ERR_NOT_AVAILABLE == rc) {
+        rc = m->previous_bcast_init(buf, count, dtype, root, comm, info, request, m->previous_bcast_init_module);
+    }
+    return rc;
+}

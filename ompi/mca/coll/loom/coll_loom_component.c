@@ -226,6 +226,24 @@ static void register_pvars(void)
         snprintf(desc, sizeof(desc),
                  "Number of %s calls loom handed to the component selected before it", cname);
         register_counter(name, desc, &cm->fallback_calls[coll]);
+
+        /* the non-blocking and persistent forms: i<coll> */
+        for (int a = 0; a < cm->nalgs; ++a) {
+            if (!mca_coll_loom_alg_serves(a, coll)) {
+                continue;
+            }
+            snprintf(name, sizeof(name), "i%s_%s_calls", cname, mca_coll_loom_algs[a].name);
+            snprintf(desc, sizeof(desc),
+                     "Number of non-blocking and persistent %s calls (starts of MPI_I%s and "
+                     "plans of MPI_%s_init) on which loom ran the '%s' algorithm",
+                     cname, cname, cname, mca_coll_loom_algs[a].name);
+            register_counter(name, desc, &cm->nb_alg_calls[coll][a]);
+        }
+        snprintf(name, sizeof(name), "i%s_fallback_calls", cname);
+        snprintf(desc, sizeof(desc),
+                 "Number of non-blocking and persistent %s calls loom handed to the component "
+                 "selected before it", cname);
+        register_counter(name, desc, &cm->nb_fallback_calls[coll]);
     }
     register_counter("shm_node_phases",
                      "Number of hierarchical calls whose node phases ran through the node's shared "
@@ -405,6 +423,9 @@ static int loom_open(void)
     }
     memset(cm->alg_calls, 0, sizeof(cm->alg_calls));
     memset(cm->fallback_calls, 0, sizeof(cm->fallback_calls));
+    memset(cm->nb_alg_calls, 0, sizeof(cm->nb_alg_calls));
+    memset(cm->nb_fallback_calls, 0, sizeof(cm->nb_fallback_calls));
+    mca_coll_loom_nbc_init();
     cm->shm_node_phases = 0;
     cm->shm_segments_created = 0;
     cm->shm_segments_reused = 0;
@@ -423,6 +444,8 @@ static int loom_open(void)
 static int loom_close(void)
 {
     mca_coll_loom_component_t *cm = &mca_coll_loom_component;
+
+    mca_coll_loom_nbc_fini();
 
     for (int coll = 0; coll < MCA_COLL_LOOM_NUM_COLLS; ++coll) {
         mca_coll_loom_alg_param_t *p = &cm->alg_param[coll];
@@ -595,5 +618,8 @@ mca_coll_base_module_t *mca_coll_loom_comm_query(struct ompi_communicator_t *com
     m->super.coll_reduce_scatter_block = mca_coll_loom_reduce_scatter_block;
     m->super.coll_scan = mca_coll_loom_scan;
     m->super.coll_exscan = mca_coll_loom_exscan;
+#define LOOM_SET_FN(name) m->super.coll_##name = mca_coll_loom_##name;
+    MCA_COLL_LOOM_FOR_EACH_OTHER(LOOM_SET_FN)
+#undef LOOM_SET_FN
     return &m->super;
 }

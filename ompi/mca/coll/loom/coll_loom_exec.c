@@ -1,7 +1,10 @@
 /*
- * coll/loom: the executor.  Runs one rank's schedule (opal/loom/loom_sched.h) with the
- * PML, ompi_datatype and ompi_op.  The schedule is read-only here: the same schedule
- * object serves every call of the same shape on the communicator.
+ * coll/loom: the engine.  Runs one rank's schedule (opal/loom/loom_sched.h) as its
+ * dependency graph with the PML, ompi_datatype and ompi_op: an op starts as soon as the
+ * ops it depends on are done, transfers complete in whatever order the network
+ * delivers them.  A blocking call is a task started and progressed to its end here; a
+ * non-blocking one is the same task inside a request (coll_loom_nbc.c).  The schedule
+ * is read-only here: the same schedule object serves every call of its shape.
  *
  * Slots: 0 = RESULT (rbuf), 1 = INPUT (sbuf; for MPI_IN_PLACE rbuf itself, or a copy of
  * rbuf taken first when the schedule reads INPUT after writing RESULT), 2.. = scratch
@@ -30,8 +33,6 @@
 #include "coll_loom.h"
 #include "opal/loom/loom_copy.h"
 
-/* Requests of one round live on the stack up to this many. */
-#define LOOM_STACK_REQS 16
 /* Scratch slots are aligned so vectorised op kernels see aligned buffers. */
 #define LOOM_SLOT_ALIGN 64
 
@@ -158,45 +159,6 @@ static int unreduce(ompi_op_t *op, ompi_datatype_t *dtype, const void *src, void
 }
 
 /* ------------------------------------------------------------------------------------ */
-/* requests                                                                              */
-
-/* The error behind MPI_ERR_IN_STATUS: the first request that failed for a reason
- * other than being left pending. */
-static int request_error(ompi_request_t **reqs, int n, int rc)
-{
-    if (MPI_ERR_IN_STATUS != rc) {
-        return rc;
-    }
-    for (int i = 0; i < n; ++i) {
-        if (NULL != reqs[i] && MPI_REQUEST_NULL != reqs[i] &&
-            MPI_SUCCESS != reqs[i]->req_status.MPI_ERROR &&
-            MPI_ERR_PENDING != reqs[i]->req_status.MPI_ERROR) {
-            return reqs[i]->req_status.MPI_ERROR;
-        }
-    }
-    return rc;
-}
-
-/* Error path: nothing may still write into buffers we are about to free, so cancel
- * what can be cancelled, wait for everything, and release what is left. */
-static void drain_requests(ompi_request_t **reqs, int n)
-{
-    for (int i = 0; i < n; ++i) {
-        if (NULL == reqs[i] || MPI_REQUEST_NULL == reqs[i]) {
-            continue;
-        }
-        if (!REQUEST_COMPLETE(reqs[i])) {
-            (void) ompi_request_cancel(reqs[i]);
-        }
-        (void) ompi_request_wait(&reqs[i], MPI_STATUS_IGNORE);
-        if (MPI_REQUEST_NULL != reqs[i]) {
-            /* completed in error: wait leaves such requests allocated */
-            (void) ompi_request_free(&reqs[i]);
-        }
-    }
-}
-
-/* ------------------------------------------------------------------------------------ */
 /* the executor                                                                          */
 
 /* Large scratch buffers are kept in one per-process pool between calls, up to
@@ -294,44 +256,251 @@ static char *get_scratch(mca_coll_loom_module_t *m, size_t bytes, bool *owned)
     return mca_coll_loom_scratch_take(bytes);
 }
 
-static int exec_schedule(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s, const void *sbuf,
-                         void *rbuf, size_t count, ompi_datatype_t *dtype, ompi_op_t *op,
-                         ompi_communicator_t *comm, int tag, unsigned call, const size_t *part_displ)
-{
-    char *slot[MCA_COLL_LOOM_MAX_SLOTS];
-    ompi_request_t *stack_reqs[LOOM_STACK_REQS], **reqs = stack_reqs;
-    char *scratch = NULL;
-    bool scratch_owned = false;
-    size_t scratch_bytes = 0;
-    const int P = ompi_comm_size(comm);
-    const bool in_place = (MPI_IN_PLACE == sbuf);
-    const bool save_input = in_place && s->input_after_result;
-    /* intrinsic commutative ops give the same bits for a o b and b o a, except a
-     * floating-point max or min */
-    const bool swap_ok = (call & MCA_COLL_LOOM_CALL_COMMUTATIVE) && mca_coll_loom_swappable(op, dtype);
-    ptrdiff_t extent = 0;
-    int nscratch, nreq = 0, rc = OMPI_SUCCESS;
-    const mca_coll_loom_layout_t layout = {
-        .count = count,
-        .nseg = s->nseg > 0 ? s->nseg : 1,
-        .nparts = s->nblocks / (s->nseg > 0 ? s->nseg : 1),
-        .part_displ = part_displ,
-    };
+/* ------------------------------------------------------------------------------------ */
+/* the engine: one task runs one rank's schedule as its dependency graph (loom_sched.h)  */
 
-    if (OPAL_UNLIKELY(s->nslots < 2 || s->nslots > MCA_COLL_LOOM_MAX_SLOTS || s->max_inflight < 0 ||
-                      MCA_COLL_LOOM_OK != s->error ||
-                      (NULL != part_displ && (s->nblocks < 1 || s->nblocks % layout.nseg != 0 ||
-                                              layout.nparts != P)))) {
+static inline void task_push(mca_coll_loom_task_t *t, int32_t i)
+{
+    t->queue[t->qtail++] = i;
+}
+
+static inline void task_release(mca_coll_loom_task_t *t, int32_t j)
+{
+    if (0 == --t->remaining[j]) {
+        task_push(t, j);
+    }
+}
+
+/* Op i is done: its data successors may go. */
+static inline void task_done(mca_coll_loom_task_t *t, int32_t i)
+{
+    const mca_coll_loom_sched_t *s = t->s;
+
+    t->ndone++;
+    for (int32_t k = s->succ_start[i]; k < s->succ_start[i + 1]; ++k) {
+        task_release(t, s->succ[k]);
+    }
+}
+
+/* Op i is posted (a transfer) or done (anything else): the next transfer of its
+ * channel may be posted. */
+static inline void task_posted(mca_coll_loom_task_t *t, int32_t i)
+{
+    if (t->s->chan_next[i] >= 0) {
+        task_release(t, t->s->chan_next[i]);
+    }
+}
+
+/* Starts op i, whose predecessors are all done.  Local ops run to completion here. */
+static int task_start_op(mca_coll_loom_task_t *t, int32_t i)
+{
+    const mca_coll_loom_op_t *o = &t->s->ops[i];
+    size_t n = t->count;
+    char *src, *dst;
+    int rc = OMPI_SUCCESS;
+
+    if (MCA_COLL_LOOM_OP_WAIT == o->kind) {
+        task_done(t, i); /* the round reading's barrier: no edges in the graph */
+        return OMPI_SUCCESS;
+    }
+    if (OPAL_UNLIKELY(o->src >= t->s->nslots || o->dst >= t->s->nslots)) {
+        return OMPI_ERR_BAD_PARAM;
+    }
+    src = t->slot[o->src];
+    dst = t->slot[o->dst];
+    if (o->nblk > 0) {
+        size_t first = mca_coll_loom_layout_start(&t->layout, o->blk);
+        n = mca_coll_loom_layout_start(&t->layout, o->blk + o->nblk) - first;
+        if (0 == n) {
+            /* an empty block: the peer skips its side of a transfer alike */
+            task_posted(t, i);
+            task_done(t, i);
+            return OMPI_SUCCESS;
+        }
+        if (NULL != src) {
+            src += (ptrdiff_t) first * t->extent;
+        }
+        if (NULL != dst) {
+            dst += (ptrdiff_t) first * t->extent;
+        }
+    }
+    /* a slot the caller did not provide (bcast's INPUT, a non-root's RESULT in reduce)
+     * is never touched by a correct schedule: refuse rather than crash.  A call without
+     * data (barrier) still sends its empty messages: they are the synchronisation. */
+    if (OPAL_UNLIKELY(n > 0 && ((NULL == src && MCA_COLL_LOOM_OP_RECV != o->kind) ||
+                                (NULL == dst && MCA_COLL_LOOM_OP_SEND != o->kind)))) {
         return OMPI_ERR_BAD_PARAM;
     }
 
-    slot[MCA_COLL_LOOM_SLOT_RESULT] = (char *) rbuf;
-    slot[MCA_COLL_LOOM_SLOT_INPUT] = in_place ? (char *) rbuf : (char *) (uintptr_t) sbuf;
+    switch (o->kind) {
+    case MCA_COLL_LOOM_OP_SEND:
+    case MCA_COLL_LOOM_OP_RECV:
+        if (OPAL_UNLIKELY(o->peer < 0 || o->peer >= ompi_comm_size(t->comm))) {
+            return OMPI_ERR_BAD_PARAM;
+        }
+        if (MCA_COLL_LOOM_OP_SEND == o->kind) {
+            rc = MCA_PML_CALL(isend(src, n, t->dtype, o->peer, t->tag, MCA_PML_BASE_SEND_STANDARD, t->comm,
+                                    &t->req[i]));
+        } else {
+            rc = MCA_PML_CALL(irecv(dst, n, t->dtype, o->peer, t->tag, t->comm, &t->req[i]));
+        }
+        if (OMPI_SUCCESS != rc) {
+            t->req[i] = NULL;
+            return rc;
+        }
+        t->inflight[t->ninflight++] = i;
+        task_posted(t, i);
+        return OMPI_SUCCESS;
+
+    default:
+        break;
+    }
+    if (0 == n) {
+        task_done(t, i); /* a local op on no data */
+        return OMPI_SUCCESS;
+    }
+    switch (o->kind) {
+    case MCA_COLL_LOOM_OP_COPY:
+        if (src != dst) {
+            rc = mca_coll_loom_copy_content(t->dtype, n, dst, src);
+        }
+        break;
+
+    case MCA_COLL_LOOM_OP_REDUCE:
+        /* dst := src o dst */
+        ompi_op_reduce(t->op, src, dst, n, t->dtype);
+        break;
+
+    case MCA_COLL_LOOM_OP_REDUCE_R:
+        /* dst := dst o src.  ompi_op_reduce(op, a, b) computes b := a o b, so for an op
+         * whose operand order matters the result is formed in src and copied to dst.
+         * Contract with the builders (the graph counts REDUCE_R as writing src): src is
+         * a scratch slot whose value is not needed afterwards. */
+        if (t->swap_ok) {
+            ompi_op_reduce(t->op, src, dst, n, t->dtype);
+        } else {
+            ompi_op_reduce(t->op, dst, src, n, t->dtype);
+            rc = mca_coll_loom_copy_content(t->dtype, n, dst, src);
+        }
+        break;
+
+    case MCA_COLL_LOOM_OP_UNREDUCE:
+        /* dst := dst o src^-1, only for (op, dtype) pairs declared invertible */
+        rc = unreduce(t->op, t->dtype, src, dst, n);
+        break;
+
+    default:
+        return OMPI_ERR_BAD_PARAM;
+    }
+    if (OMPI_SUCCESS == rc) {
+        task_done(t, i);
+    }
+    return rc;
+}
+
+bool mca_coll_loom_task_progress(mca_coll_loom_task_t *t)
+{
+    bool moved = true;
+
+    while (moved && OMPI_SUCCESS == t->rc && t->ndone < t->s->nops) {
+        moved = false;
+        /* transfers that completed release what waits for them */
+        for (int k = 0; k < t->ninflight;) {
+            const int32_t i = t->inflight[k];
+            ompi_request_t *req = t->req[i];
+            if (!REQUEST_COMPLETE(req)) {
+                ++k;
+                continue;
+            }
+            t->inflight[k] = t->inflight[--t->ninflight];
+            if (OPAL_UNLIKELY(OMPI_SUCCESS != req->req_status.MPI_ERROR)) {
+                t->rc = req->req_status.MPI_ERROR;
+            }
+            (void) ompi_request_free(&t->req[i]);
+            t->req[i] = NULL;
+            if (OPAL_UNLIKELY(OMPI_SUCCESS != t->rc)) {
+                return true;
+            }
+            task_done(t, i);
+            moved = true;
+        }
+        /* then everything that became ready, in list order where that is free */
+        while (t->qhead < t->qtail) {
+            const int rc = task_start_op(t, t->queue[t->qhead++]);
+            if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
+                t->rc = rc;
+                return true;
+            }
+            moved = true;
+        }
+    }
+    return OMPI_SUCCESS != t->rc || t->ndone == t->s->nops;
+}
+
+/* Bytes of the per-op state of a schedule of nops ops. */
+static size_t task_state_bytes(int nops)
+{
+    return (size_t) nops * (3 * sizeof(int32_t) + sizeof(ompi_request_t *));
+}
+
+static void task_lay_out_state(mca_coll_loom_task_t *t, char *mem, int nops)
+{
+    t->req = (ompi_request_t **) mem;
+    t->remaining = (int32_t *) (mem + (size_t) nops * sizeof(ompi_request_t *));
+    t->queue = t->remaining + nops;
+    t->inflight = t->queue + nops;
+}
+
+int mca_coll_loom_task_init(mca_coll_loom_task_t *t, mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s,
+                            const void *sbuf, void *rbuf, size_t count, ompi_datatype_t *dtype, ompi_op_t *op,
+                            ompi_communicator_t *comm, int tag, unsigned call, const size_t *part_displ,
+                            char *state_mem)
+{
+    const bool in_place = (MPI_IN_PLACE == sbuf);
+    const bool save_input = in_place && s->input_after_result;
+    const int nseg = s->nseg > 0 ? s->nseg : 1;
+    int nscratch;
+
+    t->s = s;
+    t->count = count;
+    t->dtype = dtype;
+    t->op = op;
+    t->comm = comm;
+    t->tag = tag;
+    /* intrinsic commutative ops give the same bits for a o b and b o a, except a
+     * floating-point max or min */
+    t->swap_ok = (call & MCA_COLL_LOOM_CALL_COMMUTATIVE) && mca_coll_loom_swappable(op, dtype);
+    t->rc = OMPI_SUCCESS;
+    t->ndone = 0;
+    t->ninflight = 0;
+    t->qhead = t->qtail = 0;
+    t->scratch = NULL;
+    t->scratch_bytes = 0;
+    t->scratch_owned = false;
+    t->extent = 0;
+    t->layout = (mca_coll_loom_layout_t) {
+        .count = count, .nseg = nseg, .nparts = s->nblocks / nseg, .part_displ = part_displ};
+
+    if (OPAL_UNLIKELY(s->nslots < 2 || s->nslots > MCA_COLL_LOOM_MAX_SLOTS || MCA_COLL_LOOM_OK != s->error ||
+                      NULL == s->npred ||
+                      (NULL != part_displ && (s->nblocks < 1 || s->nblocks % nseg != 0 ||
+                                              t->layout.nparts != ompi_comm_size(comm))))) {
+        return OMPI_ERR_BAD_PARAM;
+    }
+    task_lay_out_state(t, NULL != state_mem ? state_mem : (char *) t->inline_state, s->nops);
+
+    t->slot[MCA_COLL_LOOM_SLOT_RESULT] = (char *) rbuf;
+    t->slot[MCA_COLL_LOOM_SLOT_INPUT] = in_place ? (char *) rbuf : (char *) (uintptr_t) sbuf;
     for (int i = MCA_COLL_LOOM_SLOT_SCRATCH0; i < s->nslots; ++i) {
-        slot[i] = NULL;
+        t->slot[i] = NULL;
+    }
+    if (s->nblocks > 0) {
+        ptrdiff_t lb;
+        ompi_datatype_get_extent(dtype, &lb, &t->extent);
     }
 
-    /* scratch slots (plus the saved input of an in-place call), one allocation */
+    /* scratch slots (plus the saved input of an in-place call), one allocation: the
+     * module's kept buffer for a blocking call (m != NULL), else the task's own */
     nscratch = s->nslots - MCA_COLL_LOOM_SLOT_SCRATCH0 + (save_input ? 1 : 0);
     if (count > 0 && nscratch > 0) {
         ptrdiff_t gap = 0;
@@ -342,182 +511,104 @@ static int exec_schedule(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t 
             if (stride < span || stride > SIZE_MAX / (size_t) nscratch) {
                 return OMPI_ERR_OUT_OF_RESOURCE;
             }
-            scratch_bytes = stride * (size_t) nscratch;
-            scratch = get_scratch(m, scratch_bytes, &scratch_owned);
-            if (NULL == scratch) {
+            t->scratch_bytes = stride * (size_t) nscratch;
+            if (NULL != m) {
+                t->scratch = get_scratch(m, t->scratch_bytes, &t->scratch_owned);
+            } else {
+                t->scratch = mca_coll_loom_scratch_take(t->scratch_bytes);
+                t->scratch_owned = true;
+            }
+            if (NULL == t->scratch) {
                 return OMPI_ERR_OUT_OF_RESOURCE;
             }
             for (int i = 0; i < nscratch; ++i) {
-                char *p = scratch + (size_t) i * stride - gap;
+                char *p = t->scratch + (size_t) i * stride - gap;
                 if (save_input && i == nscratch - 1) {
-                    slot[MCA_COLL_LOOM_SLOT_INPUT] = p;
+                    t->slot[MCA_COLL_LOOM_SLOT_INPUT] = p;
                 } else {
-                    slot[MCA_COLL_LOOM_SLOT_SCRATCH0 + i] = p;
+                    t->slot[MCA_COLL_LOOM_SLOT_SCRATCH0 + i] = p;
                 }
             }
             if (save_input) {
-                rc = mca_coll_loom_copy_content(dtype, count, slot[MCA_COLL_LOOM_SLOT_INPUT], (char *) rbuf);
+                int rc = mca_coll_loom_copy_content(dtype, count, t->slot[MCA_COLL_LOOM_SLOT_INPUT],
+                                                    (char *) rbuf);
                 if (OMPI_SUCCESS != rc) {
-                    goto done;
+                    return rc;
                 }
             }
         }
     }
+    return OMPI_SUCCESS;
+}
 
-    if (s->max_inflight > LOOM_STACK_REQS) {
-        reqs = malloc((size_t) s->max_inflight * sizeof(*reqs));
-        if (NULL == reqs) {
-            reqs = stack_reqs;
-            rc = OMPI_ERR_OUT_OF_RESOURCE;
-            goto done;
-        }
-    }
+void mca_coll_loom_task_start(mca_coll_loom_task_t *t)
+{
+    const mca_coll_loom_sched_t *s = t->s;
 
-    if (s->nblocks > 0) {
-        ptrdiff_t lb;
-        ompi_datatype_get_extent(dtype, &lb, &extent);
-    }
-
+    t->rc = OMPI_SUCCESS;
+    t->ndone = 0;
+    t->ninflight = 0;
+    t->qhead = t->qtail = 0;
     for (int i = 0; i < s->nops; ++i) {
-        const mca_coll_loom_op_t *o = &s->ops[i];
-        /* the op's elements: the whole slot, or its block range (loom_sched.h) */
-        size_t n = count;
-        char *src, *dst;
-
-        if (OPAL_UNLIKELY(o->src >= s->nslots || o->dst >= s->nslots)) {
-            rc = OMPI_ERR_BAD_PARAM;
-            goto done;
-        }
-        src = slot[o->src];
-        dst = slot[o->dst];
-        if (o->nblk > 0) {
-            size_t first = mca_coll_loom_layout_start(&layout, o->blk);
-            n = mca_coll_loom_layout_start(&layout, o->blk + o->nblk) - first;
-            if (0 == n) {
-                continue; /* an empty block: the peer skips its side of a transfer alike */
-            }
-            if (NULL != src) {
-                src += (ptrdiff_t) first * extent;
-            }
-            if (NULL != dst) {
-                dst += (ptrdiff_t) first * extent;
-            }
-        }
-        /* a slot the caller did not provide (bcast's INPUT, a non-root's RESULT in
-         * reduce) is never touched by a correct schedule: refuse rather than crash */
-        if (OPAL_UNLIKELY(count > 0 && ((NULL == src && MCA_COLL_LOOM_OP_RECV != o->kind &&
-                                         MCA_COLL_LOOM_OP_WAIT != o->kind) ||
-                                        (NULL == dst && MCA_COLL_LOOM_OP_SEND != o->kind &&
-                                         MCA_COLL_LOOM_OP_WAIT != o->kind)))) {
-            rc = OMPI_ERR_BAD_PARAM;
-            goto done;
-        }
-        switch (o->kind) {
-        case MCA_COLL_LOOM_OP_SEND:
-        case MCA_COLL_LOOM_OP_RECV:
-            if (OPAL_UNLIKELY(o->peer < 0 || o->peer >= P || nreq >= s->max_inflight)) {
-                rc = OMPI_ERR_BAD_PARAM;
-                goto done;
-            }
-            if (MCA_COLL_LOOM_OP_SEND == o->kind && i + 1 < s->nops &&
-                MCA_COLL_LOOM_OP_WAIT == s->ops[i + 1].kind) {
-                /* the step's last transfer, its receives already posted (the core
-                 * orders them first): a blocking send costs no request and lets a
-                 * small message go out inline, and the WAIT would wait for it anyway */
-                rc = MCA_PML_CALL(send(src, n, dtype, o->peer, tag,
-                                       MCA_PML_BASE_SEND_STANDARD, comm));
-                if (OMPI_SUCCESS != rc) {
-                    goto done;
-                }
-                break;
-            }
-            if (MCA_COLL_LOOM_OP_SEND == o->kind) {
-                rc = MCA_PML_CALL(isend(src, n, dtype, o->peer, tag,
-                                        MCA_PML_BASE_SEND_STANDARD, comm, &reqs[nreq]));
-            } else {
-                rc = MCA_PML_CALL(irecv(dst, n, dtype, o->peer, tag, comm,
-                                        &reqs[nreq]));
-            }
-            if (OMPI_SUCCESS != rc) {
-                goto done;
-            }
-            nreq++;
-            break;
-
-        case MCA_COLL_LOOM_OP_WAIT:
-            if (nreq > 0) {
-                rc = ompi_request_wait_all((size_t) nreq, reqs, MPI_STATUSES_IGNORE);
-                if (OMPI_SUCCESS != rc) {
-                    rc = request_error(reqs, nreq, rc);
-                    goto done;
-                }
-                nreq = 0;
-            }
-            break;
-
-        case MCA_COLL_LOOM_OP_COPY:
-            if (n > 0 && src != dst) {
-                rc = mca_coll_loom_copy_content(dtype, n, dst, src);
-                if (OMPI_SUCCESS != rc) {
-                    goto done;
-                }
-            }
-            break;
-
-        case MCA_COLL_LOOM_OP_REDUCE:
-            /* dst := src o dst */
-            if (n > 0) {
-                ompi_op_reduce(op, src, dst, n, dtype);
-            }
-            break;
-
-        case MCA_COLL_LOOM_OP_REDUCE_R:
-            /* dst := dst o src.  ompi_op_reduce(op, a, b) computes b := a o b, so for an
-             * op whose operand order matters the result is formed in src and copied to
-             * dst.  Contract with the schedule builders (loom_sched.c counts REDUCE_R as
-             * writing src): src is a scratch slot whose value is not needed afterwards. */
-            if (n > 0) {
-                if (swap_ok) {
-                    ompi_op_reduce(op, src, dst, n, dtype);
-                } else {
-                    ompi_op_reduce(op, dst, src, n, dtype);
-                    rc = mca_coll_loom_copy_content(dtype, n, dst, src);
-                    if (OMPI_SUCCESS != rc) {
-                        goto done;
-                    }
-                }
-            }
-            break;
-
-        case MCA_COLL_LOOM_OP_UNREDUCE:
-            /* dst := dst o src^-1, only for (op, dtype) pairs declared invertible */
-            if (n > 0) {
-                rc = unreduce(op, dtype, src, dst, n);
-                if (OMPI_SUCCESS != rc) {
-                    goto done;
-                }
-            }
-            break;
-
-        default:
-            rc = OMPI_ERR_BAD_PARAM;
-            goto done;
+        t->req[i] = NULL;
+        t->remaining[i] = s->npred[i];
+        if (0 == s->npred[i]) {
+            task_push(t, i);
         }
     }
+    (void) mca_coll_loom_task_progress(t);
+}
 
-    /* mca_coll_loom_sched_finish() rejects a schedule whose transfers outlive its last
-     * WAIT (s->error, checked above), so nothing is in flight here */
+void mca_coll_loom_task_fini(mca_coll_loom_task_t *t)
+{
+    /* error path: nothing may still write into buffers about to be released, so cancel
+     * what can be cancelled and wait for everything */
+    for (int k = 0; k < t->ninflight; ++k) {
+        ompi_request_t **req = &t->req[t->inflight[k]];
+        if (NULL == *req || MPI_REQUEST_NULL == *req) {
+            continue;
+        }
+        if (!REQUEST_COMPLETE(*req)) {
+            (void) ompi_request_cancel(*req);
+        }
+        (void) ompi_request_wait(req, MPI_STATUS_IGNORE);
+        if (MPI_REQUEST_NULL != *req) {
+            (void) ompi_request_free(req); /* completed in error: wait leaves it allocated */
+        }
+    }
+    t->ninflight = 0;
+    if (t->scratch_owned) {
+        mca_coll_loom_scratch_give(t->scratch, t->scratch_bytes);
+    }
+    t->scratch = NULL;
+    t->scratch_owned = false;
+}
 
-done:
-    if (OPAL_UNLIKELY(nreq > 0)) {
-        drain_requests(reqs, nreq);
+/* A blocking call: start, then progress the task and Open MPI until it is done. */
+static int exec_schedule(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s, const void *sbuf,
+                         void *rbuf, size_t count, ompi_datatype_t *dtype, ompi_op_t *op,
+                         ompi_communicator_t *comm, int tag, unsigned call, const size_t *part_displ)
+{
+    mca_coll_loom_task_t t;
+    char *mem = NULL;
+    int rc;
+
+    if (s->nops > MCA_COLL_LOOM_TASK_INLINE_OPS) {
+        mem = malloc(task_state_bytes(s->nops));
+        if (NULL == mem) {
+            return OMPI_ERR_OUT_OF_RESOURCE;
+        }
     }
-    if (reqs != stack_reqs) {
-        free(reqs);
+    rc = mca_coll_loom_task_init(&t, m, s, sbuf, rbuf, count, dtype, op, comm, tag, call, part_displ, mem);
+    if (OMPI_SUCCESS == rc) {
+        mca_coll_loom_task_start(&t);
+        while (!mca_coll_loom_task_progress(&t)) {
+            opal_progress();
+        }
+        rc = t.rc;
     }
-    if (scratch_owned) {
-        mca_coll_loom_scratch_give(scratch, scratch_bytes);
-    }
+    mca_coll_loom_task_fini(&t);
+    free(mem);
     return rc;
 }
 

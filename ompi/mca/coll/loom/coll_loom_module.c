@@ -20,24 +20,12 @@
 
 static void loom_module_construct(mca_coll_loom_module_t *m)
 {
-    m->previous_allreduce = NULL;
-    m->previous_allreduce_module = NULL;
-    m->previous_barrier = NULL;
-    m->previous_barrier_module = NULL;
-    m->previous_bcast = NULL;
-    m->previous_bcast_module = NULL;
-    m->previous_reduce = NULL;
-    m->previous_reduce_module = NULL;
-    m->previous_allgather = NULL;
-    m->previous_allgather_module = NULL;
-    m->previous_reduce_scatter = NULL;
-    m->previous_reduce_scatter_module = NULL;
-    m->previous_reduce_scatter_block = NULL;
-    m->previous_reduce_scatter_block_module = NULL;
-    m->previous_scan = NULL;
-    m->previous_scan_module = NULL;
-    m->previous_exscan = NULL;
-    m->previous_exscan_module = NULL;
+#define LOOM_NO_PREVIOUS(name)      \
+    m->previous_##name = NULL;      \
+    m->previous_##name##_module = NULL;
+    MCA_COLL_LOOM_FOR_EACH_BLOCKING(LOOM_NO_PREVIOUS)
+    MCA_COLL_LOOM_FOR_EACH_OTHER(LOOM_NO_PREVIOUS)
+#undef LOOM_NO_PREVIOUS
     m->have_topo = false;
     memset(&m->topo, 0, sizeof(m->topo));
     m->clock = 0;
@@ -84,15 +72,8 @@ static void loom_module_destruct(mca_coll_loom_module_t *m)
         OBJ_RELEASE(m->previous_##name##_module);   \
         m->previous_##name##_module = NULL;         \
     }
-    LOOM_RELEASE_PREVIOUS(allreduce)
-    LOOM_RELEASE_PREVIOUS(barrier)
-    LOOM_RELEASE_PREVIOUS(bcast)
-    LOOM_RELEASE_PREVIOUS(reduce)
-    LOOM_RELEASE_PREVIOUS(allgather)
-    LOOM_RELEASE_PREVIOUS(reduce_scatter)
-    LOOM_RELEASE_PREVIOUS(reduce_scatter_block)
-    LOOM_RELEASE_PREVIOUS(scan)
-    LOOM_RELEASE_PREVIOUS(exscan)
+    MCA_COLL_LOOM_FOR_EACH_BLOCKING(LOOM_RELEASE_PREVIOUS)
+    MCA_COLL_LOOM_FOR_EACH_OTHER(LOOM_RELEASE_PREVIOUS)
 #undef LOOM_RELEASE_PREVIOUS
 }
 
@@ -234,10 +215,8 @@ int mca_coll_loom_module_enable(mca_coll_base_module_t *module, struct ompi_comm
      * it.  Without one for each collective loom provides, loom must not take part. */
 #define LOOM_HAS_PREVIOUS(name) \
     (NULL != comm->c_coll->coll_##name && NULL != comm->c_coll->coll_##name##_module)
-    if (!(LOOM_HAS_PREVIOUS(allreduce) && LOOM_HAS_PREVIOUS(barrier) && LOOM_HAS_PREVIOUS(bcast) &&
-          LOOM_HAS_PREVIOUS(reduce) && LOOM_HAS_PREVIOUS(allgather) &&
-          LOOM_HAS_PREVIOUS(reduce_scatter) && LOOM_HAS_PREVIOUS(reduce_scatter_block) &&
-          LOOM_HAS_PREVIOUS(scan) && LOOM_HAS_PREVIOUS(exscan))) {
+#define LOOM_AND_HAS_PREVIOUS(name) && LOOM_HAS_PREVIOUS(name)
+    if (!(true MCA_COLL_LOOM_FOR_EACH_BLOCKING(LOOM_AND_HAS_PREVIOUS))) {
         opal_output_verbose(1, cm->output,
                             "coll/loom: communicator %s (cid %u) lacks a previous component for "
                             "one of allreduce, barrier, bcast, reduce, allgather, reduce_scatter(_block), "
@@ -245,7 +224,7 @@ int mca_coll_loom_module_enable(mca_coll_base_module_t *module, struct ompi_comm
                             "loom disabled there", comm->c_name, (unsigned) comm->c_contextid);
         return OMPI_ERROR;
     }
-#undef LOOM_HAS_PREVIOUS
+#undef LOOM_AND_HAS_PREVIOUS
 
     rc = mca_coll_loom_comm_topo(comm, &m->topo);
     if (OMPI_SUCCESS != rc) {
@@ -261,15 +240,17 @@ int mca_coll_loom_module_enable(mca_coll_base_module_t *module, struct ompi_comm
     m->previous_##name = comm->c_coll->coll_##name;                         \
     m->previous_##name##_module = comm->c_coll->coll_##name##_module;       \
     OBJ_RETAIN(m->previous_##name##_module);
-    LOOM_SAVE_PREVIOUS(allreduce)
-    LOOM_SAVE_PREVIOUS(barrier)
-    LOOM_SAVE_PREVIOUS(bcast)
-    LOOM_SAVE_PREVIOUS(reduce)
-    LOOM_SAVE_PREVIOUS(allgather)
-    LOOM_SAVE_PREVIOUS(reduce_scatter)
-    LOOM_SAVE_PREVIOUS(reduce_scatter_block)
-    LOOM_SAVE_PREVIOUS(scan)
-    LOOM_SAVE_PREVIOUS(exscan)
+    MCA_COLL_LOOM_FOR_EACH_BLOCKING(LOOM_SAVE_PREVIOUS)
+    /* a form no earlier component provides is left alone: its slot stays as it is */
+#define LOOM_SAVE_OR_LEAVE(name)                   \
+    if (LOOM_HAS_PREVIOUS(name)) {                 \
+        LOOM_SAVE_PREVIOUS(name)                   \
+    } else {                                       \
+        m->super.coll_##name = NULL;               \
+    }
+    MCA_COLL_LOOM_FOR_EACH_OTHER(LOOM_SAVE_OR_LEAVE)
+#undef LOOM_SAVE_OR_LEAVE
+#undef LOOM_HAS_PREVIOUS
 #undef LOOM_SAVE_PREVIOUS
 
     if (MCA_COLL_LOOM_VERBOSE(10)) {
@@ -283,6 +264,9 @@ int mca_coll_loom_module_enable(mca_coll_base_module_t *module, struct ompi_comm
 
 /* ------------------------------------------------------------------------------------ */
 /* per-call planning and the schedule cache                                              */
+
+/* last[] of the blocking (0) or non-blocking (1) form of a collective */
+#define LOOM_FORM(call) (0 != ((call) & MCA_COLL_LOOM_CALL_NB))
 
 static void print_sched_line(const char *line, void *ctx)
 {
@@ -378,8 +362,8 @@ static void print_call(const mca_coll_loom_module_t *m, mca_coll_loom_coll_t col
         snprintf(why, sizeof(why), "%s", NULL != choice->why ? choice->why : "?");
     }
     opal_output(mca_coll_loom_component.output,
-                "coll/loom: %s cid %u rank %d: bytes=%zu P=%d nodes=%d rpn=%d call=%s -> %s%s (%s%s%s%s)",
-                mca_coll_loom_coll_name(coll), (unsigned) comm->c_contextid, ompi_comm_rank(comm),
+                "coll/loom: %s%s cid %u rank %d: bytes=%zu P=%d nodes=%d rpn=%d call=%s -> %s%s (%s%s%s%s)",
+                (call & MCA_COLL_LOOM_CALL_NB) ? "i" : "", mca_coll_loom_coll_name(coll), (unsigned) comm->c_contextid, ompi_comm_rank(comm),
                 bytes, ompi_comm_size(comm), m->have_topo ? m->topo.nnodes : 0,
                 m->have_topo ? m->topo.max_per_node : 0, flags, alg, knob, why,
                 NULL != choice->refused ? "; forced algorithm refused: " : "",
@@ -406,13 +390,13 @@ static void read_settings(mca_coll_loom_coll_t coll, loom_settings_t *st)
 
 /* Same raw settings as when the last decision was made: the same forced algorithm and
  * knobs follow, so the decision stands (any warning was printed then). */
-static inline bool settings_unchanged(const mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll)
+static inline bool settings_unchanged(const mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, unsigned call)
 {
     const mca_coll_loom_component_t *cm = &mca_coll_loom_component;
     const char *v = cm->alg_param[coll].value;
-    const char *kept = m->last[coll].forced_value;
+    const char *kept = m->last[LOOM_FORM(call)][coll].forced_value;
 
-    if (!m->last[coll].kept) {
+    if (!m->last[LOOM_FORM(call)][coll].kept) {
         return false;
     }
     /* an algorithm name is a few characters: compared in line, not by a library call,
@@ -429,7 +413,7 @@ static inline bool settings_unchanged(const mca_coll_loom_module_t *m, mca_coll_
         }
     }
     for (int k = 0; k < cm->nknobs; ++k) {
-        if (cm->knobs[k].value != m->last[coll].knob_value[k]) {
+        if (cm->knobs[k].value != m->last[LOOM_FORM(call)][coll].knob_value[k]) {
             return false;
         }
     }
@@ -443,18 +427,18 @@ static void remember(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, size_
     const char *v = NULL == st->forced_value ? "auto" : st->forced_value;
     size_t len = strlen(v);
 
-    m->last[coll].kept = len < sizeof(m->last[coll].forced_value);
-    m->last[coll].valid = m->last[coll].kept;
-    if (m->last[coll].kept) {
-        memcpy(m->last[coll].forced_value, v, len + 1);
+    m->last[LOOM_FORM(call)][coll].kept = len < sizeof(m->last[LOOM_FORM(call)][coll].forced_value);
+    m->last[LOOM_FORM(call)][coll].valid = m->last[LOOM_FORM(call)][coll].kept;
+    if (m->last[LOOM_FORM(call)][coll].kept) {
+        memcpy(m->last[LOOM_FORM(call)][coll].forced_value, v, len + 1);
     }
-    m->last[coll].bytes = bytes;
-    m->last[coll].call = call;
-    m->last[coll].root = root;
-    memcpy(m->last[coll].knob_value, st->knob_value,
+    m->last[LOOM_FORM(call)][coll].bytes = bytes;
+    m->last[LOOM_FORM(call)][coll].call = call;
+    m->last[LOOM_FORM(call)][coll].root = root;
+    memcpy(m->last[LOOM_FORM(call)][coll].knob_value, st->knob_value,
            (size_t) mca_coll_loom_component.nknobs * sizeof(int));
-    m->last[coll].choice = *choice;
-    m->last[coll].entry = e;
+    m->last[LOOM_FORM(call)][coll].choice = *choice;
+    m->last[LOOM_FORM(call)][coll].entry = e;
 }
 
 /* Ranks that decide with different rules or parameters (a rules file missing on one
@@ -579,7 +563,7 @@ plan_decide(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, struct ompi_co
         .rank = ompi_comm_rank(comm),
         .root = root,
         .knob = 0,
-        .call = call,
+        .call = call & ~MCA_COLL_LOOM_CALL_NB, /* the same schedule serves both forms */
         .coll = coll,
         .node_of = m->have_topo ? m->topo.node_of : NULL,
     };
@@ -587,7 +571,7 @@ plan_decide(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, struct ompi_co
     loom_settings_t st;
     int forced;
 
-    m->last[coll].valid = false;
+    m->last[LOOM_FORM(call)][coll].valid = false;
 
     read_settings(coll, &st);
     if (OPAL_UNLIKELY(m->settings_agreed <= 0)) {
@@ -680,17 +664,18 @@ static inline const mca_coll_loom_sched_t *plan_call(mca_coll_loom_module_t *m,
      * (the cached schedule entry is checked, another shape may have replaced it).  This
      * is every call of a loop; a call loom leaves to the previous component pays only
      * this test. */
-    if (m->last[coll].valid && m->last[coll].bytes == bytes && m->last[coll].call == call &&
-        m->last[coll].root == root && settings_unchanged(m, coll)) {
-        e = m->last[coll].entry;
-        *choice = m->last[coll].choice;
+    if (m->last[LOOM_FORM(call)][coll].valid && m->last[LOOM_FORM(call)][coll].bytes == bytes && m->last[LOOM_FORM(call)][coll].call == call &&
+        m->last[LOOM_FORM(call)][coll].root == root && settings_unchanged(m, coll, call)) {
+        e = m->last[LOOM_FORM(call)][coll].entry;
+        *choice = m->last[LOOM_FORM(call)][coll].choice;
         if (NULL == e) {
             if (OPAL_UNLIKELY(MCA_COLL_LOOM_VERBOSE(20))) {
                 print_call(m, coll, comm, bytes, call, choice, NULL);
             }
             return NULL;
         }
-        if (e->used && e->alg == choice->alg && e->knob == choice->knob && e->call == call &&
+        if (e->used && e->alg == choice->alg && e->knob == choice->knob &&
+            e->call == (call & ~MCA_COLL_LOOM_CALL_NB) &&
             e->coll == (int) coll && e->root == root && !e->leaders_only) {
             e->stamp = ++m->clock;
             if (OPAL_UNLIKELY(MCA_COLL_LOOM_VERBOSE(20))) {
@@ -700,6 +685,29 @@ static inline const mca_coll_loom_sched_t *plan_call(mca_coll_loom_module_t *m,
         }
     }
     return plan_decide(m, coll, comm, bytes, call, root, choice);
+}
+
+/* Non-blocking and persistent calls: the node segment serves blocking calls only (its
+ * protocol runs one call at a time), so they are decided as calls without it, and run
+ * point to point. */
+const mca_coll_loom_sched_t *mca_coll_loom_plan_nb(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll,
+                                                   struct ompi_communicator_t *comm, size_t bytes,
+                                                   unsigned call, int root, mca_coll_loom_choice_t *choice)
+{
+    mca_coll_loom_component_t *cm = &mca_coll_loom_component;
+    const mca_coll_loom_sched_t *s;
+
+    choice->shm = false;
+    if (OPAL_UNLIKELY(m->failed)) {
+        choice->alg = -1;
+        return NULL;
+    }
+    if (OPAL_UNLIKELY(0 == m->settings_agreed)) {
+        agree_on_settings(m, comm);
+    }
+    s = plan_call(m, coll, comm, bytes, call | MCA_COLL_LOOM_CALL_NB, root, choice);
+    mca_coll_loom_count(NULL == s ? &cm->nb_fallback_calls[coll] : &cm->nb_alg_calls[coll][choice->alg]);
+    return s;
 }
 
 const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,

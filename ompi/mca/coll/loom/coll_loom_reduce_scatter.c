@@ -126,3 +126,120 @@ int mca_coll_loom_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
     free(displ);
     return rc;
 }
+
+/* MPI_Ireduce_scatter(_block) and their _init forms.  displ (P+1 prefix sums) passes to
+ * the request. */
+static int rs_post(mca_coll_loom_coll_t coll, const void *sbuf, void *rbuf, size_t *displ,
+                   ompi_datatype_t *dtype, ompi_op_t *op, ompi_communicator_t *comm, mca_coll_loom_module_t *m,
+                   bool persistent, ompi_request_t **request)
+{
+    const int P = ompi_comm_size(comm);
+    const mca_coll_loom_sched_t *s = NULL;
+    mca_coll_loom_nb_call_t c;
+    size_t tsize = 0;
+    unsigned call = 0;
+
+    if (NULL == displ) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    if (!mca_coll_loom_empty(displ[P], dtype, &tsize)) {
+        mca_coll_loom_choice_t choice;
+        call = mca_coll_loom_module_call_flags(m, op, dtype);
+        s = mca_coll_loom_plan_nb(m, coll, comm, displ[P] * tsize, call, 0, &choice);
+        if (NULL == s) {
+            free(displ);
+            return OPAL_UNLIKELY(m->failed) ? OMPI_ERROR : OMPI_ERR_NOT_AVAILABLE;
+        }
+    }
+    mca_coll_loom_nb_call_init(&c, m, comm, sbuf, NULL, displ[P], dtype, op, call);
+    if (NULL != s) {
+        c.displ = displ;
+        c.out = rbuf;
+    } else {
+        free(displ);
+    }
+    return mca_coll_loom_nb_post(s, &c, persistent, request);
+}
+
+static size_t *displ_of_counts(const int *rcounts, int P)
+{
+    size_t *displ = malloc((size_t) (P + 1) * sizeof(*displ));
+    if (NULL != displ) {
+        displ[0] = 0;
+        for (int i = 0; i < P; ++i) {
+            displ[i + 1] = displ[i] + (size_t) rcounts[i];
+        }
+    }
+    return displ;
+}
+
+static size_t *displ_of_block(int rcount, int P)
+{
+    size_t *displ = malloc((size_t) (P + 1) * sizeof(*displ));
+    for (int i = 0; NULL != displ && i <= P; ++i) {
+        displ[i] = (size_t) i * (size_t) rcount;
+    }
+    return displ;
+}
+
+int mca_coll_loom_ireduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, struct ompi_datatype_t *dtype,
+                                  struct ompi_op_t *op, struct ompi_communicator_t *comm, ompi_request_t **request,
+                                  mca_coll_base_module_t *module)
+{
+    mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
+    int rc = rs_post(MCA_COLL_LOOM_COLL_REDUCE_SCATTER, sbuf, rbuf, displ_of_counts(rcounts, ompi_comm_size(comm)),
+                     dtype, op, comm, m, false, request);
+
+    if (OMPI_ERR_NOT_AVAILABLE == rc) {
+        rc = m->previous_ireduce_scatter(sbuf, rbuf, rcounts, dtype, op, comm, request,
+                                         m->previous_ireduce_scatter_module);
+    }
+    return rc;
+}
+
+int mca_coll_loom_reduce_scatter_init(const void *sbuf, void *rbuf, const int *rcounts,
+                                      struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                      struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                                      ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
+    int rc = rs_post(MCA_COLL_LOOM_COLL_REDUCE_SCATTER, sbuf, rbuf, displ_of_counts(rcounts, ompi_comm_size(comm)),
+                     dtype, op, comm, m, true, request);
+
+    if (OMPI_ERR_NOT_AVAILABLE == rc) {
+        rc = m->previous_reduce_scatter_init(sbuf, rbuf, rcounts, dtype, op, comm, info, request,
+                                             m->previous_reduce_scatter_init_module);
+    }
+    return rc;
+}
+
+int mca_coll_loom_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount, struct ompi_datatype_t *dtype,
+                                        struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                                        ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
+    int rc = rs_post(MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK, sbuf, rbuf, displ_of_block(rcount, ompi_comm_size(comm)),
+                     dtype, op, comm, m, false, request);
+
+    if (OMPI_ERR_NOT_AVAILABLE == rc) {
+        rc = m->previous_ireduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, request,
+                                               m->previous_ireduce_scatter_block_module);
+    }
+    return rc;
+}
+
+int mca_coll_loom_reduce_scatter_block_init(const void *sbuf, void *rbuf, int rcount,
+                                            struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                            struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                                            ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
+    int rc = rs_post(MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK, sbuf, rbuf, displ_of_block(rcount, ompi_comm_size(comm)),
+                     dtype, op, comm, m, true, request);
+
+    if (OMPI_ERR_NOT_AVAILABLE == rc) {
+        rc = m->previous_reduce_scatter_block_init(sbuf, rbuf, rcount, dtype, op, comm, info, request,
+                                                   m->previous_reduce_scatter_block_init_module);
+    }
+    return rc;
+}

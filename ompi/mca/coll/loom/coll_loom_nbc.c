@@ -1,0 +1,348 @@
+/*
+ * coll/loom: non-blocking and persistent collectives.  A request holds its own copy of
+ * the schedule (planned once: at the call, or at MPI_*_init for a persistent request)
+ * and an engine task (coll_loom_exec.c) that Open MPI's progress loop moves on.  Every
+ * start reserves a tag of the communicator's non-blocking range, as libnbc does, so
+ * any number of outstanding collectives, loom's or another component's, never match
+ * each other's messages.
+ */
+#include "ompi_config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi.h"
+#include "opal/runtime/opal_progress.h"
+#include "ompi/communicator/communicator.h"
+#include "ompi/constants.h"
+#include "ompi/datatype/ompi_datatype.h"
+#include "ompi/mca/coll/base/coll_base_util.h"
+#include "ompi/request/request.h"
+
+#include "coll_loom.h"
+
+typedef struct {
+    ompi_coll_base_nbc_request_t super;
+    mca_coll_loom_task_t task;
+    mca_coll_loom_sched_t sched; /* the request's copy (arrays inside mem) */
+    char *mem;
+    bool empty;                  /* nothing to move: completes at every start */
+    mca_coll_loom_nb_call_t c;
+    char *packed;                /* byte-mode buffer of a non-contiguous call */
+    char *tmp;                   /* full-size RESULT of a reduce_scatter */
+    size_t tmp_span;
+    ptrdiff_t tmp_gap;
+} loom_request_t;
+
+static int request_free(ompi_request_t **rptr);
+static int request_cancel(ompi_request_t *req, int complete);
+static int request_start(size_t count, ompi_request_t **requests);
+
+static void request_construct(loom_request_t *r)
+{
+    r->super.super.req_type = OMPI_REQUEST_COLL;
+    r->super.super.req_status._cancelled = 0;
+    r->super.super.req_free = request_free;
+    r->super.super.req_cancel = request_cancel;
+    r->super.super.req_start = request_start;
+    r->mem = NULL;
+    r->packed = NULL;
+    r->tmp = NULL;
+    r->c.displ = NULL;
+}
+
+static OBJ_CLASS_INSTANCE(loom_request_t, ompi_coll_base_nbc_request_t, request_construct, NULL);
+
+/* ------------------------------------------------------------------------------------ */
+/* progress                                                                              */
+
+/* Finishes a started request: its epilogue, then MPI completion. */
+static void request_finish(loom_request_t *r, int rc)
+{
+    mca_coll_loom_nb_call_t *c = &r->c;
+
+    if (!r->empty) {
+        mca_coll_loom_task_fini(&r->task);
+        if (OMPI_SUCCESS == rc && NULL != r->tmp && c->displ[c->rank + 1] > c->displ[c->rank]) {
+            ptrdiff_t lb, extent;
+            ompi_datatype_get_extent(c->dtype, &lb, &extent);
+            rc = mca_coll_loom_copy_content(c->dtype, c->displ[c->rank + 1] - c->displ[c->rank],
+                                            (char *) c->out,
+                                            r->tmp - r->tmp_gap + (ptrdiff_t) c->displ[c->rank] * extent);
+        }
+        if (OMPI_SUCCESS == rc && NULL != r->packed && c->unpack) {
+            rc = mca_coll_loom_unpack(r->packed, c->ucount * c->utsize, c->ubuf, c->ucount, c->udtype);
+        }
+        if (OMPI_SUCCESS != rc) {
+            /* the peers may wait for messages this rank will not send */
+            mca_coll_loom_mark_failed(c->module, c->comm, rc);
+        }
+    }
+    free(r->packed);
+    r->packed = NULL;
+    if (NULL != r->tmp) {
+        mca_coll_loom_scratch_give(r->tmp, r->tmp_span);
+        r->tmp = NULL;
+    }
+    r->super.super.req_status.MPI_ERROR = rc;
+    ompi_request_complete(&r->super.super, true);
+}
+
+/* Registered with opal_progress once the first request starts.  Not re-entered: a
+ * request that fails waits for its transfers, which calls opal_progress again. */
+static int loom_progress(void)
+{
+    mca_coll_loom_component_t *cm = &mca_coll_loom_component;
+    static bool busy;
+    opal_list_item_t *item, *next;
+    int completed = 0;
+
+    if (opal_list_is_empty(&cm->active)) {
+        return 0;
+    }
+    if (opal_using_threads()) {
+        if (0 != opal_mutex_trylock(&cm->active_lock)) {
+            return 0;
+        }
+    } else if (busy) {
+        return 0;
+    }
+    busy = true;
+    for (item = opal_list_get_first(&cm->active); item != opal_list_get_end(&cm->active); item = next) {
+        loom_request_t *r = (loom_request_t *) item;
+        next = opal_list_get_next(item);
+        if (mca_coll_loom_task_progress(&r->task)) {
+            opal_list_remove_item(&cm->active, item);
+            request_finish(r, r->task.rc);
+            completed++;
+        }
+    }
+    busy = false;
+    if (opal_using_threads()) {
+        opal_mutex_unlock(&cm->active_lock);
+    }
+    return completed;
+}
+
+void mca_coll_loom_nbc_init(void)
+{
+    mca_coll_loom_component_t *cm = &mca_coll_loom_component;
+
+    OBJ_CONSTRUCT(&cm->active, opal_list_t);
+    OBJ_CONSTRUCT(&cm->active_lock, opal_mutex_t);
+    cm->progress_registered = false;
+}
+
+void mca_coll_loom_nbc_fini(void)
+{
+    mca_coll_loom_component_t *cm = &mca_coll_loom_component;
+
+    if (cm->progress_registered) {
+        (void) opal_progress_unregister(loom_progress);
+        cm->progress_registered = false;
+    }
+    OBJ_DESTRUCT(&cm->active);
+    OBJ_DESTRUCT(&cm->active_lock);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* requests                                                                              */
+
+/* One start of r: prologue (own block, packing, buffers), tag, task. */
+static int request_start_one(loom_request_t *r)
+{
+    mca_coll_loom_component_t *cm = &mca_coll_loom_component;
+    mca_coll_loom_nb_call_t *c = &r->c;
+    const void *sbuf = c->sbuf;
+    void *rbuf = c->rbuf;
+    size_t count = c->count;
+    ompi_datatype_t *dtype = c->dtype;
+    int rc = OMPI_SUCCESS, tag;
+
+    r->super.super.req_state = OMPI_REQUEST_ACTIVE;
+    r->super.super.req_complete = REQUEST_PENDING;
+    r->super.super.req_status.MPI_ERROR = OMPI_SUCCESS;
+    if (r->empty) {
+        request_finish(r, OMPI_SUCCESS);
+        return OMPI_SUCCESS;
+    }
+    if (OPAL_UNLIKELY(c->module->failed)) {
+        request_finish(r, OMPI_ERROR); /* marked failed: nothing is sent */
+        return OMPI_SUCCESS;
+    }
+    tag = ompi_coll_base_nbc_reserve_tags(c->comm, 1);
+
+    if (NULL != c->own_src) {
+        /* allgather: this rank's block of the result, from its send buffer */
+        rc = ompi_datatype_sndrcv(c->own_src, c->own_scount, c->own_sdtype, c->own_dst, c->own_rcount,
+                                  c->udtype);
+    }
+    if (OMPI_SUCCESS == rc && c->bytes) {
+        /* a schedule that cuts the message runs on its bytes (mca_coll_loom_exec_bytes) */
+        const size_t bytes = c->ucount * c->utsize;
+        if (c->ucount <= INT32_MAX && ompi_datatype_is_contiguous_memory_layout(c->udtype, (int32_t) c->ucount)) {
+            ptrdiff_t lb, extent;
+            ompi_datatype_get_true_extent(c->udtype, &lb, &extent);
+            rbuf = (char *) c->ubuf + lb;
+        } else {
+            r->packed = malloc(bytes > 0 ? bytes : 1);
+            if (NULL == r->packed) {
+                rc = OMPI_ERR_OUT_OF_RESOURCE;
+            } else if (NULL != c->pack_src && c->pack_count > 0) {
+                rc = mca_coll_loom_pack(c->pack_src, c->pack_count, c->udtype, r->packed + c->pack_from,
+                                        c->pack_count * c->utsize);
+            }
+            rbuf = r->packed;
+        }
+        sbuf = NULL;
+        count = bytes;
+        dtype = &ompi_mpi_byte.dt;
+    }
+    if (OMPI_SUCCESS == rc && NULL != c->displ) {
+        /* reduce_scatter: RESULT is a full-size scratch buffer, part `rank` copied out */
+        r->tmp_span = (size_t) opal_datatype_span(&dtype->super, c->displ[c->P], &r->tmp_gap);
+        r->tmp = mca_coll_loom_scratch_take(r->tmp_span);
+        if (NULL == r->tmp) {
+            rc = OMPI_ERR_OUT_OF_RESOURCE;
+        }
+        sbuf = MPI_IN_PLACE == sbuf ? c->out : sbuf;
+        rbuf = r->tmp - r->tmp_gap;
+    }
+    if (OMPI_SUCCESS == rc) {
+        rc = mca_coll_loom_task_init(&r->task, NULL, &r->sched, sbuf, rbuf, count, dtype, c->op, c->comm, tag,
+                                     c->call, c->displ, r->mem + mca_coll_loom_sched_copy_bytes(&r->sched));
+    }
+    if (OMPI_SUCCESS != rc) {
+        r->task.ninflight = 0;
+        request_finish(r, rc);
+        return OMPI_SUCCESS; /* the error is the request's */
+    }
+
+    mca_coll_loom_task_start(&r->task);
+    if (mca_coll_loom_task_progress(&r->task)) {
+        request_finish(r, r->task.rc);
+        return OMPI_SUCCESS;
+    }
+    OPAL_THREAD_LOCK(&cm->active_lock);
+    if (!cm->progress_registered) {
+        cm->progress_registered = true;
+        (void) opal_progress_register(loom_progress);
+    }
+    opal_list_append(&cm->active, (opal_list_item_t *) r);
+    OPAL_THREAD_UNLOCK(&cm->active_lock);
+    return OMPI_SUCCESS;
+}
+
+static int request_start(size_t count, ompi_request_t **requests)
+{
+    for (size_t i = 0; i < count; ++i) {
+        loom_request_t *r = (loom_request_t *) requests[i];
+        if (OMPI_REQUEST_COLL != r->super.super.req_type || !r->super.super.req_persistent ||
+            !REQUEST_COMPLETE(&r->super.super)) {
+            return OMPI_ERR_REQUEST;
+        }
+        (void) request_start_one(r);
+    }
+    return OMPI_SUCCESS;
+}
+
+/* MPI: cancelling a collective request is erroneous; freeing an active one too. */
+static int request_cancel(ompi_request_t *req, int complete)
+{
+    (void) req;
+    (void) complete;
+    return MPI_ERR_REQUEST;
+}
+
+static int request_free(ompi_request_t **rptr)
+{
+    loom_request_t *r = (loom_request_t *) *rptr;
+
+    if (!REQUEST_COMPLETE(&r->super.super)) {
+        return MPI_ERR_REQUEST;
+    }
+    free(r->mem);
+    r->mem = NULL;
+    free(r->c.displ);
+    r->c.displ = NULL;
+    for (int k = 0; k < 2; ++k) {
+        if (NULL != r->super.data.objs.objs[k]) {
+            OBJ_RELEASE(r->super.data.objs.objs[k]);
+            r->super.data.objs.objs[k] = NULL;
+        }
+    }
+    OMPI_REQUEST_FINI(&r->super.super);
+    OBJ_RELEASE(r);
+    *rptr = MPI_REQUEST_NULL;
+    return OMPI_SUCCESS;
+}
+
+static opal_object_t *datatype_obj(ompi_datatype_t *dt)
+{
+    return NULL != dt && !ompi_datatype_is_predefined(dt) ? &dt->super.super : NULL;
+}
+
+static void retain(loom_request_t *r, int k, opal_object_t *obj)
+{
+    if (NULL != obj) {
+        OBJ_RETAIN(obj);
+        r->super.data.objs.objs[k] = obj;
+    }
+}
+
+int mca_coll_loom_nb_post(const mca_coll_loom_sched_t *s, mca_coll_loom_nb_call_t *c, bool persistent,
+                          ompi_request_t **request)
+{
+    loom_request_t *r = OBJ_NEW(loom_request_t);
+    size_t copy_bytes;
+
+    if (NULL == r) {
+        free(c->displ);
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    OMPI_REQUEST_INIT(&r->super.super, persistent);
+    r->super.super.req_mpi_object.comm = c->comm;
+    r->c = *c;
+    r->empty = (NULL == s);
+    if (!r->empty) {
+        copy_bytes = mca_coll_loom_sched_copy_bytes(s);
+        r->mem = malloc(copy_bytes + (size_t) s->nops * (3 * sizeof(int32_t) + sizeof(void *)) + 1);
+        if (NULL == r->mem) {
+            free(r->c.displ);
+            r->c.displ = NULL;
+            OBJ_RELEASE(r);
+            return OMPI_ERR_OUT_OF_RESOURCE;
+        }
+        mca_coll_loom_sched_copy_into(s, &r->sched, r->mem);
+    }
+    /* user ops and derived datatypes stay alive until the request is freed (held in the
+     * base request's objs, released by request_free itself: the base's retain helpers
+     * release after the component's free, when this request is gone already) */
+    retain(r, 0, NULL != c->op && !ompi_op_is_intrinsic(c->op) ? &c->op->super : NULL);
+    retain(r, 1, NULL != c->udtype ? datatype_obj(c->udtype) : datatype_obj(c->dtype));
+    if (NULL != c->own_sdtype && NULL == r->super.data.objs.objs[0]) {
+        retain(r, 0, datatype_obj(c->own_sdtype));
+    }
+    *request = &r->super.super;
+    if (!persistent) {
+        return request_start_one(r);
+    }
+    return OMPI_SUCCESS;
+}
+
+void mca_coll_loom_nb_call_init(mca_coll_loom_nb_call_t *c, mca_coll_loom_module_t *m,
+                                struct ompi_communicator_t *comm, const void *sbuf, void *rbuf, size_t count,
+                                ompi_datatype_t *dtype, ompi_op_t *op, unsigned call)
+{
+    memset(c, 0, sizeof(*c));
+    c->module = m;
+    c->comm = comm;
+    c->P = ompi_comm_size(comm);
+    c->rank = ompi_comm_rank(comm);
+    c->sbuf = sbuf;
+    c->rbuf = rbuf;
+    c->count = count;
+    c->dtype = dtype;
+    c->op = op;
+    c->call = call;
+}
