@@ -609,16 +609,8 @@ mca_coll_base_module_t *mca_coll_loom_comm_query(struct ompi_communicator_t *com
 
     /* the base constructor zeroed every other function: the previous components keep them */
     m->super.coll_module_enable = mca_coll_loom_module_enable;
-    m->super.coll_allreduce = mca_coll_loom_allreduce;
-    m->super.coll_barrier = mca_coll_loom_barrier;
-    m->super.coll_bcast = mca_coll_loom_bcast;
-    m->super.coll_reduce = mca_coll_loom_reduce;
-    m->super.coll_allgather = mca_coll_loom_allgather;
-    m->super.coll_reduce_scatter = mca_coll_loom_reduce_scatter;
-    m->super.coll_reduce_scatter_block = mca_coll_loom_reduce_scatter_block;
-    m->super.coll_scan = mca_coll_loom_scan;
-    m->super.coll_exscan = mca_coll_loom_exscan;
 #define LOOM_SET_FN(name) m->super.coll_##name = mca_coll_loom_##name;
+    MCA_COLL_LOOM_FOR_EACH_BLOCKING(LOOM_SET_FN)
     MCA_COLL_LOOM_FOR_EACH_OTHER(LOOM_SET_FN)
 #undef LOOM_SET_FN
     return &m->super;

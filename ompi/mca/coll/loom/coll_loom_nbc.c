@@ -271,6 +271,7 @@ static int request_free(ompi_request_t **rptr)
             r->super.data.objs.objs[k] = NULL;
         }
     }
+    OBJ_RELEASE(r->c.comm);
     OMPI_REQUEST_FINI(&r->super.super);
     OBJ_RELEASE(r);
     *rptr = MPI_REQUEST_NULL;
@@ -302,6 +303,9 @@ int mca_coll_loom_nb_post(const mca_coll_loom_sched_t *s, mca_coll_loom_nb_call_
     }
     OMPI_REQUEST_INIT(&r->super.super, persistent);
     r->super.super.req_mpi_object.comm = c->comm;
+    /* the communicator (and with it this module) lives until the request is freed,
+     * even when the program frees it with the call outstanding, as MPI allows */
+    OBJ_RETAIN(c->comm);
     r->c = *c;
     r->empty = (NULL == s);
     if (!r->empty) {
@@ -310,6 +314,7 @@ int mca_coll_loom_nb_post(const mca_coll_loom_sched_t *s, mca_coll_loom_nb_call_
         if (NULL == r->mem) {
             free(r->c.displ);
             r->c.displ = NULL;
+            OBJ_RELEASE(c->comm);
             OBJ_RELEASE(r);
             return OMPI_ERR_OUT_OF_RESOURCE;
         }

@@ -1,0 +1,298 @@
+/*
+ * loom_overlap: split-phase (non-blocking) collectives, loom against libnbc (and adapt
+ * when it is enabled), in one job (seed 000, section V; overlap as the OSU
+ * non-blocking benchmarks define it).
+ *
+ * One communicator per component, made with MPI_Comm_dup_with_info and the info key
+ * ompi_comm_coll_preference: "loom", "libnbc,^loom" and, with --adapt, "adapt,^loom"
+ * (run with --mca coll_adapt_priority 20 or so, else adapt does not load).  loom's
+ * MPI_T counters prove that loom serves the first and not the others.
+ *
+ * Per size and variant, interleaved over rounds (every round runs every variant, in
+ * a new shuffled order):
+ *   pure     a batch of `iters` start + MPI_Wait, per call; the sample is the maximum
+ *            over ranks;
+ *   overall  start, compute for `pure` microseconds calling MPI_Test every -T
+ *            microseconds (0: never), MPI_Wait; the compute alone is timed too;
+ *   overlap  100 * (1 - (overall - compute) / pure), at least 0: the share of the
+ *            collective hidden behind the computation.
+ * Reported: medians over rounds, and loom's pure latency and overlap against libnbc's.
+ *
+ *   loom_overlap [-c iallreduce|ibcast] [-r rounds] [-T test_us] [-s maxbytes] [--adapt] [-q]
+ *
+ * Sizes: 8 B, 2040 B (255 doubles), 64 KiB, 1 MiB and 16 MiB (up to maxbytes).
+ * Exit status 1 when a check failed (a wrong result, loom not serving its
+ * communicator or serving another).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+
+#include "../mpi/loom_test_util.h" /* lt_mono_time, lt_shuffle, lt_fail, lt_dup_with_pref */
+
+#define NVAR 3
+
+static const char *var_name[NVAR] = {"loom", "libnbc", "adapt"};
+static const char *var_pref[NVAR] = {"loom", "libnbc,^loom", "adapt,^loom"};
+
+/* loom's coll_loom_<coll>_<alg>_calls counters of one collective name (e.g.
+ * "iallreduce"), fallback excluded; their sum is how many calls loom served here. */
+#define MAX_PVARS 32
+static MPI_T_pvar_session pv_session;
+static MPI_T_pvar_handle pv_handle[MAX_PVARS];
+static int npv;
+
+static void find_counters(const char *coll)
+{
+    char prefix[64], name[256], desc[256];
+    int num = 0;
+
+    snprintf(prefix, sizeof(prefix), "coll_loom_%s_", coll);
+    MPI_T_pvar_get_num(&num);
+    for (int i = 0; i < num && npv < MAX_PVARS; ++i) {
+        int nlen = sizeof(name), dlen = sizeof(desc), verb, vclass, bind, ro, cont, atomic, count;
+        MPI_Datatype dt;
+        MPI_T_enum en;
+        size_t len;
+
+        if (MPI_SUCCESS != MPI_T_pvar_get_info(i, name, &nlen, &verb, &vclass, &dt, &en, desc, &dlen, &bind, &ro,
+                                               &cont, &atomic)) {
+            continue;
+        }
+        len = strlen(name);
+        if (0 != strncmp(name, prefix, strlen(prefix)) || len < 6 || 0 != strcmp(name + len - 6, "_calls") ||
+            NULL != strstr(name, "fallback")) {
+            continue;
+        }
+        if (MPI_SUCCESS == MPI_T_pvar_handle_alloc(pv_session, i, NULL, &pv_handle[npv], &count)) {
+            if (!cont) {
+                MPI_T_pvar_start(pv_session, pv_handle[npv]);
+            }
+            npv++;
+        }
+    }
+}
+
+static unsigned long long loom_served(void)
+{
+    unsigned long long total = 0;
+
+    for (int k = 0; k < npv; ++k) {
+        unsigned long long v[8] = {0};
+        MPI_T_pvar_read(pv_session, pv_handle[k], v);
+        total += v[0];
+    }
+    return total;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *) a, y = *(const double *) b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t) n, sizeof(double), cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static double max_over_ranks(double t, MPI_Comm comm)
+{
+    double m;
+    MPI_Allreduce(&t, &m, 1, MPI_DOUBLE, MPI_MAX, comm);
+    return m;
+}
+
+/* Busy computation of `us` microseconds, testing req every test_us (0: never). */
+static void compute(double us, double test_us, MPI_Request *req)
+{
+    const double t0 = lt_mono_time();
+    double next = test_us > 0 ? test_us : 1e300;
+    volatile double x = 1.0;
+
+    for (;;) {
+        double el = (lt_mono_time() - t0) * 1e6;
+        if (el >= us) {
+            break;
+        }
+        if (NULL != req && el >= next) {
+            int flag;
+            MPI_Test(req, &flag, MPI_STATUS_IGNORE);
+            next += test_us;
+        }
+        for (int i = 0; i < 64; ++i) {
+            x = x * 1.0000001 + 1e-9;
+        }
+    }
+}
+
+static void start(int ibcast, double *buf, double *res, int n, MPI_Comm comm, MPI_Request *req)
+{
+    if (ibcast) {
+        MPI_Ibcast(buf, n, MPI_DOUBLE, 0, comm, req);
+    } else {
+        MPI_Iallreduce(buf, res, n, MPI_DOUBLE, MPI_SUM, comm, req);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    int rounds = 7, ibcast = 0, quiet = 0, with_adapt = 0, rank, P, nvar = 2, bad = 0;
+    double test_us = 20;
+    size_t maxbytes = (size_t) 16 << 20;
+    const size_t sizes[] = {8, 2040, 64 << 10, 1 << 20, 16 << 20};
+    MPI_Comm comm[NVAR];
+    unsigned long long before, after;
+
+    for (int i = 1; i < argc; ++i) {
+        if (!strcmp(argv[i], "-c") && i + 1 < argc) {
+            ibcast = !strcmp(argv[++i], "ibcast");
+        } else if (!strcmp(argv[i], "-r") && i + 1 < argc) {
+            rounds = atoi(argv[++i]);
+        } else if (!strcmp(argv[i], "-T") && i + 1 < argc) {
+            test_us = atof(argv[++i]);
+        } else if (!strcmp(argv[i], "-s") && i + 1 < argc) {
+            maxbytes = (size_t) atoll(argv[++i]);
+        } else if (!strcmp(argv[i], "--adapt")) {
+            with_adapt = 1;
+        } else if (!strcmp(argv[i], "-q")) {
+            quiet = 1;
+        }
+    }
+    if (rounds < 1) {
+        rounds = 1;
+    }
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    {
+        int provided;
+        MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+        MPI_T_pvar_session_create(&pv_session);
+        find_counters(ibcast ? "ibcast" : "iallreduce");
+    }
+    nvar = with_adapt ? 3 : 2;
+    for (int v = 0; v < nvar; ++v) {
+        lt_dup_with_pref(MPI_COMM_WORLD, var_pref[v], &comm[v]);
+    }
+    if (0 == rank) {
+        printf("# loom_overlap %s, P=%d, %d rounds, MPI_Test every %.0f us during the compute\n",
+               ibcast ? "ibcast" : "iallreduce", P, rounds, test_us);
+        printf("%10s %-7s %12s %12s %12s %9s %14s %14s\n", "bytes", "variant", "pure_us", "overall_us",
+               "compute_us", "overlap%", "pure/libnbc", "overlap-libnbc");
+    }
+
+    for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]) && sizes[si] <= maxbytes; ++si) {
+        const int n = (int) (sizes[si] / sizeof(double));
+        const int iters = sizes[si] <= 2040 ? 200 : sizes[si] <= (64 << 10) ? 40 : sizes[si] <= (1 << 20) ? 8 : 2;
+        double *buf = malloc((size_t) n * sizeof(double)), *res = malloc((size_t) n * sizeof(double));
+        double *pure[NVAR], *overall[NVAR], *comp[NVAR], mp[NVAR], mo[NVAR], mc[NVAR], ov[NVAR];
+        int order[NVAR];
+
+        for (int v = 0; v < nvar; ++v) {
+            pure[v] = calloc((size_t) rounds, sizeof(double));
+            overall[v] = calloc((size_t) rounds, sizeof(double));
+            comp[v] = calloc((size_t) rounds, sizeof(double));
+        }
+        for (int i = 0; i < n; ++i) {
+            buf[i] = (double) (rank + i % 7);
+        }
+        for (int r = 0; r < rounds; ++r) {
+            for (int v = 0; v < nvar; ++v) {
+                order[v] = v;
+            }
+            lt_shuffle(order, nvar, (unsigned long long) (si * 1000 + r));
+            for (int k = 0; k < nvar; ++k) {
+                const int v = order[k];
+                MPI_Request req;
+                double t0, tp, to, tc;
+
+                before = loom_served();
+                /* pure latency (one warm-up call first) */
+                start(ibcast, buf, res, n, comm[v], &req);
+                MPI_Wait(&req, MPI_STATUS_IGNORE);
+                MPI_Barrier(comm[v]);
+                t0 = lt_mono_time();
+                for (int it = 0; it < iters; ++it) {
+                    start(ibcast, buf, res, n, comm[v], &req);
+                    MPI_Wait(&req, MPI_STATUS_IGNORE);
+                }
+                tp = max_over_ranks((lt_mono_time() - t0) * 1e6 / iters, comm[v]);
+                /* the compute alone, as long as the collective */
+                MPI_Barrier(comm[v]);
+                t0 = lt_mono_time();
+                for (int it = 0; it < iters; ++it) {
+                    compute(tp, test_us, NULL);
+                }
+                tc = max_over_ranks((lt_mono_time() - t0) * 1e6 / iters, comm[v]);
+                /* the collective behind the compute */
+                MPI_Barrier(comm[v]);
+                t0 = lt_mono_time();
+                for (int it = 0; it < iters; ++it) {
+                    start(ibcast, buf, res, n, comm[v], &req);
+                    compute(tp, test_us, &req);
+                    MPI_Wait(&req, MPI_STATUS_IGNORE);
+                }
+                to = max_over_ranks((lt_mono_time() - t0) * 1e6 / iters, comm[v]);
+                after = loom_served();
+                if ((0 == v) != (after > before)) {
+                    lt_fail(rank, "%s at %zu B: loom served %llu calls", var_name[v], sizes[si], after - before);
+                    bad = 1;
+                }
+                pure[v][r] = tp;
+                overall[v][r] = to;
+                comp[v][r] = tc;
+            }
+        }
+        /* the result of the last call is checked: allreduce sums, bcast root's data */
+        for (int i = 0; i < n && !ibcast; ++i) {
+            double e = (double) P * (double) (i % 7) + (double) P * (P - 1) / 2.0;
+            if (res[i] != e) {
+                lt_fail(rank, "iallreduce %d B: element %d is %g, expected %g", (int) sizes[si], i, res[i], e);
+                bad = 1;
+                break;
+            }
+        }
+        for (int i = 0; i < n && ibcast; ++i) {
+            if (buf[i] != (double) (i % 7)) {
+                lt_fail(rank, "ibcast %d B: element %d is %g", (int) sizes[si], i, buf[i]);
+                bad = 1;
+                break;
+            }
+        }
+        for (int v = 0; v < nvar; ++v) {
+            mp[v] = median(pure[v], rounds);
+            mo[v] = median(overall[v], rounds);
+            mc[v] = median(comp[v], rounds);
+            ov[v] = 100.0 * (1.0 - (mo[v] - mc[v]) / mp[v]);
+            ov[v] = ov[v] < 0 ? 0 : ov[v];
+        }
+        for (int v = 0; v < nvar && 0 == rank && !quiet; ++v) {
+            printf("%10zu %-7s %12.2f %12.2f %12.2f %9.1f %14.2f %14.1f\n", sizes[si], var_name[v], mp[v], mo[v],
+                   mc[v], ov[v], mp[v] / mp[1], ov[v] - ov[1]);
+        }
+        fflush(stdout);
+        for (int v = 0; v < nvar; ++v) {
+            free(pure[v]);
+            free(overall[v]);
+            free(comp[v]);
+        }
+        free(buf);
+        free(res);
+    }
+    for (int v = 0; v < nvar; ++v) {
+        MPI_Comm_free(&comm[v]);
+    }
+    for (int k = 0; k < npv; ++k) {
+        MPI_T_pvar_handle_free(pv_session, &pv_handle[k]);
+    }
+    MPI_T_pvar_session_free(&pv_session);
+    MPI_T_finalize();
+    MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Finalize();
+    return bad;
+}
