@@ -38,6 +38,10 @@ typedef enum {
                                                 component; no algorithm needs it, rules
                                                 test it) */
 
+#define MCA_COLL_LOOM_CALL_NB          0x20u /* a non-blocking or persistent call (set by the
+                                                component; no algorithm needs it, rules
+                                                written for i<coll> test it) */
+
 /* Restrictions an algorithm declares. */
 #define MCA_COLL_LOOM_NEEDS_COMMUTATIVE 0x01u /* combines contributions out of rank order */
 #define MCA_COLL_LOOM_NEEDS_EXACT       0x02u /* combines in a rank-dependent grouping, so

@@ -241,7 +241,15 @@ static int parse_line(ctx_t *c, const token_t *tok, int ntok, mca_coll_loom_rule
     r->line = c->line;
 
     for (coll = 0; coll < MCA_COLL_LOOM_NUM_COLLS; ++coll) {
-        if (tok_is(&tok[0], mca_coll_loom_coll_name(coll))) {
+        const char *name = mca_coll_loom_coll_name(coll);
+        if (tok_is(&tok[0], name)) {
+            break;
+        }
+        /* i<coll>: the non-blocking and persistent forms only */
+        if (tok[0].len == (int) strlen(name) + 1 && 'i' == tok[0].s[0] &&
+            0 == strncmp(tok[0].s + 1, name, strlen(name))) {
+            r->call_mask |= MCA_COLL_LOOM_CALL_NB;
+            r->call_value |= MCA_COLL_LOOM_CALL_NB;
             break;
         }
     }
@@ -252,7 +260,8 @@ static int parse_line(ctx_t *c, const token_t *tok, int ntok, mca_coll_loom_rule
             used = append(known, sizeof(known), used, "%s%s", k ? ", " : "",
                           mca_coll_loom_coll_name((mca_coll_loom_coll_t) k));
         }
-        return fail(c, tok[0].col, "unknown collective '%.*s' (known: %s)", tok[0].len, tok[0].s, known);
+        return fail(c, tok[0].col, "unknown collective '%.*s' (known: %s, and i<collective> for the "
+                    "non-blocking forms)", tok[0].len, tok[0].s, known);
     }
     r->coll = coll;
 
@@ -556,7 +565,9 @@ void mca_coll_loom_rule_format(const mca_coll_loom_rule_t *r, char *buf, size_t 
         return;
     }
     buf[0] = '\0';
-    used = append(buf, len, used, "%s", mca_coll_loom_coll_name(r->coll));
+    used = append(buf, len, used, "%s%s",
+                  (r->call_mask & r->call_value & MCA_COLL_LOOM_CALL_NB) ? "i" : "",
+                  mca_coll_loom_coll_name(r->coll));
     /* max 0 (unbounded) is written as an open range; min 0 is the same as min 1 */
     used = append_range(buf, len, used, "P", (size_t) (r->min_P > 1 ? r->min_P : 1),
                         r->max_P > 0 ? (size_t) r->max_P : (size_t) INT32_MAX, 1, (size_t) INT32_MAX);

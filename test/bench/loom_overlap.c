@@ -5,24 +5,30 @@
  *
  * One communicator per component, made with MPI_Comm_dup_with_info and the info key
  * ompi_comm_coll_preference: "loom", "libnbc,^loom" and, with --adapt, "adapt,^loom"
- * (run with --mca coll_adapt_priority 20 or so, else adapt does not load).  loom's
- * MPI_T counters prove that loom serves the first and not the others.
+ * (run with --mca coll_adapt_priority 20 or so, else adapt does not load); with
+ * --algs A,B,... also one loom variant per algorithm, forced through MPI_T.  loom's
+ * MPI_T counters prove that loom serves its variants and not the others.
  *
  * Per size and variant, interleaved over rounds (every round runs every variant, in
  * a new shuffled order):
- *   pure     a batch of `iters` start + MPI_Wait, per call; the sample is the maximum
- *            over ranks;
+ *   pure     a batch of start + MPI_Wait, per call; the sample is the maximum over
+ *            ranks;
  *   overall  start, compute for `pure` microseconds calling MPI_Test every -T
  *            microseconds (0: never), MPI_Wait; the compute alone is timed too;
  *   overlap  100 * (1 - (overall - compute) / pure), at least 0: the share of the
  *            collective hidden behind the computation.
- * Reported: medians over rounds, and loom's pure latency and overlap against libnbc's.
+ * Reported: medians over rounds, and each variant's pure latency over libnbc's and its
+ * overlap minus libnbc's.  --pure skips the overlap part.
  *
- *   loom_overlap [-c iallreduce|ibcast] [-r rounds] [-T test_us] [-s maxbytes] [--adapt] [-q]
+ *   loom_overlap [-c COLL] [-r rounds] [-T test_us] [-s maxbytes] [--sizes B,B,...]
+ *                [--algs A,B,...] [--adapt] [--pure] [-q]
  *
- * Sizes: 8 B, 2040 B (255 doubles), 64 KiB, 1 MiB and 16 MiB (up to maxbytes).
- * Exit status 1 when a check failed (a wrong result, loom not serving its
- * communicator or serving another).
+ * COLL: iallreduce (default), ibcast, ireduce, iallgather, ireduce_scatter,
+ * ireduce_scatter_block, iscan, iexscan, ibarrier.  Sizes (default 8 B, 2040 B = 255
+ * doubles, 64 KiB, 1 MiB, 16 MiB, up to maxbytes): the vector (allreduce, bcast, reduce,
+ * scan, exscan), the whole result (allgather) or the whole input (reduce_scatter).
+ * Exit status 1 when a check failed (a wrong allreduce or bcast result, loom not
+ * serving a loom variant or serving another).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -33,10 +39,18 @@
 
 #include "../mpi/loom_test_util.h" /* lt_mono_time, lt_shuffle, lt_fail, lt_dup_with_pref */
 
-#define NVAR 3
+#define NVAR 16
+#define NCOLL 9
 
-static const char *var_name[NVAR] = {"loom", "libnbc", "adapt"};
-static const char *var_pref[NVAR] = {"loom", "libnbc,^loom", "adapt,^loom"};
+static const char *coll_names[NCOLL] = {"iallreduce", "ibcast", "ireduce", "iallgather", "ireduce_scatter",
+                                        "ireduce_scatter_block", "iscan", "iexscan", "ibarrier"};
+enum { C_ALLREDUCE, C_BCAST, C_REDUCE, C_ALLGATHER, C_RS, C_RSB, C_SCAN, C_EXSCAN, C_BARRIER };
+
+typedef struct {
+    char name[48];
+    const char *pref;
+    const char *alg; /* a loom algorithm forced, or NULL */
+} variant_t;
 
 /* loom's coll_loom_<coll>_<alg>_calls counters of one collective name (e.g.
  * "iallreduce"), fallback excluded; their sum is how many calls loom served here. */
@@ -130,41 +144,88 @@ static void compute(double us, double test_us, MPI_Request *req)
     }
 }
 
-static void start(int ibcast, double *buf, double *res, int n, MPI_Comm comm, MPI_Request *req)
+static int *rs_counts;
+
+static void start(int coll, double *buf, double *res, int n, MPI_Comm comm, MPI_Request *req)
 {
-    if (ibcast) {
-        MPI_Ibcast(buf, n, MPI_DOUBLE, 0, comm, req);
-    } else {
-        MPI_Iallreduce(buf, res, n, MPI_DOUBLE, MPI_SUM, comm, req);
+    int P;
+
+    MPI_Comm_size(comm, &P);
+    switch (coll) {
+    case C_BCAST: MPI_Ibcast(buf, n, MPI_DOUBLE, 0, comm, req); break;
+    case C_REDUCE: MPI_Ireduce(buf, res, n, MPI_DOUBLE, MPI_SUM, 0, comm, req); break;
+    case C_ALLGATHER: MPI_Iallgather(buf, n / P, MPI_DOUBLE, res, n / P, MPI_DOUBLE, comm, req); break;
+    case C_RS: MPI_Ireduce_scatter(buf, res, rs_counts, MPI_DOUBLE, MPI_SUM, comm, req); break;
+    case C_RSB: MPI_Ireduce_scatter_block(buf, res, n / P, MPI_DOUBLE, MPI_SUM, comm, req); break;
+    case C_SCAN: MPI_Iscan(buf, res, n, MPI_DOUBLE, MPI_SUM, comm, req); break;
+    case C_EXSCAN: MPI_Iexscan(buf, res, n, MPI_DOUBLE, MPI_SUM, comm, req); break;
+    case C_BARRIER: MPI_Ibarrier(comm, req); break;
+    default: MPI_Iallreduce(buf, res, n, MPI_DOUBLE, MPI_SUM, comm, req); break;
+    }
+}
+
+/* coll_loom_<blocking coll>_algorithm: one parameter forces both forms */
+static void force(int coll, const char *alg)
+{
+    char name[96];
+    MPI_T_cvar_handle h;
+    int idx, count;
+
+    snprintf(name, sizeof(name), "coll_loom_%s_algorithm", coll_names[coll] + 1);
+    if (MPI_SUCCESS == MPI_T_cvar_get_index(name, &idx) &&
+        MPI_SUCCESS == MPI_T_cvar_handle_alloc(idx, NULL, &h, &count)) {
+        MPI_T_cvar_write(h, NULL != alg ? alg : "auto");
+        MPI_T_cvar_handle_free(&h);
     }
 }
 
 int main(int argc, char **argv)
 {
-    int rounds = 7, ibcast = 0, quiet = 0, with_adapt = 0, rank, P, nvar = 2, bad = 0;
+    int rounds = 7, coll = C_ALLREDUCE, quiet = 0, with_adapt = 0, pure_only = 0, rank, P, nvar = 0, bad = 0;
     double test_us = 20;
-    size_t maxbytes = (size_t) 16 << 20;
-    const size_t sizes[] = {8, 2040, 64 << 10, 1 << 20, 16 << 20};
+    size_t maxbytes = (size_t) 16 << 20, sizes[32] = {8, 2040, 64 << 10, 1 << 20, 16 << 20};
+    int nsizes = 5;
+    char *algs = NULL;
+    variant_t var[NVAR];
     MPI_Comm comm[NVAR];
     unsigned long long before, after;
 
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "-c") && i + 1 < argc) {
-            ibcast = !strcmp(argv[++i], "ibcast");
+            ++i;
+            for (int c = 0; c < NCOLL; ++c) {
+                if (!strcmp(argv[i], coll_names[c]) || !strcmp(argv[i], coll_names[c] + 1)) {
+                    coll = c;
+                }
+            }
         } else if (!strcmp(argv[i], "-r") && i + 1 < argc) {
             rounds = atoi(argv[++i]);
         } else if (!strcmp(argv[i], "-T") && i + 1 < argc) {
             test_us = atof(argv[++i]);
         } else if (!strcmp(argv[i], "-s") && i + 1 < argc) {
             maxbytes = (size_t) atoll(argv[++i]);
+        } else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
+            char *list = argv[++i], *tok;
+            nsizes = 0;
+            for (tok = strtok(list, ","); NULL != tok && nsizes < 32; tok = strtok(NULL, ",")) {
+                sizes[nsizes++] = (size_t) atoll(tok);
+            }
+        } else if (!strcmp(argv[i], "--algs") && i + 1 < argc) {
+            algs = argv[++i];
         } else if (!strcmp(argv[i], "--adapt")) {
             with_adapt = 1;
+        } else if (!strcmp(argv[i], "--pure")) {
+            pure_only = 1;
         } else if (!strcmp(argv[i], "-q")) {
             quiet = 1;
         }
     }
     if (rounds < 1) {
         rounds = 1;
+    }
+    if (C_BARRIER == coll) {
+        sizes[0] = 0;
+        nsizes = 1;
     }
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -173,33 +234,49 @@ int main(int argc, char **argv)
         int provided;
         MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
         MPI_T_pvar_session_create(&pv_session);
-        find_counters(ibcast ? "ibcast" : "iallreduce");
+        find_counters(coll_names[coll]);
     }
-    nvar = with_adapt ? 3 : 2;
+    /* variants: loom auto, libnbc, [adapt], loom forced algorithms */
+    var[nvar++] = (variant_t) {"loom", "loom", NULL};
+    var[nvar++] = (variant_t) {"libnbc", "libnbc,^loom", NULL};
+    if (with_adapt) {
+        var[nvar++] = (variant_t) {"adapt", "adapt,^loom", NULL};
+    }
+    for (char *tok = NULL != algs ? strtok(algs, ",") : NULL; NULL != tok && nvar < NVAR; tok = strtok(NULL, ",")) {
+        snprintf(var[nvar].name, sizeof(var[nvar].name), "loom:%s", tok);
+        var[nvar].pref = "loom";
+        var[nvar].alg = tok;
+        nvar++;
+    }
     for (int v = 0; v < nvar; ++v) {
-        lt_dup_with_pref(MPI_COMM_WORLD, var_pref[v], &comm[v]);
+        lt_dup_with_pref(MPI_COMM_WORLD, var[v].pref, &comm[v]);
     }
+    rs_counts = malloc((size_t) P * sizeof(int));
     if (0 == rank) {
         printf("# loom_overlap %s, P=%d, %d rounds, MPI_Test every %.0f us during the compute\n",
-               ibcast ? "ibcast" : "iallreduce", P, rounds, test_us);
-        printf("%10s %-7s %12s %12s %12s %9s %14s %14s\n", "bytes", "variant", "pure_us", "overall_us",
+               coll_names[coll], P, rounds, test_us);
+        printf("%10s %-22s %12s %12s %12s %9s %12s %14s\n", "bytes", "variant", "pure_us", "overall_us",
                "compute_us", "overlap%", "pure/libnbc", "overlap-libnbc");
     }
 
-    for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]) && sizes[si] <= maxbytes; ++si) {
-        const int n = (int) (sizes[si] / sizeof(double));
+    for (int si = 0; si < nsizes && sizes[si] <= maxbytes; ++si) {
+        int n = (int) (sizes[si] / sizeof(double));
         const int iters = sizes[si] <= 2040 ? 200 : sizes[si] <= (64 << 10) ? 40 : sizes[si] <= (1 << 20) ? 8 : 2;
-        double *buf = malloc((size_t) n * sizeof(double)), *res = malloc((size_t) n * sizeof(double));
-        double *pure[NVAR], *overall[NVAR], *comp[NVAR], mp[NVAR], mo[NVAR], mc[NVAR], ov[NVAR];
+        double *buf, *res, *pure[NVAR], *overall[NVAR], *comp[NVAR], mp[NVAR], mo[NVAR], mc[NVAR], ov[NVAR];
         int order[NVAR];
 
+        if (C_ALLGATHER == coll || C_RS == coll || C_RSB == coll) {
+            n = n / P * P; /* whole blocks per rank */
+        }
+        for (int q = 0; q < P; ++q) {
+            rs_counts[q] = n / P;
+        }
+        buf = malloc((size_t) (n > 0 ? n : 1) * sizeof(double));
+        res = malloc((size_t) (n > 0 ? n : 1) * sizeof(double));
         for (int v = 0; v < nvar; ++v) {
             pure[v] = calloc((size_t) rounds, sizeof(double));
             overall[v] = calloc((size_t) rounds, sizeof(double));
             comp[v] = calloc((size_t) rounds, sizeof(double));
-        }
-        for (int i = 0; i < n; ++i) {
-            buf[i] = (double) (rank + i % 7);
         }
         for (int r = 0; r < rounds; ++r) {
             for (int v = 0; v < nvar; ++v) {
@@ -209,70 +286,78 @@ int main(int argc, char **argv)
             for (int k = 0; k < nvar; ++k) {
                 const int v = order[k];
                 MPI_Request req;
-                double t0, tp, to, tc;
+                double t0, tp, to = 0, tc = 0;
 
+                for (int i = 0; i < n; ++i) {
+                    buf[i] = (double) (rank + i % 7);
+                }
+                force(coll, var[v].alg);
                 before = loom_served();
                 /* pure latency (one warm-up call first) */
-                start(ibcast, buf, res, n, comm[v], &req);
+                start(coll, buf, res, n, comm[v], &req);
                 MPI_Wait(&req, MPI_STATUS_IGNORE);
                 MPI_Barrier(comm[v]);
                 t0 = lt_mono_time();
                 for (int it = 0; it < iters; ++it) {
-                    start(ibcast, buf, res, n, comm[v], &req);
+                    start(coll, buf, res, n, comm[v], &req);
                     MPI_Wait(&req, MPI_STATUS_IGNORE);
                 }
                 tp = max_over_ranks((lt_mono_time() - t0) * 1e6 / iters, comm[v]);
-                /* the compute alone, as long as the collective */
-                MPI_Barrier(comm[v]);
-                t0 = lt_mono_time();
-                for (int it = 0; it < iters; ++it) {
-                    compute(tp, test_us, NULL);
+                if (!pure_only) {
+                    /* the compute alone, as long as the collective */
+                    MPI_Barrier(comm[v]);
+                    t0 = lt_mono_time();
+                    for (int it = 0; it < iters; ++it) {
+                        compute(tp, test_us, NULL);
+                    }
+                    tc = max_over_ranks((lt_mono_time() - t0) * 1e6 / iters, comm[v]);
+                    /* the collective behind the compute */
+                    MPI_Barrier(comm[v]);
+                    t0 = lt_mono_time();
+                    for (int it = 0; it < iters; ++it) {
+                        start(coll, buf, res, n, comm[v], &req);
+                        compute(tp, test_us, &req);
+                        MPI_Wait(&req, MPI_STATUS_IGNORE);
+                    }
+                    to = max_over_ranks((lt_mono_time() - t0) * 1e6 / iters, comm[v]);
                 }
-                tc = max_over_ranks((lt_mono_time() - t0) * 1e6 / iters, comm[v]);
-                /* the collective behind the compute */
-                MPI_Barrier(comm[v]);
-                t0 = lt_mono_time();
-                for (int it = 0; it < iters; ++it) {
-                    start(ibcast, buf, res, n, comm[v], &req);
-                    compute(tp, test_us, &req);
-                    MPI_Wait(&req, MPI_STATUS_IGNORE);
-                }
-                to = max_over_ranks((lt_mono_time() - t0) * 1e6 / iters, comm[v]);
                 after = loom_served();
-                if ((0 == v) != (after > before)) {
-                    lt_fail(rank, "%s at %zu B: loom served %llu calls", var_name[v], sizes[si], after - before);
+                force(coll, NULL);
+                if ((0 == strcmp(var[v].pref, "loom")) != (after > before)) {
+                    lt_fail(rank, "%s at %zu B: loom served %llu calls", var[v].name, sizes[si], after - before);
                     bad = 1;
                 }
                 pure[v][r] = tp;
                 overall[v][r] = to;
                 comp[v][r] = tc;
-            }
-        }
-        /* the result of the last call is checked: allreduce sums, bcast root's data */
-        for (int i = 0; i < n && !ibcast; ++i) {
-            double e = (double) P * (double) (i % 7) + (double) P * (P - 1) / 2.0;
-            if (res[i] != e) {
-                lt_fail(rank, "iallreduce %d B: element %d is %g, expected %g", (int) sizes[si], i, res[i], e);
-                bad = 1;
-                break;
-            }
-        }
-        for (int i = 0; i < n && ibcast; ++i) {
-            if (buf[i] != (double) (i % 7)) {
-                lt_fail(rank, "ibcast %d B: element %d is %g", (int) sizes[si], i, buf[i]);
-                bad = 1;
-                break;
+                /* the last call's result: allreduce sums, bcast root's data */
+                for (int i = 0; i < n && C_ALLREDUCE == coll; ++i) {
+                    double e = (double) P * (double) (i % 7) + (double) P * (P - 1) / 2.0;
+                    if (res[i] != e) {
+                        lt_fail(rank, "%s %zu B: element %d is %g, expected %g", var[v].name, sizes[si], i,
+                                res[i], e);
+                        bad = 1;
+                        break;
+                    }
+                }
+                for (int i = 0; i < n && C_BCAST == coll; ++i) {
+                    if (buf[i] != (double) (i % 7)) {
+                        lt_fail(rank, "%s %zu B: element %d is %g", var[v].name, sizes[si], i, buf[i]);
+                        bad = 1;
+                        break;
+                    }
+                }
             }
         }
         for (int v = 0; v < nvar; ++v) {
             mp[v] = median(pure[v], rounds);
             mo[v] = median(overall[v], rounds);
             mc[v] = median(comp[v], rounds);
-            ov[v] = 100.0 * (1.0 - (mo[v] - mc[v]) / mp[v]);
+            ov[v] = pure_only ? 0 : 100.0 * (1.0 - (mo[v] - mc[v]) / mp[v]);
             ov[v] = ov[v] < 0 ? 0 : ov[v];
         }
         for (int v = 0; v < nvar && 0 == rank && !quiet; ++v) {
-            printf("%10zu %-7s %12.2f %12.2f %12.2f %9.1f %14.2f %14.1f\n", sizes[si], var_name[v], mp[v], mo[v],
+            printf("%10zu %-22s %12.2f %12.2f %12.2f %9.1f %12.2f %14.1f\n", sizes[si], var[v].name, mp[v], mo[v],
                    mc[v], ov[v], mp[v] / mp[1], ov[v] - ov[1]);
         }
         fflush(stdout);
@@ -287,6 +372,7 @@ int main(int argc, char **argv)
     for (int v = 0; v < nvar; ++v) {
         MPI_Comm_free(&comm[v]);
     }
+    free(rs_counts);
     for (int k = 0; k < npv; ++k) {
         MPI_T_pvar_handle_free(pv_session, &pv_handle[k]);
     }

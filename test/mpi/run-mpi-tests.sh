@@ -39,7 +39,12 @@
 #   9. bcast, reduce, allgather, reduce_scatter(_block), scan, exscan (test_colls): every process
 #      count, one algorithm per collective forced with --mca / -x, negative controls;
 #  10. collectives over 2 GiB at np 2 (test_bigcount), when memory allows: a case
-#      that cannot run prints a SKIP line and is counted apart, never as passed.
+#      that cannot run prints a SKIP line and is counted apart, never as passed;
+#  11. the non-blocking and persistent collectives (test_nonblocking): every process count,
+#      auto decided alike with coll_loom_shm 0, non-blocking calls posted in different
+#      orders on different communicators, memory growth over 10000 iterations at np 4 (and
+#      its own negative control), negative controls (loom excluded, loom not selected) and
+#      the oracle check.
 # Ends with "N passed, M failed[, K skipped]" and exits non-zero on any failure.
 
 set -u
@@ -122,7 +127,7 @@ else
 fi
 
 # ---- binaries -------------------------------------------------------------------
-progs="test_allreduce test_barrier test_lifecycle test_rules test_colls test_bigcount test_threads test_pipeline test_faults"
+progs="test_allreduce test_barrier test_lifecycle test_rules test_colls test_bigcount test_threads test_pipeline test_faults test_nonblocking"
 for p in $progs; do
     if [ ! -x "$bindir/$p" ]; then
         if [ -f "$here/$p.c" ] && command -v mpicc >/dev/null; then
@@ -203,6 +208,7 @@ T_BIG=${bin_test_bigcount:-}
 T_THREADS=${bin_test_threads:-}
 T_PIPE=${bin_test_pipeline:-}
 T_FAULTS=${bin_test_faults:-}
+T_NB=${bin_test_nonblocking:-}
 
 # ---- 1. every process count --------------------------------------------------------
 for np in $NPS; do
@@ -646,6 +652,36 @@ else
 fi
 run "negative control: --mca coll ^loom must FAIL (test_bigcount)" 2 nonzero \
     --mca coll '^loom' -- "$T_BIG" --mem-cap-gib 0
+
+# ---- 11. non-blocking and persistent collectives ---------------------------------------
+# (a) every process count: every algorithm forced through MPI_T, auto, many outstanding
+# requests completed in different orders, persistent requests started many times, MPI_Startall,
+# MPI_Cancel / MPI_Request_free of an active request
+nb_sections=matrix,auto,outstanding,persistent,startall,errors
+for np in $NPS; do
+    run "test_nonblocking np=$np" "$np" 0 -- "$T_NB" --sections "$nb_sections"
+done
+# (b) without the node segment blocking calls of every size are decided as non-blocking ones
+run "test_nonblocking auto, coll_loom_shm 0 np=5" 5 0 --mca coll_loom_shm 0 -- "$T_NB" --sections auto
+# (c) the first non-blocking calls on two new communicators, posted in opposite orders on even
+# and odd ranks (MPI orders collectives per communicator only): a post that blocks hangs, and
+# the test's watchdog fails the run after 30 s
+run "test_nonblocking: posts in different orders on two communicators np=4" 4 0 -- "$T_NB" --sections crossed
+# (d) memory: 10000 iterations of small non-blocking calls after a warm-up; the check's own
+# negative control keeps 128 bytes per iteration and must FAIL on the resident set
+run "test_nonblocking --leak 10000 np=4" 4 0 -- "$T_NB" --leak 10000
+name="negative control: test_nonblocking --leak with 128 B kept per iteration must FAIL np=4"
+run "$name" 4 nonzero -- "$T_NB" --leak 10000 --leak-inject 128
+check_log "negative control: it failed on the resident set" "$(log_of "$name")" "leak: resident set grew by"
+# (e) negative controls: without loom the test must FAIL; with loom loaded but not selected
+# it must FAIL on the counters; the oracle-only mode must PASS without loom
+run "negative control: --mca coll ^loom must FAIL (test_nonblocking)" 3 nonzero --mca coll '^loom' -- "$T_NB"
+name="negative control: coll_loom_priority -1 must FAIL on the counters (test_nonblocking)"
+run "$name" 3 nonzero --mca coll_loom_priority -1 -- "$T_NB" --sections matrix
+check_log "negative control: it failed because no loom counter moved" "$(log_of "$name")" \
+    "expected exactly one coll_loom_iallreduce_* counter +1, got: none"
+run "oracle check: --mca coll ^loom test_nonblocking --oracle-only passes np=5" 5 0 --mca coll '^loom' \
+    -- "$T_NB" --oracle-only --sections "$nb_sections"
 
 echo
 if [ $fail -gt 0 ]; then

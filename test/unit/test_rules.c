@@ -467,7 +467,8 @@ static void round_trip(const mca_coll_loom_rule_t *r, const char *what, int idx)
     mca_coll_loom_rule_format(r, text, sizeof(text));
     CHECK(NULL != memchr(text, '\0', sizeof(text)), "%s #%d: format gave an unterminated string", what, idx);
     text[sizeof(text) - 1] = '\0';
-    CHECK(0 == strncmp(text, mca_coll_loom_coll_name(r->coll), strlen(mca_coll_loom_coll_name(r->coll)))
+    CHECK(0 == strncmp(text + ((r->call_mask & r->call_value & MCA_COLL_LOOM_CALL_NB) ? 1 : 0),
+                       mca_coll_loom_coll_name(r->coll), strlen(mca_coll_loom_coll_name(r->coll)))
               && NULL != strstr(text, " -> ") && NULL == strchr(text, '\n'),
           "%s #%d: \"%s\" is not one rule line", what, idx, text);
     memset(&err, 0, sizeof(err));
@@ -869,8 +870,44 @@ static void test_load(void)
     }
 }
 
+/* i<coll>: a rule for the non-blocking and persistent forms only; a plain one serves
+ * both forms */
+static void test_nonblocking_rules(void)
+{
+    const char *text = "iallreduce bytes=-64 -> pairwise\n"
+                       "allreduce bytes=-64 -> bruck\n"
+                       "ibcast -> previous\n";
+    mca_coll_loom_ruleset_t rs = {NULL, 0};
+    mca_coll_loom_rules_error_t err;
+    const unsigned CM = MCA_COLL_LOOM_CALL_COMMUTATIVE, NBF = MCA_COLL_LOOM_CALL_NB;
+    char buf[256];
+
+    CHECK(0 == mca_coll_loom_rules_parse(text, &rs, &err) && 3 == rs.nrules, "i<coll> rules: %s", err.reason);
+    if (3 == rs.nrules) {
+        CHECK(matches(&rs.rules[0], MCA_COLL_LOOM_COLL_ALLREDUCE, 8, 4, 1, 4, CM | NBF),
+              "iallreduce does not match a non-blocking allreduce");
+        CHECK(!matches(&rs.rules[0], MCA_COLL_LOOM_COLL_ALLREDUCE, 8, 4, 1, 4, CM),
+              "iallreduce matches a blocking allreduce");
+        CHECK(matches(&rs.rules[1], MCA_COLL_LOOM_COLL_ALLREDUCE, 8, 4, 1, 4, CM | NBF) &&
+                  matches(&rs.rules[1], MCA_COLL_LOOM_COLL_ALLREDUCE, 8, 4, 1, 4, CM),
+              "a plain allreduce rule does not serve both forms");
+        CHECK(MCA_COLL_LOOM_COLL_BCAST == rs.rules[2].coll && NULL == rs.rules[2].alg, "ibcast -> previous");
+        mca_coll_loom_rule_format(&rs.rules[0], buf, sizeof(buf));
+        CHECK(0 == strncmp(buf, "iallreduce ", 11), "formatted as '%s'", buf);
+        for (int i = 0; i < rs.nrules; ++i) {
+            round_trip(&rs.rules[i], "i<coll> rule", i);
+        }
+    }
+    mca_coll_loom_rules_free(&rs);
+    CHECK(0 != mca_coll_loom_rules_parse("iallreducex -> pairwise\n", &rs, &err) &&
+              NULL != strstr(err.reason, "unknown collective"),
+          "iallreducex accepted: %s", err.reason);
+    mca_coll_loom_rules_free(&rs);
+}
+
 int main(void)
 {
+    test_nonblocking_rules();
     test_good_file();
     test_errors();
     test_round_trip();

@@ -123,6 +123,9 @@ typedef struct mca_coll_loom_component_t {
     opal_list_t active;
     opal_mutex_t active_lock;
     bool progress_registered;
+    /* MPI_COMM_WORLD's settings check, made at MPI_Init: 0 = not made, 1 = every process
+     * of the job decides alike, -1 = not */
+    int job_agreed;
 } mca_coll_loom_component_t;
 
 OMPI_MODULE_DECLSPEC extern mca_coll_loom_component_t mca_coll_loom_component;
@@ -220,6 +223,9 @@ typedef struct mca_coll_loom_module_t {
      * (mca_coll_loom_settings_fingerprint): 0 = not yet, 1 = yes, -1 = no, and every
      * call goes to the previous component */
     int settings_agreed;
+    /* every process of the communicator belongs to this job (no spawned or connected
+     * ones): then MPI_COMM_WORLD's settings check at MPI_Init covers it */
+    bool in_job;
 
     /* warn once per communicator and collective (refusals: per forced algorithm,
      * stored as index + 1) */
@@ -313,6 +319,8 @@ void mca_coll_loom_model_params(mca_coll_loom_model_params_t *m);
 /* topology descriptor of a communicator (coll_loom_topo.c); the node of each process
  * is remembered per process, until mca_coll_loom_topo_cache_fini (component close) */
 int mca_coll_loom_comm_topo(struct ompi_communicator_t *comm, mca_coll_loom_topo_t *topo);
+/* true when every process of comm belongs to this process's job */
+bool mca_coll_loom_comm_in_job(struct ompi_communicator_t *comm);
 void mca_coll_loom_topo_cache_fini(void);
 
 /* the engine (coll_loom_exec.c) */
@@ -498,10 +506,6 @@ int mca_coll_loom_scan(const void *sbuf, void *rbuf, int count, struct ompi_data
 int mca_coll_loom_exscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                          struct ompi_op_t *op, struct ompi_communicator_t *comm,
                          mca_coll_base_module_t *module);
-
-/* A call flag of the component's own, never seen by the core: the call is non-blocking
- * or persistent (it has its own last decision, counters and explain lines). */
-#define MCA_COLL_LOOM_CALL_NB 0x100u
 
 /* The non-blocking (mca_coll_loom_i<coll>) and persistent (mca_coll_loom_<coll>_init)
  * forms, in the file of their blocking one. */

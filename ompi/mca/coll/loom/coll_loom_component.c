@@ -426,6 +426,7 @@ static int loom_open(void)
     memset(cm->nb_alg_calls, 0, sizeof(cm->nb_alg_calls));
     memset(cm->nb_fallback_calls, 0, sizeof(cm->nb_fallback_calls));
     mca_coll_loom_nbc_init();
+    cm->job_agreed = 0;
     cm->shm_node_phases = 0;
     cm->shm_segments_created = 0;
     cm->shm_segments_reused = 0;

@@ -42,6 +42,7 @@ static void loom_module_construct(mca_coll_loom_module_t *m)
     m->flags_dtype = NULL;
     m->flags_call = 0;
     m->settings_agreed = 0;
+    m->in_job = false;
     m->failed = false;
     m->shm.state = 0;
     m->shm.eligible = 0;
@@ -203,6 +204,8 @@ void mca_coll_loom_current_knobs(int *knobs)
 /* ------------------------------------------------------------------------------------ */
 /* enable                                                                                */
 
+static void agree_on_settings(mca_coll_loom_module_t *m, struct ompi_communicator_t *comm);
+
 int mca_coll_loom_module_enable(mca_coll_base_module_t *module, struct ompi_communicator_t *comm)
 {
     mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
@@ -252,6 +255,15 @@ int mca_coll_loom_module_enable(mca_coll_base_module_t *module, struct ompi_comm
 #undef LOOM_SAVE_OR_LEAVE
 #undef LOOM_HAS_PREVIOUS
 #undef LOOM_SAVE_PREVIOUS
+
+    m->in_job = mca_coll_loom_comm_in_job(comm);
+    /* MPI_COMM_WORLD compares the settings of every process of the job now, inside
+     * MPI_Init, where a blocking exchange is harmless: a non-blocking call must never
+     * wait for one (mca_coll_loom_plan_nb) */
+    if (comm == &ompi_mpi_comm_world.comm) {
+        agree_on_settings(m, comm);
+        cm->job_agreed = m->settings_agreed;
+    }
 
     if (MCA_COLL_LOOM_VERBOSE(10)) {
         char desc[512];
@@ -563,7 +575,7 @@ plan_decide(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, struct ompi_co
         .rank = ompi_comm_rank(comm),
         .root = root,
         .knob = 0,
-        .call = call & ~MCA_COLL_LOOM_CALL_NB, /* the same schedule serves both forms */
+        .call = call,
         .coll = coll,
         .node_of = m->have_topo ? m->topo.node_of : NULL,
     };
@@ -613,6 +625,7 @@ plan_decide(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, struct ompi_co
     }
 
     params.knob = choice->knob;
+    params.call &= ~MCA_COLL_LOOM_CALL_NB; /* the same schedule serves every form */
     if (mca_coll_loom_algs[choice->alg].pipelined) {
         params.segs = mca_coll_loom_pipeline_segs(choice->alg, coll, params.P, bytes, choice->knob);
     }
@@ -702,8 +715,25 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan_nb(mca_coll_loom_module_t *m, mc
         choice->alg = -1;
         return NULL;
     }
+    /* No settings check here: it is a blocking exchange, and MPI lets ranks start
+     * their first non-blocking calls on different communicators in different orders
+     * (the crossed starts of test_nonblocking, an NBX exchange's MPI_Ibarrier): a rank
+     * waiting in it could wait forever.  The settings are the process's, so when every
+     * process of the job agreed at MPI_Init (MPI_COMM_WORLD) and this communicator
+     * holds processes of the job only, they agree here too.  Otherwise non-blocking
+     * calls go to the previous component until a blocking call has compared them:
+     * the same answer on every rank, as all see the same sequence of calls. */
     if (OPAL_UNLIKELY(0 == m->settings_agreed)) {
-        agree_on_settings(m, comm);
+        if (1 == cm->job_agreed && m->in_job) {
+            m->settings_agreed = 1;
+        } else {
+            *choice = (mca_coll_loom_choice_t){.alg = -1, .why = "settings not compared yet on this communicator"};
+            if (MCA_COLL_LOOM_VERBOSE(20)) {
+                print_call(m, coll, comm, bytes, call | MCA_COLL_LOOM_CALL_NB, choice, NULL);
+            }
+            mca_coll_loom_count(&cm->nb_fallback_calls[coll]);
+            return NULL;
+        }
     }
     s = plan_call(m, coll, comm, bytes, call | MCA_COLL_LOOM_CALL_NB, root, choice);
     mca_coll_loom_count(NULL == s ? &cm->nb_fallback_calls[coll] : &cm->nb_alg_calls[coll][choice->alg]);

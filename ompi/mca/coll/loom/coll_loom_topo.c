@@ -223,3 +223,21 @@ int mca_coll_loom_comm_topo(struct ompi_communicator_t *comm, mca_coll_loom_topo
     free(keys);
     return rc;
 }
+
+bool mca_coll_loom_comm_in_job(struct ompi_communicator_t *comm)
+{
+    const int P = ompi_comm_size(comm);
+    ompi_group_t *group = comm->c_local_group;
+    /* this process is never a sentinel in its own group */
+    const opal_jobid_t mine = ompi_group_get_proc_ptr_raw(group, ompi_comm_rank(comm))->super.proc_name.jobid;
+
+    for (int i = 0; i < P; ++i) {
+        ompi_proc_t *proc = ompi_group_get_proc_ptr_raw(group, i);
+        opal_process_name_t name = ompi_proc_is_sentinel(proc) ? ompi_proc_sentinel_to_name((uintptr_t) proc)
+                                                               : proc->super.proc_name;
+        if (name.jobid != mine) {
+            return false;
+        }
+    }
+    return true;
+}
