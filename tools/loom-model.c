@@ -5,6 +5,7 @@
  *   loom-model --coll allreduce --P 8 --bytes 16M [--alg ring] [--segs N|auto]
  *              [--L us --o us --g us --G ns/B --gamma ns/B --copy ns/B]
  *              [--sweep-P 2..1048576] [--sweep-bytes 1K..64M] [--csv] [--per-rank]
+ *              [--graph]
  *
  * See docs/model.md.
  */
@@ -27,6 +28,7 @@ typedef struct {
     long P0, P1;       /* P range (powers of two between, both ends included) */
     size_t b0, b1;     /* bytes range, likewise */
     bool csv, per_rank;
+    bool graph;        /* cost the dependency graph; also show the round time */
     mca_coll_loom_model_params_t m;
     mca_coll_loom_model_opts_t opts;
 } cli_t;
@@ -56,7 +58,9 @@ static void usage(FILE *f)
             "                     by R (default 1)\n"
             "  --sweep-P A..B     every power of two from A to B (and B)\n"
             "  --sweep-bytes A..B every power of two from A to B (and B)\n"
-            "  --method M         auto (default), full, symmetric\n"
+            "  --method M         auto (default), full, symmetric, graph\n"
+            "  --graph            cost each rank's dependency graph as the engine runs it\n"
+            "                     (method graph), next to the round reading's time\n"
             "  --max-ops N        op budget of a full simulation (default 2^27)\n"
             "  --csv              comma-separated output\n"
             "  --per-rank         also print each rank's finish time (single P)\n");
@@ -132,7 +136,7 @@ static void run_one(const cli_t *c, int alg, int P, size_t bytes, double bound)
     mca_coll_loom_params_t shape = {.P = P, .root = c->root, .knob = c->knob, .call = c->call,
                                     .coll = c->coll};
     mca_coll_loom_model_result_t res;
-    double t0 = now(), tchoose = 0.0, *finish = NULL;
+    double t0 = now(), tchoose = 0.0, tround = -1.0, *finish = NULL;
     int segs = c->segs, rc, cm = 0;
     char bstr[32];
     const char *segs_how = "";
@@ -157,23 +161,48 @@ static void run_one(const cli_t *c, int alg, int P, size_t bytes, double bound)
     t0 = now();
     rc = mca_coll_loom_model_predict(alg, c->coll, &shape, bytes, c->elem, &c->m, &c->opts, finish, &res);
     t0 = now() - t0;
+    if (c->graph) {
+        /* the round reading of the same schedules, for comparison */
+        mca_coll_loom_model_opts_t ro = c->opts;
+        mca_coll_loom_model_result_t rres;
+        ro.method = 0;
+        tround = MCA_COLL_LOOM_OK == mca_coll_loom_model_predict(alg, c->coll, &shape, bytes, c->elem, &c->m, &ro,
+                                                                 NULL, &rres)
+                     ? rres.time
+                     : -1.0;
+    }
 
     if (c->csv) {
         if (MCA_COLL_LOOM_OK == rc) {
-            printf("%s,%d,%zu,%s,%d,%.6g,%.6g,%.4f,%s,%d,%ld,%.4f,%.4f\n", mca_coll_loom_coll_name(c->coll),
+            printf("%s,%d,%zu,%s,%d,%.6g,%.6g,%.4f,%s,%d,%ld,%.4f,%.4f", mca_coll_loom_coll_name(c->coll),
                    P, bytes, mca_coll_loom_algs[alg].name, segs, res.time * 1e6, bound * 1e6,
                    bound > 0 ? res.time / bound : 0.0, mca_coll_loom_model_method_name(res.method),
                    res.rounds, res.ops, t0, tchoose);
+            if (c->graph) {
+                printf(",,%.6g", tround * 1e6);
+            }
+            printf("\n");
         } else {
-            printf("%s,%d,%zu,%s,%d,,%.6g,,none,,,%.4f,%.4f,\"%s\"\n", mca_coll_loom_coll_name(c->coll), P,
-                   bytes, mca_coll_loom_algs[alg].name, segs, bound * 1e6, t0, tchoose,
-                   res.note ? res.note : "error");
+            printf("%s,%d,%zu,%s,%d,,%.6g,,none,,,%.4f,%.4f,\"%s\"", mca_coll_loom_coll_name(c->coll), P, bytes,
+                   mca_coll_loom_algs[alg].name, segs, bound * 1e6, t0, tchoose, res.note ? res.note : "error");
+            if (c->graph) {
+                printf(tround >= 0.0 ? ",%.6g" : ",", tround * 1e6);
+            }
+            printf("\n");
         }
     } else if (MCA_COLL_LOOM_OK == rc) {
-        printf("%9d %8s  %-14s %5d%-1s %14.3f %8.2f  %-9s %7d %11ld %9.3f\n", P, bstr,
+        printf("%9d %8s  %-14s %5d%-1s %14.3f %8.2f  %-9s %7d %11ld %9.3f", P, bstr,
                mca_coll_loom_algs[alg].name, segs, segs_how, res.time * 1e6,
                bound > 0 ? res.time / bound : 0.0, mca_coll_loom_model_method_name(res.method),
                res.rounds, res.ops, t0 + tchoose);
+        if (c->graph) {
+            if (tround >= 0.0) {
+                printf(" %14.3f %6.2f", tround * 1e6, res.time / tround);
+            } else {
+                printf(" %14s", "n/a");
+            }
+        }
+        printf("\n");
     } else {
         printf("%9d %8s  %-14s %5d%-1s %14s %8s  %-9s  (%s)\n", P, bstr, mca_coll_loom_algs[alg].name, segs,
                segs_how, "n/a", "", "none", res.note ? res.note : "error");
@@ -225,6 +254,9 @@ int main(int argc, char **argv)
             takes = false;
         } else if (0 == strcmp(a, "--inexact")) {
             c.call &= ~MCA_COLL_LOOM_CALL_EXACT;
+            takes = false;
+        } else if (0 == strcmp(a, "--graph")) {
+            c.opts.method = MCA_COLL_LOOM_MODEL_GRAPH;
             takes = false;
         } else if (0 == strcmp(a, "--single-copy")) {
             single_copy = 1;
@@ -280,8 +312,10 @@ int main(int argc, char **argv)
                 share = atof(v);
 
             } else if (0 == strcmp(a, "--method")) {
-                c.opts.method = 0 == strcmp(v, "full") ? MCA_COLL_LOOM_MODEL_FULL
-                              : 0 == strcmp(v, "symmetric") ? MCA_COLL_LOOM_MODEL_SYMMETRIC : 0;
+                c.opts.method = 0 == strcmp(v, "full")        ? MCA_COLL_LOOM_MODEL_FULL
+                              : 0 == strcmp(v, "symmetric") ? MCA_COLL_LOOM_MODEL_SYMMETRIC
+                              : 0 == strcmp(v, "graph")     ? MCA_COLL_LOOM_MODEL_GRAPH
+                                                            : 0;
             } else if (0 == strcmp(a, "--max-ops")) {
                 c.opts.max_live_ops = atol(v);
             } else {
@@ -297,6 +331,7 @@ int main(int argc, char **argv)
     if (0 == c.elem) {
         c.elem = 1;
     }
+    c.graph = MCA_COLL_LOOM_MODEL_GRAPH == c.opts.method;
     if (share > 1.0) {
         /* on one node every byte moved and combined is a CPU's work, and R ranks share
          * each CPU: each rank runs at 1/R of its speed (docs/model.md) */
@@ -316,13 +351,18 @@ int main(int argc, char **argv)
     }
 
     if (c.csv) {
-        printf("coll,P,bytes,alg,segs,time_us,bound_us,ratio,method,rounds,ops,sim_s,choose_s,note\n");
+        printf("coll,P,bytes,alg,segs,time_us,bound_us,ratio,method,rounds,ops,sim_s,choose_s,note%s\n",
+               c.graph ? ",round_us" : "");
     } else {
         printf("loom-model: %s, elements of %zu bytes; L %g us, o %g us, g %g us, G %g ns/B, "
                "gamma %g ns/B, copy %g ns/B\n",
                mca_coll_loom_coll_name(c.coll), c.elem, L, o, g, G, gamma, copy);
         printf("(segs: * auto_segs, s choose_segs by simulation, a by its closed form; ratio: time over the "
                "bandwidth bound)\n");
+        if (c.graph) {
+            printf("(time: the dependency graph as the engine runs it; round: the round reading, g/r their "
+                   "ratio)\n");
+        }
     }
     for (size_t P = (size_t) c.P0; P <= (size_t) c.P1; P = next_pow2_step(P, (size_t) c.P1)) {
         for (size_t b = c.b0; b <= c.b1; b = next_pow2_step(b, c.b1)) {
@@ -332,8 +372,9 @@ int main(int argc, char **argv)
                 fmt_bytes(b, bstr, sizeof(bstr));
                 printf("\n%s P=%zu bytes=%s: bandwidth bound %.3f us\n", mca_coll_loom_coll_name(c.coll), P,
                        bstr, bound * 1e6);
-                printf("%9s %8s  %-14s %6s %14s %8s  %-9s %7s %11s %9s\n", "P", "bytes", "algorithm",
-                       "segs", "time [us]", "ratio", "method", "rounds", "ops", "sim [s]");
+                printf("%9s %8s  %-14s %6s %14s %8s  %-9s %7s %11s %9s", "P", "bytes", "algorithm", "segs",
+                       "time [us]", "ratio", "method", "rounds", "ops", "sim [s]");
+                printf(c.graph ? " %14s %6s\n" : "\n", "round [us]", "g/r");
             }
             int served = 0;
             for (int alg = 0; alg < mca_coll_loom_num_algs; ++alg) {

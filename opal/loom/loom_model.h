@@ -23,7 +23,24 @@
  * elements, split into the schedule's parts and segments like the executor does);
  * a block-range op with no element is skipped on both sides, as in the executor.
  *
- * Two ways to run (see docs/model.md):
+ * Rounds or graph.  The rules above read a schedule as rounds (WAIT completes a
+ * round), the order the builders write.  The engine runs the dependency graph of
+ * loom_sched.h instead; GRAPH costs that, under the same LogGP rules per rank:
+ *   - an op is ready once its releases have arrived (a data predecessor releases when
+ *     it is done, a transfer its channel's next transfer when it is posted);
+ *   - the CPU works like the engine's progress loop: a sweep completes the receives
+ *     whose message is in (o each, in order of arrival; then they are done), then
+ *     the ready ops run in FIFO order of becoming ready (initially list order), ops
+ *     released meanwhile included, each at max(ready, CPU free), before the next
+ *     sweep;
+ *   - SEND: o of CPU and the link rules above; it is done when its bytes have left
+ *     (eager); the channel's next transfer may be posted after the o;
+ *   - RECV: posting is free; the incoming link takes every message in order of first
+ *     arrival (not per round);
+ *   - local ops cost as above; WAITs are no-ops (rounds still count them).
+ * A rank finishes when its last op is done.
+ *
+ * Three ways to run (see docs/model.md):
  *   FULL       every rank's schedule is built (lazily, when the rank first runs) in
  *              a compact timing form and freed when the rank is done; exact under
  *              the model.  Limited by a budget of live ops.
@@ -34,6 +51,11 @@
  *              matching send to the mirror of q.  Exact up to the +-1 element by
  *              which blocks of an uneven split differ (rank 0's sizes are used).
  *              Symmetry is checked on a sample of ranks, not proved.
+ *   GRAPH      every rank's dependency graph, an event queue over all ranks; built
+ *              at the start and freed when the rank is done, held in about 24 bytes
+ *              per op and 4 per edge, counted against the same budget (in 8-byte
+ *              units, with the event queue).  Round mode stays what choose_segs and
+ *              auto_segs use.
  */
 #ifndef MCA_COLL_LOOM_MODEL_H
 #define MCA_COLL_LOOM_MODEL_H
@@ -70,13 +92,16 @@ typedef enum {
     MCA_COLL_LOOM_MODEL_NONE = 0,    /* not made (see the return code) */
     MCA_COLL_LOOM_MODEL_FULL,        /* every rank simulated */
     MCA_COLL_LOOM_MODEL_SYMMETRIC,   /* rank 0 simulated, the others by symmetry */
-    MCA_COLL_LOOM_MODEL_ANALYTIC     /* closed form (choose_segs at large P only) */
+    MCA_COLL_LOOM_MODEL_ANALYTIC,    /* closed form (choose_segs at large P only) */
+    MCA_COLL_LOOM_MODEL_GRAPH        /* every rank simulated as its dependency graph */
 } mca_coll_loom_model_method_t;
 
 /* Options of a prediction (NULL: the defaults below). */
 typedef struct {
     int method;          /* 0: auto (SYMMETRIC when detected and P > sym_min_P, else
-                            FULL); or force MCA_COLL_LOOM_MODEL_FULL / _SYMMETRIC */
+                            FULL); or force MCA_COLL_LOOM_MODEL_FULL / _SYMMETRIC;
+                            MCA_COLL_LOOM_MODEL_GRAPH: the dependency graph instead of
+                            rounds (every rank, no symmetric shortcut) */
     int sym_min_P;       /* auto uses FULL up to this P (default 256) */
     long max_live_ops;   /* FULL gives up (ERR_NOTSUP) beyond this many ops held at
                             once (8 bytes each; default 2^27) */
@@ -89,10 +114,11 @@ typedef struct {
     double mean;         /* mean finish time over ranks (s) */
     int last_rank;       /* a rank finishing last */
     int method;          /* mca_coll_loom_model_method_t used */
-    int rounds;          /* most WAITs of any rank */
+    int rounds;          /* most WAITs of any rank (GRAPH too: a property of the list) */
     long messages;       /* messages simulated (of rank 0 only when SYMMETRIC) */
     long ops;            /* ops simulated */
-    long peak_live_ops;  /* FULL: most compact ops held at once */
+    long peak_live_ops;  /* FULL: most compact ops held at once; GRAPH: most 8-byte
+                            units held (ops, edges, events) */
     const char *note;    /* why a prediction was refused, or NULL */
 } mca_coll_loom_model_result_t;
 

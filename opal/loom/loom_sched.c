@@ -392,11 +392,43 @@ static void op_access(const mca_coll_loom_op_t *op, int *reads, int *nr, int *wr
     }
 }
 
+/* The last transfer of one channel: key 2 * peer + (1 for sends). */
+typedef struct {
+    int64_t key;
+    int32_t last;
+} chan_t;
+
+static size_t next_pow2(size_t n)
+{
+    size_t p = 1;
+    while (p < n) {
+        p <<= 1;
+    }
+    return p;
+}
+
+/* The entry of `key` in the open-addressing table (n a power of two, never full),
+ * made (with no transfer yet) when absent. */
+static chan_t *chan_of(chan_t *t, size_t n, int64_t key)
+{
+    size_t h = ((uint64_t) key * 0x9E3779B97F4A7C15ull) >> 17 & (n - 1);
+
+    while (t[h].key != key && t[h].key >= 0) {
+        h = (h + 1) & (n - 1);
+    }
+    if (t[h].key < 0) {
+        t[h].key = key;
+        t[h].last = -1;
+    }
+    return &t[h];
+}
+
 static int build_graph(mca_coll_loom_sched_t *s)
 {
     const int nops = s->nops;
     graph_t g = {.nb = s->nblocks > 0 ? s->nblocks : 1};
-    int32_t maxpeer = -1, *last_send = NULL, *last_recv = NULL;
+    chan_t *chan = NULL;
+    size_t nchan = 1;
     int rc = MCA_COLL_LOOM_OK;
 
     free_graph(s);
@@ -405,22 +437,22 @@ static int build_graph(mca_coll_loom_sched_t *s)
     s->chan_next = malloc(((size_t) nops + 1) * sizeof(int32_t));
     g.mark = malloc(((size_t) nops + 1) * sizeof(int32_t));
     g.blk = malloc((size_t) s->nslots * (size_t) g.nb * sizeof(blk_state_t));
+    /* the channels: a hash of (peer, direction), at most half full; its size follows
+     * the transfers, not P, so a model that builds every rank of a huge P stays linear */
     for (int i = 0; i < nops; ++i) {
-        if (s->ops[i].peer > maxpeer) {
-            maxpeer = s->ops[i].peer;
-        }
+        nchan += MCA_COLL_LOOM_OP_SEND == s->ops[i].kind || MCA_COLL_LOOM_OP_RECV == s->ops[i].kind;
     }
-    last_send = malloc(((size_t) maxpeer + 2) * sizeof(int32_t));
-    last_recv = malloc(((size_t) maxpeer + 2) * sizeof(int32_t));
-    if (!s->npred || !s->succ_start || !s->chan_next || !g.mark || !g.blk || !last_send || !last_recv) {
+    nchan = next_pow2(2 * nchan);
+    chan = malloc(nchan * sizeof(*chan));
+    if (!s->npred || !s->succ_start || !s->chan_next || !g.mark || !g.blk || !chan) {
         rc = MCA_COLL_LOOM_ERR_NOMEM;
         goto out;
     }
     for (size_t k = 0; k < (size_t) s->nslots * (size_t) g.nb; ++k) {
         g.blk[k] = (blk_state_t) {.writer = -1, .readers = -1};
     }
-    for (int32_t q = 0; q <= maxpeer; ++q) {
-        last_send[q] = last_recv[q] = -1;
+    for (size_t k = 0; k < nchan; ++k) {
+        chan[k].key = -1;
     }
 
     for (int i = 0; i < nops && !g.nomem; ++i) {
@@ -430,16 +462,16 @@ static int build_graph(mca_coll_loom_sched_t *s)
 
         s->chan_next[i] = -1;
         g.mark[i] = -1;
-        if (MCA_COLL_LOOM_OP_SEND == op->kind || MCA_COLL_LOOM_OP_RECV == op->kind) {
-            int32_t *last = MCA_COLL_LOOM_OP_SEND == op->kind ? last_send : last_recv;
+        if ((MCA_COLL_LOOM_OP_SEND == op->kind || MCA_COLL_LOOM_OP_RECV == op->kind) && op->peer >= 0) {
+            chan_t *c = chan_of(chan, nchan, 2 * (int64_t) op->peer + (MCA_COLL_LOOM_OP_SEND == op->kind));
             s->ntransfers++;
-            if (op->peer >= 0) {
-                if (last[op->peer] >= 0) {
-                    s->chan_next[last[op->peer]] = i;
-                    s->npred[i]++;
-                }
-                last[op->peer] = i;
+            if (c->last >= 0) {
+                s->chan_next[c->last] = i;
+                s->npred[i]++;
             }
+            c->last = i;
+        } else if (MCA_COLL_LOOM_OP_SEND == op->kind || MCA_COLL_LOOM_OP_RECV == op->kind) {
+            s->ntransfers++;
         }
         op_access(op, reads, &nr, writes, &nw);
         for (int k = 0; k < nr; ++k) {
@@ -490,8 +522,7 @@ out:
     free(g.edge_from);
     free(g.edge_to);
     free(g.mark);
-    free(last_send);
-    free(last_recv);
+    free(chan);
     if (MCA_COLL_LOOM_OK != rc) {
         free_graph(s);
     }
