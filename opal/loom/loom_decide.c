@@ -41,6 +41,9 @@
     {COLL, .min_bytes = 64 * (BASE), .max_bytes = SIZE_MAX, .min_P = 129, .call_mask = MASK,      \
      .call_value = MASK, .alg = "ring"}
 
+/* the non-blocking and persistent forms (rules written i<coll>) */
+#define NB .call_mask = MCA_COLL_LOOM_CALL_NB, .call_value = MCA_COLL_LOOM_CALL_NB
+
 /* Unset fields mean "any": min_bytes 0, min_* 0 and max_* 0 (no bound) for P, nodes
  * and ranks per node, call_mask 0.  max_bytes must be given. */
 const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
@@ -89,6 +92,17 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * and copied, so every rank gets the same bits); 0.5-0.95x tuned from 1 MiB at np 8 */
     RING_ROWS(ALLREDUCE, C, MIB(1)),
     {ALLREDUCE, .max_bytes = SIZE_MAX, .alg = NULL},
+
+    /* Non-blocking calls, where the rules that follow (measured against tuned's blocking
+     * algorithms) would hand them to libnbc, whose trees are slower than loom's on one
+     * node (loom_overlap at np 8, docs/performance.md "Non-blocking collectives"):
+     * ibcast binomial up to 1 MiB, ireduce binomial below 1 MiB, iallgather hierarchical
+     * (point to point) from 64 KiB.  The other forms follow the other rules: what they
+     * leave to the previous component (iscan and iexscan above 256 B, the small
+     * ireduce_scatters) libnbc does as fast or faster. */
+    {BCAST, .max_bytes = MIB(1), .max_nodes = 1, NB, .alg = "binomial"},
+    {REDUCE, .max_bytes = MIB(1) - 1, .max_nodes = 1, NB, .alg = "binomial"},
+    {ALLGATHER, .min_bytes = KIB(64), .max_bytes = MIB(1), .max_nodes = 1, NB, .alg = "hierarchical"},
 
     /* several nodes: the emulated 4 x 2 cluster (loom_bw, docs/performance.md).  bcast:
      * hierarchical took 0.39-0.67x tuned's time from 512 B to 4 MiB on unshaped links
