@@ -398,6 +398,12 @@ typedef struct {
     int32_t last;
 } chan_t;
 
+/* Sends to one peer go one at a time: a send starts once the previous send on its
+ * channel is done.  The transport shares a link among the messages in flight on it, so
+ * a pipeline that posted every segment at once would have them all arrive at the end
+ * (and the next node forward nothing before); one at a time, segment k arrives first
+ * and is forwarded while k+1 flows (seed 003, section 3.1; seed 001, Algorithm 2). */
+
 static size_t next_pow2(size_t n)
 {
     size_t p = 1;
@@ -468,6 +474,9 @@ static int build_graph(mca_coll_loom_sched_t *s)
             if (c->last >= 0) {
                 s->chan_next[c->last] = i;
                 s->npred[i]++;
+                if (MCA_COLL_LOOM_OP_SEND == op->kind) {
+                    add_edge(&g, c->last, i);
+                }
             }
             c->last = i;
         } else if (MCA_COLL_LOOM_OP_SEND == op->kind || MCA_COLL_LOOM_OP_RECV == op->kind) {

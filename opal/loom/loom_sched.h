@@ -25,7 +25,9 @@
  * write, or writes what they read or write; INPUT and RESULT count as one buffer, so
  * the graph holds for MPI_IN_PLACE too), and a transfer on the previous transfer of
  * its channel (same peer, same direction) having been *posted*, so that every
- * channel posts in list order and messages match as written.  WAITs drop out: a
+ * channel posts in list order and messages match as written; a send also waits for
+ * the previous send of its channel to be *done* (a link shared by all the segments of
+ * a pipeline at once would deliver none of them early).  WAITs drop out: a
  * chunk received by an inner node of a pipeline is forwarded as soon as it is in,
  * not at the end of a round (seed 001, Algorithm 2).  The round reading stays valid
  * (it is one order the graph allows) and is what the model costs.
@@ -85,9 +87,10 @@ typedef struct {
     int error;            /* sticky: MCA_COLL_LOOM_ERR_* of the first failed append */
     /* the dependency graph (set by mca_coll_loom_sched_finish): op i may start once
      * npred[i] releases have arrived, one from each op it depends on through data (sent
-     * when that op is done, to its successors succ[succ_start[i] .. succ_start[i+1]-1])
-     * and, for a transfer, one from the previous transfer on its channel (sent when
-     * that one is posted: chan_next[j] == i).  WAITs have no edges. */
+     * when that op is done, to its successors succ[succ_start[i] .. succ_start[i+1]-1];
+     * a send's data predecessors include the previous send on its channel) and, for a
+     * transfer, one from the previous transfer on its channel (sent when that one is
+     * posted: chan_next[j] == i).  WAITs have no edges. */
     int32_t *npred;       /* [nops] */
     int32_t *succ_start;  /* [nops + 1] */
     int32_t *succ;        /* [succ_start[nops]] */
