@@ -652,6 +652,7 @@ static int detect_symmetry(ctx_t *x)
     }
     mca_coll_loom_sched_init(&s0);
     mca_coll_loom_sched_init(&s1);
+    s0.no_graph = s1.no_graph = true; /* only their ops are compared */
     p.rank = 0;
     if (MCA_COLL_LOOM_OK == build_rank(x->alg, x->build, &s0, &p)) {
         for (int k = 0; k < 2 && SYM_NONE == found; ++k) {
@@ -1476,6 +1477,7 @@ static int predict_any(int alg, mca_coll_loom_build_fn_t build, mca_coll_loom_co
     }
 
     ctx_init(&x, alg, build, &p, coll, bytes, elem_size, m, opts->part_displ);
+    x.sched.no_graph = MCA_COLL_LOOM_MODEL_GRAPH != opts->method;
     if (MCA_COLL_LOOM_MODEL_GRAPH == opts->method) {
         rc = simulate_graph(&x, opts->max_live_ops > 0 ? opts->max_live_ops : DEFAULT_MAX_LIVE_OPS, finish, res);
         res->ops = x.ops;
@@ -1635,6 +1637,7 @@ static int choose_any(int alg, mca_coll_loom_build_fn_t build, mca_coll_loom_col
     /* Does segs change the schedule at all?  Compare segs 1 and 2. */
     mca_coll_loom_sched_init(&s1);
     mca_coll_loom_sched_init(&s2);
+    s1.no_graph = s2.no_graph = true;
     n1 = rank0_ops(&c, 1, &s1);
     n2 = rank0_ops(&c, 2, &s2);
     uses = n1 >= 0 && n2 >= 0 &&
@@ -1775,6 +1778,7 @@ int mca_coll_loom_model_auto_segs(int alg, mca_coll_loom_coll_t coll, int P, siz
     /* Does segs change the schedule, and in how many parts?  Rank 0 at P0 ranks. */
     mca_coll_loom_sched_init(&s1);
     mca_coll_loom_sched_init(&s2);
+    s1.no_graph = s2.no_graph = true;
     shape.segs = 1;
     n1 = MCA_COLL_LOOM_OK == mca_coll_loom_alg_build(alg, &s1, &shape) ? s1.nops : -1;
     shape.segs = 2;

@@ -585,7 +585,7 @@ int mca_coll_loom_sched_finish(mca_coll_loom_sched_t *s)
     if (inflight > 0 && MCA_COLL_LOOM_OK == s->error) {
         s->error = MCA_COLL_LOOM_ERR_BADPARAM; /* transfers never completed */
     }
-    if (MCA_COLL_LOOM_OK == s->error) {
+    if (MCA_COLL_LOOM_OK == s->error && !s->no_graph) {
         s->error = build_graph(s);
     }
     return s->error;

@@ -96,6 +96,8 @@ typedef struct {
     int32_t *succ;        /* [succ_start[nops]] */
     int32_t *chan_next;   /* [nops]: the next transfer on op i's channel, or -1 */
     int ntransfers;       /* SEND and RECV ops */
+    bool no_graph;        /* set by the caller: finish leaves the graph out (the model's
+                             round mode never reads it); kept across reset */
 } mca_coll_loom_sched_t;
 
 /* Return codes of the core (the component maps them to OMPI_ERR_*). */
