@@ -584,6 +584,16 @@ void mca_coll_loom_task_fini(mca_coll_loom_task_t *t)
     t->scratch_owned = false;
 }
 
+static inline bool any_complete(const mca_coll_loom_task_t *t)
+{
+    for (int k = 0; k < t->ninflight; ++k) {
+        if (REQUEST_COMPLETE(t->req[t->inflight[k]])) {
+            return true;
+        }
+    }
+    return 0 == t->ninflight;
+}
+
 /* A blocking call: start, then progress the task and Open MPI until it is done. */
 static int exec_schedule(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s, const void *sbuf,
                          void *rbuf, size_t count, ompi_datatype_t *dtype, ompi_op_t *op,
@@ -603,7 +613,10 @@ static int exec_schedule(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t 
     if (OMPI_SUCCESS == rc) {
         mca_coll_loom_task_start(&t);
         while (!mca_coll_loom_task_progress(&t)) {
-            opal_progress();
+            /* nothing can start before a transfer completes: spin on the transport only */
+            do {
+                opal_progress();
+            } while (!any_complete(&t));
         }
         rc = t.rc;
     }
