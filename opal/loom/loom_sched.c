@@ -284,13 +284,18 @@ typedef struct {
     int32_t *edge_from, *edge_to;
     size_t nedges, capedges;
     int32_t *mark;        /* [nops]: last op that took j as a predecessor */
+    bool alias;           /* INPUT and RESULT may be one buffer */
     bool nomem;
 } graph_t;
 
-/* INPUT and RESULT are one buffer under MPI_IN_PLACE: one hazard buffer for both. */
-static inline int hazard_buf(int slot)
+/* INPUT and RESULT are one buffer under MPI_IN_PLACE: one hazard buffer for both,
+ * unless the schedule reads INPUT after writing RESULT, when an in-place call runs on a
+ * copy of INPUT (input_after_result) and the two never share memory; merging them
+ * there would order a round's receive into RESULT before its send of INPUT on both
+ * sides of an exchange, a cycle. */
+static inline int hazard_buf(const graph_t *g, int slot)
 {
-    return MCA_COLL_LOOM_SLOT_INPUT == slot ? MCA_COLL_LOOM_SLOT_RESULT : slot;
+    return g->alias && MCA_COLL_LOOM_SLOT_INPUT == slot ? MCA_COLL_LOOM_SLOT_RESULT : slot;
 }
 
 static void add_edge(graph_t *g, int32_t from, int32_t to)
@@ -324,7 +329,7 @@ static void add_edge(graph_t *g, int32_t from, int32_t to)
  * access of the op has taken its edges, so an op never depends on itself). */
 static void access_edges(graph_t *g, int i, int slot, int b0, int n, bool write)
 {
-    blk_state_t *st = g->blk + (size_t) hazard_buf(slot) * (size_t) g->nb;
+    blk_state_t *st = g->blk + (size_t) hazard_buf(g, slot) * (size_t) g->nb;
 
     for (int b = b0; b < b0 + n; ++b) {
         add_edge(g, st[b].writer, i);
@@ -336,7 +341,7 @@ static void access_edges(graph_t *g, int i, int slot, int b0, int n, bool write)
 
 static void record_access(graph_t *g, int i, int slot, int b0, int n, bool write)
 {
-    blk_state_t *st = g->blk + (size_t) hazard_buf(slot) * (size_t) g->nb;
+    blk_state_t *st = g->blk + (size_t) hazard_buf(g, slot) * (size_t) g->nb;
 
     for (int b = b0; b < b0 + n; ++b) {
         if (write) {
@@ -432,7 +437,7 @@ static chan_t *chan_of(chan_t *t, size_t n, int64_t key)
 static int build_graph(mca_coll_loom_sched_t *s)
 {
     const int nops = s->nops;
-    graph_t g = {.nb = s->nblocks > 0 ? s->nblocks : 1};
+    graph_t g = {.nb = s->nblocks > 0 ? s->nblocks : 1, .alias = !s->input_after_result};
     chan_t *chan = NULL;
     size_t nchan = 1;
     int rc = MCA_COLL_LOOM_OK;
@@ -491,8 +496,8 @@ static int build_graph(mca_coll_loom_sched_t *s)
         }
         for (int k = 0; k < nr; ++k) {
             /* a slot the op also writes is recorded as written */
-            if (!(nw > 0 && hazard_buf(writes[0]) == hazard_buf(reads[k])) &&
-                !(nw > 1 && hazard_buf(writes[1]) == hazard_buf(reads[k]))) {
+            if (!(nw > 0 && hazard_buf(&g, writes[0]) == hazard_buf(&g, reads[k])) &&
+                !(nw > 1 && hazard_buf(&g, writes[1]) == hazard_buf(&g, reads[k]))) {
                 record_access(&g, i, reads[k], b0, n, false);
             }
         }

@@ -23,7 +23,8 @@
  * mca_coll_loom_sched_finish() derives from it the graph the engine runs: an op
  * depends on the earlier ops whose blocks it conflicts with (it reads what they
  * write, or writes what they read or write; INPUT and RESULT count as one buffer, so
- * the graph holds for MPI_IN_PLACE too), and a transfer on the previous transfer of
+ * the graph holds for MPI_IN_PLACE too, unless input_after_result gives an in-place
+ * call a copy of INPUT), and a transfer on the previous transfer of
  * its channel (same peer, same direction) having been *posted*, so that every
  * channel posts in list order and messages match as written; a send also waits for
  * the previous send of its channel to be *done* (a link shared by all the segments of

@@ -51,6 +51,8 @@ typedef struct {
     int32_t cap;    /* heap capacity; <= INLINE_SPANS while the spans are inline */
     bool defined;   /* written since the start (or since a receive was posted into it) */
     bool ordered;   /* combined in strictly increasing rank order, each rank once */
+    uint16_t nsend, nrecv; /* graph mode: transfers in flight on this block (in what
+                              would be padding: the counts come with the block's line) */
     union {
         span_t in[INLINE_SPANS];
         span_t *heap;
@@ -113,13 +115,20 @@ typedef struct {
     int order;            /* graph mode: the order policy being run */
 } sim_t;
 
-/* Graph mode (the engine's execution): the state of every op of every rank, indexed
- * by a global op index (rank_t.base + op). */
+/* Graph mode (the engine's execution): what an event needs of an op, in one record
+ * per op of every rank (global index rank_t.base + op), since the events of all ranks
+ * interleave and separate arrays cost a cache miss each. */
 enum { OP_IDLE = 0, OP_POSTED, OP_DONE };
 
 typedef struct {
     int32_t left;         /* releases still to arrive before it may start */
     int32_t next;         /* the next unmatched transfer in its channel's queue, -1 */
+    int32_t chan;         /* channel (src, dst) of a transfer, -1 */
+    int32_t chan_next;    /* global index of the next transfer of its channel, -1 */
+    int32_t succ;         /* its data successors: graph.succ[succ .. next record's succ) */
+    int32_t owner;        /* rank */
+    int32_t peer, blk, nblk;
+    uint8_t kind, src, dst;
     uint8_t state;        /* OP_* */
 } gop_t;
 
@@ -131,13 +140,11 @@ typedef struct {
 
 typedef struct graph {
     int32_t nops;         /* ops of all ranks */
-    int32_t *owner;       /* [nops] rank of each op */
-    int32_t *chan;        /* [nops] channel (src, dst) of a transfer, -1 */
+    gop_t *op;            /* [nops + 1], the last one only ends the successor lists */
+    int32_t *succ;        /* global indices */
     int32_t nchan;
     int32_t *qhead, *qtail; /* [nchan] unmatched posted transfers, in posting order; one
                                kind at a time (a send and a receive would have matched) */
-    gop_t *op;            /* [nops] */
-    int32_t *nsend, *nrecv; /* [ncontents] transfers in flight on each block of each rank */
     pool_t ready;         /* ops whose releases have all arrived, not started */
     pool_t matched;       /* matched transfers, not completed */
     int32_t ndone;
@@ -384,10 +391,10 @@ static bool busy(const sim_t *sim, int me, int slot, int b0, int n, bool write, 
     rank_t *r = &sim->ranks[me];
 
     if (NULL != sim->graph) {
-        const size_t k0 = (size_t) (slot_of(r, slot) - sim->contents);
+        const content_t *c = slot_of(r, slot);
         for (int b = b0; b < b0 + n; ++b) {
-            if (sim->graph->nrecv[k0 + b] > 0 || (write && sim->graph->nsend[k0 + b] > 0)) {
-                *what = (clash_t) {b, 1, 0 == sim->graph->nrecv[k0 + b]};
+            if (c[b].nrecv > 0 || (write && c[b].nsend > 0)) {
+                *what = (clash_t) {b, 1, 0 == c[b].nrecv};
                 return true;
             }
         }
@@ -850,10 +857,11 @@ static uint32_t graph_rand(graph_t *g, uint32_t n)
     return (uint32_t) (((g->rng * 2685821657736338717ull) >> 32) * (uint64_t) n >> 32);
 }
 
-static inline const mca_coll_loom_op_t *gop(const sim_t *sim, int32_t gi)
+/* The schedule op a record stands for (what the shared checks take). */
+static inline mca_coll_loom_op_t gop_op(const gop_t *o)
 {
-    const rank_t *r = &sim->ranks[sim->graph->owner[gi]];
-    return &r->ops[gi - r->base];
+    return (mca_coll_loom_op_t) {
+        .kind = o->kind, .src = o->src, .dst = o->dst, .peer = o->peer, .blk = o->blk, .nblk = o->nblk};
 }
 
 static inline void pool_push(pool_t *p, int32_t gi)
@@ -861,7 +869,7 @@ static inline void pool_push(pool_t *p, int32_t gi)
     p->ev[p->tail++] = gi;
 }
 
-/* Removes and returns the event at position k of the pool (order does not matter there). */
+/* Removes and returns the event at position k (the order of the rest does not matter). */
 static inline int32_t pool_take(pool_t *p, int32_t k)
 {
     const int32_t gi = p->ev[k];
@@ -869,30 +877,33 @@ static inline int32_t pool_take(pool_t *p, int32_t k)
     return gi;
 }
 
-/* One release arrived for op gi; at the last one it becomes ready.  A release beyond
- * npred (a graph whose counts disagree with its edges) is ignored here: the
- * structural check reports those. */
-static inline void graph_release(sim_t *sim, int32_t gi)
+/* One release arrived for op gi; at the last one it becomes ready.  (A graph whose
+ * counts disagree with its edges is refused before it runs.) */
+static inline void graph_release(graph_t *g, int32_t gi)
 {
-    gop_t *o = &sim->graph->op[gi];
-    if (0 == --o->left && OP_IDLE == o->state) {
-        pool_push(&sim->graph->ready, gi);
+    if (0 == --g->op[gi].left) {
+        pool_push(&g->ready, gi);
     }
 }
 
-/* Op gi of rank me is done: its data successors may go. */
-static void graph_done(sim_t *sim, int32_t gi)
+/* Op gi is done: its data successors may go. */
+static void graph_done(graph_t *g, int32_t gi)
 {
-    graph_t *g = sim->graph;
-    const rank_t *r = &sim->ranks[g->owner[gi]];
-    const mca_coll_loom_sched_t *s = r->sched;
-    const int i = gi - r->base;
+    const int32_t end = g->op[gi + 1].succ;
 
     g->op[gi].state = OP_DONE;
     g->ndone++;
-    for (int32_t k = s->succ_start[i]; k < s->succ_start[i + 1]; ++k) {
-        graph_release(sim, r->base + s->succ[k]);
+    for (int32_t k = g->op[gi].succ; k < end; ++k) {
+        graph_release(g, g->succ[k]);
     }
+}
+
+/* A transfer's slot (its block 0 on the owner) and block range. */
+static inline content_t *graph_blocks(sim_t *sim, const gop_t *o, int *b0, int *n)
+{
+    const mca_coll_loom_op_t op = gop_op(o);
+    op_range(sim, &op, b0, n);
+    return slot_of(&sim->ranks[o->owner], MCA_COLL_LOOM_OP_SEND == o->kind ? o->src : o->dst);
 }
 
 /* The send gi_s and the receive gi_r meet: the data moves now (as in match_channel),
@@ -900,18 +911,17 @@ static void graph_done(sim_t *sim, int32_t gi)
 static void graph_match(sim_t *sim, int32_t gi_s, int32_t gi_r)
 {
     graph_t *g = sim->graph;
-    const mca_coll_loom_op_t *so = gop(sim, gi_s), *ro = gop(sim, gi_r);
-    const int src = g->owner[gi_s], dst = g->owner[gi_r];
-    content_t *from = slot_of(&sim->ranks[src], so->src), *to = slot_of(&sim->ranks[dst], ro->dst);
+    const gop_t *so = &g->op[gi_s], *ro = &g->op[gi_r];
+    content_t *from, *to;
     int sb0, rb0, n, rn;
 
     if ((so->nblk > 0 ? so->blk : -1) != (ro->nblk > 0 ? ro->blk : -1) || so->nblk != ro->nblk) {
-        fail(sim, "rank %d sends blocks %d+%d to rank %d, which receives blocks %d+%d", src,
-             so->nblk > 0 ? so->blk : -1, so->nblk, dst, ro->nblk > 0 ? ro->blk : -1, ro->nblk);
+        fail(sim, "rank %d sends blocks %d+%d to rank %d, which receives blocks %d+%d", so->owner,
+             so->nblk > 0 ? so->blk : -1, so->nblk, ro->owner, ro->nblk > 0 ? ro->blk : -1, ro->nblk);
         return;
     }
-    op_range(sim, so, &sb0, &n);
-    op_range(sim, ro, &rb0, &rn);
+    from = graph_blocks(sim, so, &sb0, &n);
+    to = graph_blocks(sim, ro, &rb0, &rn);
     for (int b = 0; b < n; ++b) {
         content_copy(sim, &to[rb0 + b], &from[sb0 + b]);
     }
@@ -921,103 +931,105 @@ static void graph_match(sim_t *sim, int32_t gi_s, int32_t gi_r)
 
 /* Posts transfer gi (op idx of rank me): the checks of the round reading, then into
  * its channel, where it meets the oldest transfer of the other side if one waits. */
-static void graph_post(sim_t *sim, int32_t gi, int me, int idx, const mca_coll_loom_op_t *op)
+static void graph_post(sim_t *sim, int32_t gi, int me, int idx)
 {
     graph_t *g = sim->graph;
-    rank_t *r = &sim->ranks[me];
-    const bool send = MCA_COLL_LOOM_OP_SEND == op->kind;
+    gop_t *o = &g->op[gi];
+    const mca_coll_loom_op_t op = gop_op(o);
+    const bool send = MCA_COLL_LOOM_OP_SEND == o->kind;
     content_t *c;
-    int32_t ch, head, *cnt;
-    size_t k0;
+    int32_t head;
     int slot, b0, n;
 
-    if (!transfer_ok(sim, me, idx, op, &slot, &b0, &n)) {
+    if (!transfer_ok(sim, me, idx, &op, &slot, &b0, &n)) {
         return;
     }
-    c = slot_of(r, slot);
-    k0 = (size_t) (c - sim->contents);
-    cnt = send ? g->nsend : g->nrecv;
+    c = slot_of(&sim->ranks[me], slot);
     for (int b = b0; b < b0 + n; ++b) {
-        if (!send) {
+        if (send) {
+            if (UINT16_MAX == c[b].nsend++) {
+                fail(sim, "rank %d: op %d: more than %d sends of block %d in flight", me, idx, UINT16_MAX, b);
+                return;
+            }
+        } else {
             c[b].defined = false; /* arrives when the transfer is matched */
+            c[b].nrecv++;         /* one at most: a second one is a conflict */
         }
-        cnt[k0 + b]++;
     }
-    g->op[gi].state = OP_POSTED;
-    ch = g->chan[gi];
-    head = g->qhead[ch];
-    if (head >= 0 && gop(sim, head)->kind != op->kind) {
-        g->qhead[ch] = g->op[head].next;
+    o->state = OP_POSTED;
+    head = g->qhead[o->chan];
+    if (head >= 0 && g->op[head].kind != o->kind) {
+        g->qhead[o->chan] = g->op[head].next;
         if (send) {
             graph_match(sim, gi, head);
         } else {
             graph_match(sim, head, gi);
         }
     } else {
-        g->op[gi].next = -1;
+        o->next = -1;
         if (head >= 0) {
-            g->op[g->qtail[ch]].next = gi;
+            g->op[g->qtail[o->chan]].next = gi;
         } else {
-            g->qhead[ch] = gi;
+            g->qhead[o->chan] = gi;
         }
-        g->qtail[ch] = gi;
+        g->qtail[o->chan] = gi;
     }
-    if (r->sched->chan_next[idx] >= 0) {
-        graph_release(sim, r->base + r->sched->chan_next[idx]);
+    if (o->chan_next >= 0) {
+        graph_release(g, o->chan_next);
     }
 }
 
 static void graph_start(sim_t *sim, int32_t gi)
 {
-    const int me = sim->graph->owner[gi];
-    const int idx = gi - sim->ranks[me].base;
-    const mca_coll_loom_op_t *op = gop(sim, gi);
+    graph_t *g = sim->graph;
+    const gop_t *o = &g->op[gi];
+    const int me = o->owner, idx = gi - sim->ranks[me].base;
+    mca_coll_loom_op_t op;
 
-    switch (op->kind) {
+    switch (o->kind) {
     case MCA_COLL_LOOM_OP_WAIT:
-        graph_done(sim, gi); /* the round reading's barrier: nothing in the graph */
+        graph_done(g, gi); /* the round reading's barrier: nothing in the graph */
         break;
     case MCA_COLL_LOOM_OP_SEND:
     case MCA_COLL_LOOM_OP_RECV:
-        graph_post(sim, gi, me, idx, op);
+        graph_post(sim, gi, me, idx);
         break;
     case MCA_COLL_LOOM_OP_COPY:
     case MCA_COLL_LOOM_OP_REDUCE:
     case MCA_COLL_LOOM_OP_REDUCE_R:
     case MCA_COLL_LOOM_OP_UNREDUCE:
-        step_local(sim, me, idx, op);
+        op = gop_op(o);
+        step_local(sim, me, idx, &op);
         if (!sim->failed) {
-            graph_done(sim, gi);
+            graph_done(g, gi);
         }
         break;
     default:
-        fail(sim, "rank %d: op %d has unknown kind %d", me, idx, op->kind);
+        fail(sim, "rank %d: op %d has unknown kind %d", me, idx, o->kind);
     }
 }
 
 /* A matched transfer completes: its blocks are free again. */
 static void graph_complete(sim_t *sim, int32_t gi)
 {
-    graph_t *g = sim->graph;
-    const mca_coll_loom_op_t *op = gop(sim, gi);
-    const bool send = MCA_COLL_LOOM_OP_SEND == op->kind;
-    const content_t *c = slot_of(&sim->ranks[g->owner[gi]], send ? op->src : op->dst);
-    const size_t k0 = (size_t) (c - sim->contents);
-    int32_t *cnt = send ? g->nsend : g->nrecv;
+    const gop_t *o = &sim->graph->op[gi];
     int b0, n;
+    content_t *c = graph_blocks(sim, o, &b0, &n);
 
-    op_range(sim, op, &b0, &n);
     for (int b = b0; b < b0 + n; ++b) {
-        cnt[k0 + b]--;
+        if (MCA_COLL_LOOM_OP_SEND == o->kind) {
+            c[b].nsend--;
+        } else {
+            c[b].nrecv--;
+        }
     }
-    graph_done(sim, gi);
+    graph_done(sim->graph, gi);
 }
 
 /* Picks the next event under order policy `order`: *gi is the op, *start whether it
  * is a start (else a completion).  False when nothing is enabled. */
-static bool graph_next(sim_t *sim, int order, int32_t *gi, bool *start)
+static bool graph_next(graph_t *g, int order, int32_t *gi, bool *start)
 {
-    graph_t *g = sim->graph;
     pool_t *rd = &g->ready, *mt = &g->matched;
     const int32_t nr = rd->tail - rd->head, nm = mt->tail - mt->head;
 
@@ -1040,8 +1052,9 @@ static bool graph_next(sim_t *sim, int order, int32_t *gi, bool *start)
     return true;
 }
 
-/* A graph that does not say what its counts say cannot be run: every npred must equal
- * the releases the op will get (its data predecessors and its channel predecessor). */
+/* A graph must say what its counts say (npred = the releases the op will get: one per
+ * data predecessor, one from its channel predecessor), else a run could start an op
+ * twice or never; checked once, with .left as the tally. */
 static void graph_check_structure(sim_t *sim)
 {
     graph_t *g = sim->graph;
@@ -1049,7 +1062,7 @@ static void graph_check_structure(sim_t *sim)
     for (int me = 0; me < sim->P && !sim->failed; ++me) {
         const rank_t *r = &sim->ranks[me];
         const mca_coll_loom_sched_t *s = r->sched;
-        gop_t *in = g->op + r->base; /* .left as scratch: the releases each op will get */
+        gop_t *in = g->op + r->base;
 
         if (r->nops > 0 && (NULL == s->npred || NULL == s->succ_start || NULL == s->succ ||
                             NULL == s->chan_next)) {
@@ -1061,7 +1074,8 @@ static void graph_check_structure(sim_t *sim)
         }
         for (int i = 0; i < r->nops && !sim->failed; ++i) {
             const int32_t cn = s->chan_next[i];
-            if (s->succ_start[i] > s->succ_start[i + 1] || cn < -1 || cn >= r->nops) {
+            if (s->succ_start[i] > s->succ_start[i + 1] || (0 == i && 0 != s->succ_start[0]) || cn < -1 ||
+                cn >= r->nops) {
                 fail(sim, "rank %d: op %d: malformed dependency graph", me, i);
                 break;
             }
@@ -1087,18 +1101,14 @@ static void graph_check_structure(sim_t *sim)
 }
 
 /* Channel of every transfer: (src, dst) pairs numbered through a hash table. */
-static bool graph_channels(sim_t *sim)
+static bool graph_channels(sim_t *sim, size_t ntr)
 {
     graph_t *g = sim->graph;
     const int P = sim->P;
-    size_t ntr = 0, size = 16;
+    size_t size = 16;
     int64_t *keys;
     int32_t *vals;
 
-    for (int32_t gi = 0; gi < g->nops; ++gi) {
-        const mca_coll_loom_op_t *op = gop(sim, gi);
-        ntr += MCA_COLL_LOOM_OP_SEND == op->kind || MCA_COLL_LOOM_OP_RECV == op->kind;
-    }
     if (ntr > (size_t) P * (size_t) P) {
         ntr = (size_t) P * (size_t) P; /* distinct channels */
     }
@@ -1117,17 +1127,17 @@ static bool graph_channels(sim_t *sim)
     }
     g->nchan = 0;
     for (int32_t gi = 0; gi < g->nops; ++gi) {
-        const mca_coll_loom_op_t *op = gop(sim, gi);
-        const int me = g->owner[gi];
+        gop_t *o = &g->op[gi];
         int64_t key;
         size_t h;
 
-        g->chan[gi] = -1;
-        if ((MCA_COLL_LOOM_OP_SEND != op->kind && MCA_COLL_LOOM_OP_RECV != op->kind) || op->peer < 0 ||
-            op->peer >= P || op->peer == me) {
+        o->chan = -1;
+        if ((MCA_COLL_LOOM_OP_SEND != o->kind && MCA_COLL_LOOM_OP_RECV != o->kind) || o->peer < 0 ||
+            o->peer >= P || o->peer == o->owner) {
             continue; /* posting it fails first */
         }
-        key = MCA_COLL_LOOM_OP_SEND == op->kind ? (int64_t) me * P + op->peer : (int64_t) op->peer * P + me;
+        key = MCA_COLL_LOOM_OP_SEND == o->kind ? (int64_t) o->owner * P + o->peer
+                                               : (int64_t) o->peer * P + o->owner;
         h = (size_t) ((uint64_t) key * 0x9e3779b97f4a7c15ull >> 20) & (size - 1);
         while (keys[h] >= 0 && keys[h] != key) {
             h = (h + 1) & (size - 1);
@@ -1136,7 +1146,7 @@ static bool graph_channels(sim_t *sim)
             keys[h] = key;
             vals[h] = g->nchan++;
         }
-        g->chan[gi] = vals[h];
+        o->chan = vals[h];
     }
     free(keys);
     free(vals);
@@ -1145,13 +1155,10 @@ static bool graph_channels(sim_t *sim)
 
 static void graph_free(graph_t *g)
 {
-    free(g->owner);
-    free(g->chan);
+    free(g->op);
+    free(g->succ);
     free(g->qhead);
     free(g->qtail);
-    free(g->op);
-    free(g->nsend);
-    free(g->nrecv);
     free(g->ready.ev);
     free(g->matched.ev);
 }
@@ -1159,41 +1166,53 @@ static void graph_free(graph_t *g)
 /* Sets up what every order shares; false (after fail()) when it cannot run. */
 static bool graph_setup(sim_t *sim, graph_t *g)
 {
-    int64_t nops = 0;
+    int64_t nops = 0, nsucc = 0;
+    size_t ntr = 0;
 
     memset(g, 0, sizeof(*g));
     sim->graph = g;
     sim->order = -1; /* not running an order yet */
     for (int me = 0; me < sim->P; ++me) {
+        const mca_coll_loom_sched_t *s = sim->ranks[me].sched;
         sim->ranks[me].base = (int32_t) nops;
         nops += sim->ranks[me].nops;
+        nsucc += s->nops > 0 && NULL != s->succ_start ? s->succ_start[s->nops] : 0;
     }
-    if (nops >= INT32_MAX) {
+    if (nops >= INT32_MAX || nsucc >= INT32_MAX) {
         fail(sim, "%lld ops: too many for graph mode", (long long) nops);
         return false;
     }
     g->nops = (int32_t) nops;
-    g->owner = malloc(((size_t) nops + 1) * sizeof(int32_t));
-    g->chan = malloc(((size_t) nops + 1) * sizeof(int32_t));
-    g->op = malloc(((size_t) nops + 1) * sizeof(gop_t));
+    g->op = calloc((size_t) nops + 1, sizeof(gop_t));
+    g->succ = malloc(((size_t) nsucc + 1) * sizeof(int32_t));
     g->ready.ev = malloc(((size_t) nops + 1) * sizeof(int32_t));
     g->matched.ev = malloc(((size_t) nops + 1) * sizeof(int32_t));
-    g->nsend = calloc(sim->ncontents + 1, sizeof(int32_t));
-    g->nrecv = calloc(sim->ncontents + 1, sizeof(int32_t));
-    if (!g->owner || !g->chan || !g->op || !g->ready.ev || !g->matched.ev || !g->nsend || !g->nrecv) {
+    if (!g->op || !g->succ || !g->ready.ev || !g->matched.ev) {
         fail(sim, "out of memory");
         return false;
-    }
-    for (int me = 0; me < sim->P; ++me) {
-        for (int i = 0; i < sim->ranks[me].nops; ++i) {
-            g->owner[sim->ranks[me].base + i] = me;
-        }
     }
     graph_check_structure(sim);
     if (sim->failed) {
         return false;
     }
-    if (!graph_channels(sim) || NULL == (g->qhead = malloc(((size_t) g->nchan + 1) * sizeof(int32_t))) ||
+    nsucc = 0;
+    for (int me = 0; me < sim->P; ++me) {
+        const rank_t *r = &sim->ranks[me];
+        const mca_coll_loom_sched_t *s = r->sched;
+        for (int i = 0; i < r->nops; ++i) {
+            const mca_coll_loom_op_t *op = &r->ops[i];
+            g->op[r->base + i] = (gop_t) {
+                .chan_next = s->chan_next[i] >= 0 ? r->base + s->chan_next[i] : -1,
+                .succ = (int32_t) nsucc, .owner = me, .peer = op->peer, .blk = op->blk, .nblk = op->nblk,
+                .kind = op->kind, .src = op->src, .dst = op->dst};
+            for (int32_t k = s->succ_start[i]; k < s->succ_start[i + 1]; ++k) {
+                g->succ[nsucc++] = r->base + s->succ[k];
+            }
+            ntr += MCA_COLL_LOOM_OP_SEND == op->kind || MCA_COLL_LOOM_OP_RECV == op->kind;
+        }
+    }
+    g->op[nops].succ = (int32_t) nsucc;
+    if (!graph_channels(sim, ntr) || NULL == (g->qhead = malloc(((size_t) g->nchan + 1) * sizeof(int32_t))) ||
         NULL == (g->qtail = malloc(((size_t) g->nchan + 1) * sizeof(int32_t)))) {
         fail(sim, "out of memory");
         return false;
@@ -1201,34 +1220,55 @@ static bool graph_setup(sim_t *sim, graph_t *g)
     return true;
 }
 
-/* Nothing is enabled but some op is not done: names the first such op of the first
- * rank that has one. */
+static void describe(const gop_t *o, char *buf, size_t len)
+{
+    if (MCA_COLL_LOOM_OP_SEND == o->kind || MCA_COLL_LOOM_OP_RECV == o->kind) {
+        snprintf(buf, len, "%s %s %d", kind_name(o->kind), MCA_COLL_LOOM_OP_SEND == o->kind ? "to" : "from",
+                 o->peer);
+    } else {
+        snprintf(buf, len, "%s", kind_name(o->kind));
+    }
+}
+
+/* Nothing is enabled but some op is not done.  Names, on the first rank that has one,
+ * the first op not started (what it waits for) and the first transfer posted but never
+ * matched (what its peer does not post). */
 static void graph_deadlock(sim_t *sim, int order)
 {
     const graph_t *g = sim->graph;
-    const mca_coll_loom_op_t *op;
-    char what[64];
-    int32_t gi = 0;
-    int me, idx;
+    const gop_t *idle = NULL, *posted = NULL;
+    char what[64], what2[64];
+    int32_t gi = 0, end;
+    int me;
 
     while (OP_DONE == g->op[gi].state) {
         gi++;
     }
-    me = g->owner[gi];
-    idx = gi - sim->ranks[me].base;
-    op = gop(sim, gi);
-    if (MCA_COLL_LOOM_OP_SEND == op->kind || MCA_COLL_LOOM_OP_RECV == op->kind) {
-        snprintf(what, sizeof(what), "%s %s %d", kind_name(op->kind), MCA_COLL_LOOM_OP_SEND == op->kind ? "to" : "from",
-                 op->peer);
-    } else {
-        snprintf(what, sizeof(what), "%s", kind_name(op->kind));
+    me = g->op[gi].owner;
+    end = sim->ranks[me].base + sim->ranks[me].nops;
+    for (; gi < end && (NULL == idle || NULL == posted); ++gi) {
+        if (OP_IDLE == g->op[gi].state && NULL == idle) {
+            idle = &g->op[gi];
+        } else if (OP_POSTED == g->op[gi].state && NULL == posted) {
+            posted = &g->op[gi];
+        }
     }
-    if (OP_POSTED == g->op[gi].state) {
-        fail_raw(sim, "deadlock (graph, order %d): rank %d stuck at op %d (%s, posted, never matched)", order, me,
-                 idx, what);
-    } else {
+    if (NULL != posted) {
+        describe(posted, what2, sizeof(what2));
+    }
+    if (NULL == idle) {
+        fail_raw(sim, "deadlock (graph, order %d): rank %d stuck at op %d (%s, posted, never matched)", order,
+                 me, (int) (posted - g->op) - sim->ranks[me].base, what2);
+        return;
+    }
+    describe(idle, what, sizeof(what));
+    if (NULL == posted) {
         fail_raw(sim, "deadlock (graph, order %d): rank %d stuck at op %d (%s, waiting for %d releases)", order,
-                 me, idx, what, g->op[gi].left);
+                 me, (int) (idle - g->op) - sim->ranks[me].base, what, idle->left);
+    } else {
+        fail_raw(sim, "deadlock (graph, order %d): rank %d stuck at op %d (%s, waiting for %d releases); its "
+                 "op %d (%s) is posted, never matched", order, me, (int) (idle - g->op) - sim->ranks[me].base,
+                 what, idle->left, (int) (posted - g->op) - sim->ranks[me].base, what2);
     }
 }
 
@@ -1251,25 +1291,32 @@ static void graph_run(sim_t *sim, int order, bool idem, bool check_order)
     for (int32_t c = 0; c < g->nchan; ++c) {
         g->qhead[c] = g->qtail[c] = -1;
     }
-    memset(g->nsend, 0, sim->ncontents * sizeof(int32_t));
-    memset(g->nrecv, 0, sim->ncontents * sizeof(int32_t));
     for (size_t k = 0; k < sim->ncontents; ++k) {
-        sim->contents[k].n = 0; /* keeps a heap list's memory for reuse */
-        sim->contents[k].defined = false;
-        sim->contents[k].ordered = false;
+        content_t *c = &sim->contents[k];
+        c->n = 0; /* a heap list keeps its memory for reuse */
+        c->defined = c->ordered = false;
+        c->nsend = c->nrecv = 0;
     }
     for (int me = 0; me < sim->P; ++me) {
         const rank_t *r = &sim->ranks[me];
         initial_contents(sim, me);
         for (int i = 0; i < r->nops; ++i) {
-            g->op[r->base + i] = (gop_t) {.left = r->sched->npred[i], .next = -1, .state = OP_IDLE};
-            if (0 == r->sched->npred[i]) {
+            gop_t *o = &g->op[r->base + i];
+            o->left = r->sched->npred[i];
+            o->next = -1;
+            o->state = OP_IDLE;
+            if (MCA_COLL_LOOM_OP_WAIT == o->kind && 0 == o->left && o[1].succ == o->succ) {
+                /* starting it changes nothing and commutes with every event: done now,
+                 * rather than thousands of scattered no-op events diluting the orders */
+                o->state = OP_DONE;
+                g->ndone++;
+            } else if (0 == o->left) {
                 pool_push(&g->ready, r->base + i);
             }
         }
     }
 
-    while (!sim->failed && graph_next(sim, order, &gi, &start)) {
+    while (!sim->failed && graph_next(g, order, &gi, &start)) {
         if (start) {
             graph_start(sim, gi);
         } else {
@@ -1288,11 +1335,10 @@ static void graph_run(sim_t *sim, int order, bool idem, bool check_order)
     }
     for (int32_t c = 0; c < g->nchan && !sim->failed; ++c) {
         if (g->qhead[c] >= 0) {
-            const int32_t h = g->qhead[c];
-            const mca_coll_loom_op_t *op = gop(sim, h);
-            const bool send = MCA_COLL_LOOM_OP_SEND == op->kind;
+            const gop_t *o = &g->op[g->qhead[c]];
+            const bool send = MCA_COLL_LOOM_OP_SEND == o->kind;
             fail(sim, "unmatched %s from rank %d to rank %d", send ? "send" : "receive",
-                 send ? g->owner[h] : op->peer, send ? op->peer : g->owner[h]);
+                 send ? o->owner : o->peer, send ? o->peer : o->owner);
         }
     }
 }
@@ -1428,6 +1474,7 @@ int mca_coll_loom_verify_schedules(const mca_coll_loom_sched_t *scheds, bool che
     mca_coll_loom_verify_stats_t dummy;
     sim_t sim = {0};
     graph_t graph = {0};
+    bool no_graph = false;
     int rc;
 
     if (NULL == stats) {
@@ -1522,8 +1569,12 @@ int mca_coll_loom_verify_schedules(const mca_coll_loom_sched_t *scheds, bool che
         }
     }
 
-    /* then as the engine runs them: the graphs, under adversarial orders */
-    if (!sim.failed && graph_orders > 0) {
+    /* then as the engine runs them: the graphs, under adversarial orders (unless the
+     * caller built them without, as the model does) */
+    for (int me = 0; me < P && !sim.failed && graph_orders > 0; ++me) {
+        no_graph |= scheds[me].no_graph;
+    }
+    if (!sim.failed && graph_orders > 0 && !no_graph) {
         mca_coll_loom_verify_stats_t unused;
         sim.stats = &unused; /* the round reading's counts stand */
         if (graph_setup(&sim, &graph)) {

@@ -23,6 +23,7 @@
  * are in and transfers completed in an adversarial order chosen among the enabled
  * events of all ranks (mca_coll_loom_verify_graph_orders).  A graph-mode failure
  * names its order: "graph, order K: ..." or "deadlock (graph, order K): ...".
+ * Schedules finished with no_graph get the round reading only.
  */
 #ifndef MCA_COLL_LOOM_VERIFY_H
 #define MCA_COLL_LOOM_VERIFY_H

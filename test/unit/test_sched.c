@@ -7,7 +7,11 @@
  * derivation of each restriction, and round counts against the paper.  Hand-written
  * builders for the newer collectives, correct and deliberately broken, show that the
  * checker accepts the one and rejects the others.  See "Coverage" below for what is
- * thinned out above P = 64 and P = 128 to keep the run short.
+ * thinned out above P = 64 and P = 128 to keep the run short.  Every verification
+ * also runs the schedules as dependency graphs under adversarial orders (graph mode,
+ * loom_verify.h: two orders by default, one in the sweep above P = 64); a dedicated
+ * section runs many orders at small sizes, and deliberately corrupted graphs show
+ * that graph mode can fail where the rounds pass.
  *
  * Usage: test_sched [PMAX]        (default 300)
  *        test_sched --adaptable   prints, for n = 1..8, the P <= 300 that the adapted
@@ -206,7 +210,9 @@ static bool has_in_place(int coll)
  *    verified at a third of the sizes;
  *  - a kind of op whose schedules matched the first accepted kind's at every call up
  *    to PFULL is taken to keep matching (it is still checked for refusal);
- *  - rooted collectives run roots 0, 1, P/2, P-1 above ALL_ROOTS_P.
+ *  - rooted collectives run roots 0, 1, P/2, P-1 above ALL_ROOTS_P;
+ *  - graph mode runs one order (depth first) instead of two: a graph run costs two to
+ *    four times a round run there, and test_graph_orders tries many orders at small P.
  * Above PDENSE only a sample of P is run (p_sampled): both sides of every multiple of
  * 32, a few primes and PMAX.  A ring sweep costs about P^2.6, and P = 129..300 took
  * three quarters of the test's minute for no schedule shape that the sample lacks.
@@ -326,6 +332,7 @@ static void test_one_size(int alg, int coll, int P, int root, mca_coll_loom_sche
 static void test_algorithms(int pmax)
 {
     mca_coll_loom_sched_t *scheds = calloc((size_t) pmax, sizeof(*scheds));
+    const int orders = mca_coll_loom_verify_graph_orders(-1);
 
     for (int i = 0; i < pmax; ++i) {
         mca_coll_loom_sched_init(&scheds[i]);
@@ -342,6 +349,7 @@ static void test_algorithms(int pmax)
                 if (!p_sampled(P, pmax)) {
                     continue;
                 }
+                mca_coll_loom_verify_graph_orders(P > PFULL && orders > 1 ? 1 : orders);
                 if (P <= 8) {
                     /* the registry entry point too, every root in one call */
                     mca_coll_loom_params_t p = {.P = P, .call = combines(coll) ? kinds[0].call : (C | E | I)};
@@ -372,6 +380,7 @@ static void test_algorithms(int pmax)
                    "(P = 1..%d%s) %.1f s\n", mca_coll_loom_algs[alg].name, mca_coll_loom_coll_name(coll),
                    cov.verified, cov.same, cov.assumed, cov.refused, pmax, pmax > PDENSE ? ", sampled above 128" : "",
                    (double) (clock() - t0) / CLOCKS_PER_SEC);
+            mca_coll_loom_verify_graph_orders(orders);
         }
     }
     for (int i = 0; i < pmax; ++i) {
@@ -725,6 +734,248 @@ static void test_new_collectives(void)
     CHECK(0 != verify_test_builder(build_test_reduce, MUT_NONE, MCA_COLL_LOOM_COLL_REDUCE, 5, 1, 1, 0, true,
                                    false, err, sizeof(err)) && NULL != strstr(err, "rank order"),
           "rotated reduce claimed in order: %s", err);
+}
+
+/* ---- graph mode can fail where the rounds pass -------------------------------- */
+
+/* Builds and finishes every rank's schedule. */
+static int build_every_rank(mca_coll_loom_build_fn_t build, const mca_coll_loom_params_t *shape,
+                            mca_coll_loom_sched_t *scheds)
+{
+    int rc = MCA_COLL_LOOM_OK;
+
+    for (int me = 0; me < shape->P; ++me) {
+        mca_coll_loom_params_t p = *shape;
+        p.rank = me;
+        mca_coll_loom_sched_init(&scheds[me]);
+        if (MCA_COLL_LOOM_OK == rc) {
+            rc = build(&scheds[me], &p);
+        }
+        if (MCA_COLL_LOOM_OK == rc) {
+            rc = mca_coll_loom_sched_finish(&scheds[me]);
+        }
+    }
+    return rc;
+}
+
+static void fini_every_rank(mca_coll_loom_sched_t *scheds, int P)
+{
+    for (int me = 0; me < P; ++me) {
+        mca_coll_loom_sched_fini(&scheds[me]);
+    }
+}
+
+/* Removes the data edge from -> to of a finished schedule, npred included. */
+static bool drop_edge(mca_coll_loom_sched_t *s, int from, int to)
+{
+    for (int32_t k = s->succ_start[from]; k < s->succ_start[from + 1]; ++k) {
+        if (s->succ[k] == to) {
+            memmove(&s->succ[k], &s->succ[k + 1], (size_t) (s->succ_start[s->nops] - k - 1) * sizeof(int32_t));
+            for (int i = from + 1; i <= s->nops; ++i) {
+                s->succ_start[i]--;
+            }
+            s->npred[to]--;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The first transfer of `kind` that has a next transfer on its channel, or -1. */
+static int first_chained(const mca_coll_loom_sched_t *s, int kind)
+{
+    for (int i = 0; i < s->nops; ++i) {
+        if (kind == s->ops[i].kind && s->chan_next[i] >= 0) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+/* Verifies corrupted schedules: the round reading (graph mode off) must pass, graph
+ * mode must fail with a message containing `expect`. */
+static void expect_graph_failure(const char *what, const mca_coll_loom_sched_t *scheds,
+                                 const mca_coll_loom_params_t *p, const char *expect)
+{
+    const int old = mca_coll_loom_verify_graph_orders(0);
+    char err[256];
+    int rc = mca_coll_loom_verify_schedules(scheds, false, p, false, NULL, err, sizeof(err));
+
+    CHECK(0 == rc, "%s: the round reading should pass: %s", what, err);
+    mca_coll_loom_verify_graph_orders(old);
+    rc = mca_coll_loom_verify_schedules(scheds, false, p, false, NULL, err, sizeof(err));
+    CHECK(0 != rc, "%s: not detected in graph mode", what);
+    CHECK(0 == rc || (NULL != strstr(err, "graph") && NULL != strstr(err, expect)), "%s: unexpected message: %s",
+          what, err);
+}
+
+static void test_graph_mode_catches_errors(void)
+{
+    const int pairwise = mca_coll_loom_alg_find(MCA_COLL_LOOM_COLL_ALLREDUCE, "pairwise");
+    mca_coll_loom_sched_t scheds[8];
+    int rc, i, j;
+
+    /* A REDUCE freed from the RECV that fills its operand (and from everything else):
+     * the graph lets it run before the data is in. */
+    {
+        mca_coll_loom_params_t p = {.P = 4, .call = C | E | V, .coll = MCA_COLL_LOOM_COLL_ALLREDUCE};
+        mca_coll_loom_sched_t *s = &scheds[0];
+        for (int me = 0; me < p.P; ++me) {
+            p.rank = me;
+            mca_coll_loom_sched_init(&scheds[me]);
+            rc = mca_coll_loom_alg_build(pairwise, &scheds[me], &p);
+            CHECK(MCA_COLL_LOOM_OK == rc, "pairwise build failed (%d)", rc);
+        }
+        for (j = 0; j < s->nops && MCA_COLL_LOOM_OP_REDUCE != s->ops[j].kind &&
+                    MCA_COLL_LOOM_OP_REDUCE_R != s->ops[j].kind; ++j) {
+        }
+        CHECK(j < s->nops, "pairwise: no reduction on rank 0");
+        for (i = 0, rc = 0; i < j; ++i) {
+            const bool fills = MCA_COLL_LOOM_OP_RECV == s->ops[i].kind && s->ops[i].dst == s->ops[j].src;
+            while (drop_edge(s, i, j)) {
+                rc |= fills;
+            }
+        }
+        CHECK(j < s->nops && rc && 0 == s->npred[j], "pairwise: the reduction was not fed by a receive, or "
+              "still has %d predecessors", j < s->nops ? s->npred[j] : -1);
+        expect_graph_failure("a reduction freed from its receive", scheds, &p, "order");
+        fini_every_rank(scheds, p.P);
+    }
+
+    /* A channel's order dropped (the posting link and the send-after-send edge): the
+     * second send of a step may be posted first, and then matches the receive meant
+     * for the first. */
+    {
+        mca_coll_loom_params_t p = {.P = 3, .call = C | E, .coll = MCA_COLL_LOOM_COLL_ALLGATHER, .segs = 2};
+        rc = build_every_rank(build_test_allgather, &p, scheds);
+        CHECK(MCA_COLL_LOOM_OK == rc, "allgather build failed (%d)", rc);
+        i = first_chained(&scheds[0], MCA_COLL_LOOM_OP_SEND);
+        CHECK(i >= 0, "allgather: no chained send on rank 0");
+        if (i >= 0) {
+            j = scheds[0].chan_next[i];
+            scheds[0].chan_next[i] = -1;
+            scheds[0].npred[j]--;
+            (void) drop_edge(&scheds[0], i, j);
+            expect_graph_failure("a channel posted out of order", scheds, &p, "which receives blocks");
+        }
+        fini_every_rank(scheds, p.P);
+    }
+
+    /* Two sends of a channel each waiting for the other to be posted: a cycle. */
+    {
+        mca_coll_loom_params_t p = {.P = 2, .call = C | E, .coll = MCA_COLL_LOOM_COLL_ALLGATHER, .segs = 2};
+        rc = build_every_rank(build_test_allgather, &p, scheds);
+        CHECK(MCA_COLL_LOOM_OK == rc, "allgather build failed (%d)", rc);
+        i = first_chained(&scheds[0], MCA_COLL_LOOM_OP_SEND);
+        CHECK(i >= 0 && scheds[0].chan_next[scheds[0].chan_next[i]] < 0, "allgather: no pair of sends on rank 0");
+        if (i >= 0 && scheds[0].chan_next[scheds[0].chan_next[i]] < 0) {
+            scheds[0].chan_next[scheds[0].chan_next[i]] = i;
+            scheds[0].npred[i]++;
+            expect_graph_failure("a cycle in a channel", scheds, &p, "deadlock (graph, order");
+        }
+        fini_every_rank(scheds, p.P);
+    }
+
+    /* A count that no edge backs: refused before anything runs. */
+    {
+        mca_coll_loom_params_t p = {.P = 2, .call = C | E, .coll = MCA_COLL_LOOM_COLL_ALLGATHER, .segs = 2};
+        rc = build_every_rank(build_test_allgather, &p, scheds);
+        CHECK(MCA_COLL_LOOM_OK == rc, "allgather build failed (%d)", rc);
+        scheds[1].npred[scheds[1].nops - 1]++;
+        expect_graph_failure("npred without an edge", scheds, &p, "npred");
+        fini_every_rank(scheds, p.P);
+    }
+}
+
+/* Graph mode under many orders (every other verification runs two): every algorithm
+ * and collective at small sizes, where rings are short and trees shallow enough for
+ * GRAPH_ORDERS interleavings of each to cost little. */
+#define GRAPH_ORDERS 16
+
+static void test_graph_orders(void)
+{
+    static const int sizes[] = {2, 3, 5, 7, 8, 12, 16, 17, 31, 32};
+    const int old = mca_coll_loom_verify_graph_orders(GRAPH_ORDERS);
+    mca_coll_loom_sched_t scheds[32];
+    const clock_t t0 = clock();
+    long verified = 0, same = 0;
+    char err[256];
+
+    for (int i = 0; i < 32; ++i) {
+        mca_coll_loom_sched_init(&scheds[i]);
+    }
+    for (int alg = 0; alg < mca_coll_loom_num_algs; ++alg) {
+        const mca_coll_loom_alg_t *a = &mca_coll_loom_algs[alg];
+        const int nlo = NULL == a->knob ? 0 : a->knob_min;
+        const int nhi = NULL == a->knob ? 0 : (a->knob_max < nlo + 3 ? a->knob_max : nlo + 3);
+        for (int coll = 0; coll < MCA_COLL_LOOM_NUM_COLLS; ++coll) {
+            const int nkinds = combines(coll) ? NKINDS : 1;
+            if (!mca_coll_loom_alg_serves(alg, coll)) {
+                continue;
+            }
+            for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); ++si) {
+                const int P = sizes[si], roots[4] = {0, 1, P / 2, P - 1};
+                for (int ri = 0; ri < (is_rooted(coll) ? 4 : 1); ++ri) {
+                    uint64_t seen[3 * 4 * NKINDS];
+                    bool seen_idem[3 * 4 * NKINDS], seen_ord[3 * 4 * NKINDS], again = false;
+                    int nseen = 0;
+                    for (int k = 0; k < ri; ++k) {
+                        again |= roots[k] == roots[ri];
+                    }
+                    for (int segs = 1; segs <= 3 && !again; ++segs) {
+                        for (int n = nlo; n <= nhi; ++n) {
+                            for (int kd = 0; kd < nkinds; ++kd) {
+                                const unsigned call = combines(coll) ? kinds[kd].call : (C | E | I);
+                                const bool idem = 0 != (call & I);
+                                const bool ord = !(a->needs & MCA_COLL_LOOM_NEEDS_COMMUTATIVE) && !(call & C);
+                                mca_coll_loom_params_t p = {.P = P, .root = roots[ri], .knob = n, .call = call,
+                                                            .coll = coll, .segs = segs};
+                                bool dup = false;
+                                int rounds, brc;
+                                uint64_t fp;
+
+                                if (NULL != mca_coll_loom_alg_refusal(alg, &p)) {
+                                    continue;
+                                }
+                                fp = build_all(alg, &p, scheds, &rounds, &brc);
+                                CHECK(MCA_COLL_LOOM_OK == brc, "graph orders: %s %s P=%d: build failed (%d)",
+                                      a->name, mca_coll_loom_coll_name(coll), P, brc);
+                                if (MCA_COLL_LOOM_OK != brc) {
+                                    continue;
+                                }
+                                for (int k = 0; k < nseen && !dup; ++k) {
+                                    dup = seen[k] == fp && (!seen_idem[k] || idem) && (seen_ord[k] || !ord);
+                                }
+                                if (dup) {
+                                    same++;
+                                    continue;
+                                }
+                                seen[nseen] = fp;
+                                seen_ord[nseen] = ord;
+                                seen_idem[nseen++] = idem;
+                                for (int inplace = 0; inplace < (has_in_place(coll) ? 2 : 1); ++inplace) {
+                                    int rc = mca_coll_loom_verify_schedules(scheds, ord, &p, inplace, NULL, err,
+                                                                            sizeof(err));
+                                    verified++;
+                                    CHECK(0 == rc, "graph orders: %s %s P=%d root=%d n=%d segs=%d %s%s: %s",
+                                          a->name, mca_coll_loom_coll_name(coll), P, p.root, n, segs,
+                                          combines(coll) ? kinds[kd].name : "no op",
+                                          inplace ? " in place" : "", err);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    for (int i = 0; i < 32; ++i) {
+        mca_coll_loom_sched_fini(&scheds[i]);
+    }
+    mca_coll_loom_verify_graph_orders(old);
+    printf("graph orders   %6ld verifications under %d orders each, %ld identical (every algorithm and "
+           "collective, P = 2..32: 10 sizes, 4 roots, 4 knobs, segs 1..3, every op) %.1f s\n", verified, GRAPH_ORDERS, same,
+           (double) (clock() - t0) / CLOCKS_PER_SEC);
 }
 
 /* The call property the component adds when hierarchical's node phases would run
@@ -1211,6 +1462,8 @@ int main(int argc, char **argv)
     }
     test_verifier_catches_errors();
     test_new_collectives();
+    test_graph_mode_catches_errors();
+    test_graph_orders();
     test_topo();
     test_decide();
     test_algorithms(pmax);
