@@ -4,7 +4,7 @@
 #   run-cluster-tests.sh [DIR]
 #
 # DIR holds test_allreduce, test_colls, test_barrier, test_lifecycle, test_rules, test_pipeline,
-# test_faults
+# test_faults, test_nonblocking
 # (default $LOOM_MPI_TEST_DIR, else ../mpi beside this script); a missing one, and
 # smoke, are compiled with mpicc into the log directory.  Needs root, iproute2 (ip,
 # tc) and util-linux (unshare); without root it prints SKIP and exits 77.
@@ -96,7 +96,8 @@ build() { # build NAME SOURCE: echo the binary's path, or nothing
 SMOKE=$(build smoke "$here/smoke.c")
 [ -n "$SMOKE" ] || result FAIL "build smoke" 0 "$logdir/smoke.build.log"
 test_allreduce="" test_colls="" test_barrier="" test_lifecycle="" test_rules="" test_pipeline="" test_faults=""
-for p in test_allreduce test_colls test_barrier test_lifecycle test_rules test_pipeline test_faults; do
+test_nonblocking=""
+for p in test_allreduce test_colls test_barrier test_lifecycle test_rules test_pipeline test_faults test_nonblocking; do
     if [ -x "$bindir/$p" ]; then
         eval "$p=\$bindir/\$p"
     else
@@ -170,6 +171,8 @@ run "smoke 4x2" 0 --ppn 2 -- "$SMOKE"
 run "test_allreduce 4x2" 0 --ppn 2 -- "$test_allreduce"
 run "test_colls 4x2" 0 --ppn 2 -- "$test_colls"
 run "test_barrier 4x2" 0 --ppn 2 -- "$test_barrier"
+run "test_nonblocking 4x2 (non-blocking and persistent forms, hierarchical point to point)" 0 --ppn 2 \
+    -- "$test_nonblocking" --sections matrix,auto,outstanding,persistent,startall,errors,crossed
 # hierarchical's node phases through each node's shared segment (the default up to
 # coll_loom_shm_slot_size): 1000 communicators, no segment file left, no mapping kept
 run "test_lifecycle 4x2, 1000 cycles, shared-memory node phases, nothing left" 0 --ppn 2 \
@@ -219,6 +222,8 @@ run "smoke 4x2 over UCX" 0 --ucx --ppn 2 -- "$SMOKE"
 run "smoke 4x2 round-robin" 0 --ppn 2 --rr -- "$SMOKE"
 run "test_allreduce 4x2 round-robin" 0 --ppn 2 --rr -- "$test_allreduce"
 run "test_colls 4x2 round-robin" 0 --ppn 2 --rr -- "$test_colls"
+run "test_nonblocking 4x2 round-robin" 0 --ppn 2 --rr -- "$test_nonblocking" \
+    --sections matrix,outstanding,persistent
 run "test_pipeline 4x2 round-robin" 0 --ppn 2 --rr --mca coll_loom_shm_setup_call 1 -- "$test_pipeline" 1500
 run "test_faults 4x2 round-robin (every node's communicator)" 0 --ppn 2 --rr \
     --mca coll_loom_shm_setup_call 1 -- "$test_faults"

@@ -3,7 +3,8 @@
 # bcast, reduce, allgather, reduce_scatter_block, scan and exscan on each communicator
 # (test_lifecycle, with the pool of freed segments), and small calls through the node
 # segment that run ahead of each other (test_pipeline), and failures injected inside
-# the node segment's protocol (test_faults), at np 3.  Fails when any
+# the node segment's protocol (test_faults), and non-blocking and persistent requests
+# (test_nonblocking: many outstanding, Startall, cancel and free errors), at np 3.  Fails when any
 # memcheck error or definite/indirect leak has a loom frame in its stack.  Open
 # MPI's own noise (PMIx, hwloc, ORTE) is not loom's to fix and is ignored.
 # Open MPI unloads components at MPI_Finalize; --keep-debuginfo lets valgrind
@@ -20,7 +21,8 @@ fi
 logdir=$(mktemp -d /tmp/loom-valgrind.XXXXXX)
 trap 'rm -rf "$logdir"' EXIT
 rc=0
-for prog in "test_lifecycle 30 --reuse" "test_pipeline 300" "test_faults"; do
+for prog in "test_lifecycle 30 --reuse" "test_pipeline 300" "test_faults" \
+    "test_nonblocking --sections outstanding,startall,errors,crossed"; do
     set -- $prog
     # the segment at each communicator's first call, as its calls are few
     if ! timeout -k 10 300 "$mpirun" -np 3 --oversubscribe --bind-to none \

@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""Plot loom_overlap output: pure latency and overlap per size, one panel pair per run.
+
+    plot_overlap.py --png OUT.png LABEL=FILE [LABEL=FILE ...]
+
+Each FILE is the text loom_overlap prints (one table); LABEL names the run (np 2, 4 x 2, ...).
+Left column: pure latency (log-log) of every variant; right column: overlap in percent.
+"""
+import argparse
+import sys
+
+
+def parse(path):
+    rows = {}
+    with open(path) as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) < 6 or not parts[0].isdigit():
+                continue
+            size, variant = int(parts[0]), parts[1]
+            pure, overlap = float(parts[2]), float(parts[5])
+            rows.setdefault(variant, []).append((size, pure, overlap))
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--png", required=True)
+    ap.add_argument("runs", nargs="+")
+    a = ap.parse_args()
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    runs = [r.split("=", 1) for r in a.runs]
+    fig, axes = plt.subplots(len(runs), 2, figsize=(10, 3.2 * len(runs)), squeeze=False)
+    for i, (label, path) in enumerate(runs):
+        rows = parse(path)
+        for variant, pts in sorted(rows.items()):
+            pts.sort()
+            xs = [p[0] for p in pts]
+            style = "-o" if variant.startswith("loom") else "--s"
+            axes[i][0].loglog(xs, [p[1] for p in pts], style, label=variant, markersize=4)
+            axes[i][1].semilogx(xs, [p[2] for p in pts], style, label=variant, markersize=4)
+        axes[i][0].set_title(label + ": pure latency (us)")
+        axes[i][1].set_title(label + ": overlap (%)")
+        axes[i][1].set_ylim(-5, 105)
+        for ax in axes[i]:
+            ax.set_xlabel("bytes")
+            ax.grid(True, which="both", alpha=0.3)
+        axes[i][0].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(a.png, dpi=90)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
