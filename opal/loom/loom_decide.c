@@ -15,6 +15,8 @@
 #define CE (MCA_COLL_LOOM_CALL_COMMUTATIVE | MCA_COLL_LOOM_CALL_EXACT)
 /* the node's shared segment would carry hierarchical's node phases (shm=yes) */
 #define SHM .call_mask = MCA_COLL_LOOM_CALL_SHM, .call_value = MCA_COLL_LOOM_CALL_SHM
+/* the non-blocking and persistent forms (rules written i<coll>) */
+#define NB .call_mask = MCA_COLL_LOOM_CALL_NB, .call_value = MCA_COLL_LOOM_CALL_NB
 #define ALLREDUCE .coll = MCA_COLL_LOOM_COLL_ALLREDUCE
 #define BARRIER   .coll = MCA_COLL_LOOM_COLL_BARRIER
 #define BCAST     .coll = MCA_COLL_LOOM_COLL_BCAST
@@ -40,9 +42,6 @@
      .call_mask = MASK, .call_value = MASK, .alg = "ring"},                                       \
     {COLL, .min_bytes = 64 * (BASE), .max_bytes = SIZE_MAX, .min_P = 129, .call_mask = MASK,      \
      .call_value = MASK, .alg = "ring"}
-
-/* the non-blocking and persistent forms (rules written i<coll>) */
-#define NB .call_mask = MCA_COLL_LOOM_CALL_NB, .call_value = MCA_COLL_LOOM_CALL_NB
 
 /* Unset fields mean "any": min_bytes 0, min_* 0 and max_* 0 (no bound) for P, nodes
  * and ranks per node, call_mask 0.  max_bytes must be given. */
@@ -90,6 +89,9 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
     {ALLREDUCE, .max_bytes = 8192, .alg = "pairwise"},
     /* bandwidth-bound, commutative (float sums included: each part is combined once
      * and copied, so every rank gets the same bits); 0.5-0.95x tuned from 1 MiB at np 8 */
+    /* non-blocking on several nodes from 64 KiB: libnbc (on the emulated 4 x 2 cluster
+     * loom's ring took 1.3-1.4x its time at 1-16 MiB, docs/performance.md) */
+    {ALLREDUCE, .min_bytes = KIB(64), .max_bytes = SIZE_MAX, .min_nodes = 2, NB, .alg = NULL},
     RING_ROWS(ALLREDUCE, C, MIB(1)),
     {ALLREDUCE, .max_bytes = SIZE_MAX, .alg = NULL},
 

@@ -105,7 +105,7 @@ const mca_coll_loom_alg_t mca_coll_loom_algs[] = {
                        "allgather: node gather, leaders' dissemination, node bcast; scan/exscan: "
                        "node prefix, prefix among the nodes, node bcast (node-consecutive ranks); "
                        "any op on node-consecutive ranks. Knob: bytes per segment, 0 = "
-                       "automatic (1 MiB; reduce 512 KiB)",
+                       "automatic (bcast 256 KiB, reduce 512 KiB, the leaders' ring 1 MiB)",
         .reference = "seed 003, sections 3.1-3.5",
         .build = mca_coll_loom_build_hierarchical,
         .pipelined = true,

@@ -1343,8 +1343,8 @@ static void section_matrix(comm_t *cs, int ncs)
  * coll_loom_shm_slot_size bytes, or every size when the job runs with coll_loom_shm 0:
  * Open MPI 4.1 refuses to change that variable after MPI_Init), as a blocking call too;
  * both must be decided alike (non-blocking calls are decided as calls without the node
- * segment), except that an i<coll> rule may give a loom algorithm a call the blocking
- * rules leave to tuned, and both results are checked.  Where the blocking form ran a loom algorithm,
+ * segment), except that an i<coll> rule may send one form to the previous component
+ * where the other runs a loom algorithm, and both results are checked.  Where the blocking form ran a loom algorithm,
  * auto's non-blocking calls must have too (checked at the end). */
 static long blocking_noshm_served[LT_NUM_COLLS], blocking_noshm_calls[LT_NUM_COLLS];
 static int shm_default = -1, shm_slot = -1;
@@ -1411,13 +1411,15 @@ static void auto_sweep(comm_t *c)
                     nchecks++;
                     blocking_noshm_calls[coll]++;
                     if (d[0].which >= 0) blocking_noshm_served[coll]++;
-                    /* the built-in i<coll> rules give some calls that the blocking rules
-                     * leave to tuned to a loom algorithm instead of libnbc: the only
+                    /* the built-in i<coll> rules choose between loom and libnbc where the
+                     * blocking rules chose between loom and tuned: one form may go to the
+                     * previous component where the other runs a loom algorithm, the only
                      * difference allowed */
-                    if (d[0].changed == 1 && d[0].which == LT_WHICH_FALLBACK && d[1].which >= 0) {
+                    if (d[0].changed == 1 && d[1].changed == 1 &&
+                        (d[0].which == LT_WHICH_FALLBACK) != (d[1].which == LT_WHICH_FALLBACK)) {
                         if (verbose && 0 == wrank)
-                            printf("  auto %s %ld B %s P=%d: blocking previous, non-blocking %s (an i%s rule)\n",
-                                   lt_coll_name((lt_coll_t) coll), bytes[bi], tname[k[1].t], P, nran,
+                            printf("  auto %s %ld B %s P=%d: blocking %s, non-blocking %s (an i%s rule)\n",
+                                   lt_coll_name((lt_coll_t) coll), bytes[bi], tname[k[1].t], P, bran, nran,
                                    lt_coll_name((lt_coll_t) coll));
                     } else if (d[0].changed != 1 || 0 != strcmp(bran, nran))
                         FAIL("%s: auto decided differently: the blocking call without the node segment ran %s (%s), "

@@ -435,6 +435,12 @@ void mca_coll_loom_nb_call_init(mca_coll_loom_nb_call_t *c, mca_coll_loom_module
  * request (freed with it, or here on failure). */
 int mca_coll_loom_nb_post(const mca_coll_loom_sched_t *s, mca_coll_loom_nb_call_t *c, bool persistent,
                           ompi_request_t **request);
+/* The non-blocking or persistent form of allreduce, reduce (root), scan or exscan: one
+ * vector in, one out, an op.  OMPI_ERR_NOT_AVAILABLE: the previous component's form
+ * is to serve the call (nothing was posted). */
+int mca_coll_loom_nb_vector(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, const void *sbuf, void *rbuf,
+                            int count, ompi_datatype_t *dtype, ompi_op_t *op, int root,
+                            struct ompi_communicator_t *comm, bool persistent, ompi_request_t **request);
 /* at component open / close */
 void mca_coll_loom_nbc_init(void);
 void mca_coll_loom_nbc_fini(void);

@@ -137,35 +137,14 @@ int mca_coll_loom_allreduce(const void *sbuf, void *rbuf, int count, struct ompi
                               MCA_COLL_BASE_TAG_ALLREDUCE, call, NULL);
 }
 
-/* MPI_Iallreduce and MPI_Allreduce_init: the same schedules on the engine.
- * OMPI_ERR_NOT_AVAILABLE: the previous component's form serves the call. */
-static int allreduce_post(const void *sbuf, void *rbuf, int count, ompi_datatype_t *dtype, ompi_op_t *op,
-                          ompi_communicator_t *comm, mca_coll_loom_module_t *m, bool persistent,
-                          ompi_request_t **request)
-{
-    const mca_coll_loom_sched_t *s = NULL;
-    mca_coll_loom_nb_call_t c;
-    size_t tsize = 0;
-    unsigned call = 0;
-
-    if (!mca_coll_loom_empty((size_t) count, dtype, &tsize)) {
-        mca_coll_loom_choice_t choice;
-        call = mca_coll_loom_module_call_flags(m, op, dtype);
-        s = mca_coll_loom_plan_nb(m, MCA_COLL_LOOM_COLL_ALLREDUCE, comm, (size_t) count * tsize, call, 0, &choice);
-        if (NULL == s) {
-            return OPAL_UNLIKELY(m->failed) ? OMPI_ERROR : OMPI_ERR_NOT_AVAILABLE;
-        }
-    }
-    mca_coll_loom_nb_call_init(&c, m, comm, sbuf, rbuf, (size_t) count, dtype, op, call);
-    return mca_coll_loom_nb_post(s, &c, persistent, request);
-}
-
+/* MPI_Iallreduce and MPI_Allreduce_init: the same schedules on the engine. */
 int mca_coll_loom_iallreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                              struct ompi_op_t *op, struct ompi_communicator_t *comm, ompi_request_t **request,
                              mca_coll_base_module_t *module)
 {
     mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
-    int rc = allreduce_post(sbuf, rbuf, count, dtype, op, comm, m, false, request);
+    int rc = mca_coll_loom_nb_vector(m, MCA_COLL_LOOM_COLL_ALLREDUCE, sbuf, rbuf, count, dtype, op, 0, comm, false,
+                                     request);
 
     if (OMPI_ERR_NOT_AVAILABLE == rc) {
         rc = m->previous_iallreduce(sbuf, rbuf, count, dtype, op, comm, request, m->previous_iallreduce_module);
@@ -178,7 +157,8 @@ int mca_coll_loom_allreduce_init(const void *sbuf, void *rbuf, int count, struct
                                  ompi_request_t **request, mca_coll_base_module_t *module)
 {
     mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
-    int rc = allreduce_post(sbuf, rbuf, count, dtype, op, comm, m, true, request);
+    int rc = mca_coll_loom_nb_vector(m, MCA_COLL_LOOM_COLL_ALLREDUCE, sbuf, rbuf, count, dtype, op, 0, comm, true,
+                                     request);
 
     if (OMPI_ERR_NOT_AVAILABLE == rc) {
         rc = m->previous_allreduce_init(sbuf, rbuf, count, dtype, op, comm, info, request,

@@ -856,6 +856,11 @@ static int auto_segs(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes)
  * 0.89-1.07x, 256 KiB 1.02-1.45x) */
 #define LOOM_HIER_AUTO_SEGMENT        ((size_t) 1024 * 1024)
 #define LOOM_HIER_AUTO_SEGMENT_REDUCE ((size_t) 512 * 1024)
+/* bcast: the chain's fill costs a segment per node, and with the graph engine a segment
+ * costs little more than its bytes, so smaller ones pay (docs/performance.md, "the
+ * graph engine": 16 MiB on 4 x 2 with 1 Gbit/s links, 141 ms with 256 KiB, 148 ms with
+ * 512 KiB, 160 ms with 1 MiB) */
+#define LOOM_HIER_AUTO_SEGMENT_BCAST  ((size_t) 256 * 1024)
 #define LOOM_HIER_MAX_SEGS     4096
 /* hierarchical allreduce: the leaders' ring from this size (pairwise below) */
 #define LOOM_HIER_RING_BYTES   ((size_t) 64 * 1024)
@@ -901,6 +906,7 @@ int mca_coll_loom_pipeline_segs(int alg, mca_coll_loom_coll_t coll, int P, size_
          * ring); other calls, and those on the node's shared segment, use none */
         size_t seg = knob > 0                              ? (size_t) knob
                      : MCA_COLL_LOOM_COLL_REDUCE == coll ? LOOM_HIER_AUTO_SEGMENT_REDUCE
+                     : MCA_COLL_LOOM_COLL_BCAST == coll  ? LOOM_HIER_AUTO_SEGMENT_BCAST
                                                          : LOOM_HIER_AUTO_SEGMENT,
                n;
         if (MCA_COLL_LOOM_COLL_ALLREDUCE == coll && bytes >= LOOM_HIER_RING_BYTES) {

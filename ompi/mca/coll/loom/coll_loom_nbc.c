@@ -351,3 +351,29 @@ void mca_coll_loom_nb_call_init(mca_coll_loom_nb_call_t *c, mca_coll_loom_module
     c->op = op;
     c->call = call;
 }
+
+int mca_coll_loom_nb_vector(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, const void *sbuf, void *rbuf,
+                            int count, ompi_datatype_t *dtype, ompi_op_t *op, int root,
+                            struct ompi_communicator_t *comm, bool persistent, ompi_request_t **request)
+{
+    const mca_coll_loom_sched_t *s = NULL;
+    mca_coll_loom_nb_call_t c;
+    size_t tsize = 0;
+    unsigned call = 0;
+
+    if (!mca_coll_loom_empty((size_t) count, dtype, &tsize)) {
+        mca_coll_loom_choice_t choice;
+        call = mca_coll_loom_module_call_flags(m, op, dtype);
+        s = mca_coll_loom_plan_nb(m, coll, comm, (size_t) count * tsize, call, root, &choice);
+        if (NULL == s) {
+            return OPAL_UNLIKELY(m->failed) ? OMPI_ERROR : OMPI_ERR_NOT_AVAILABLE;
+        }
+    }
+    if (MCA_COLL_LOOM_COLL_REDUCE == coll && ompi_comm_rank(comm) != root) {
+        /* the receive buffer is the root's alone (coll_loom_reduce.c) */
+        rbuf = NULL;
+        sbuf = MPI_IN_PLACE != sbuf ? sbuf : NULL;
+    }
+    mca_coll_loom_nb_call_init(&c, m, comm, sbuf, rbuf, (size_t) count, dtype, op, call);
+    return mca_coll_loom_nb_post(s, &c, persistent, request);
+}

@@ -51,35 +51,13 @@ int mca_coll_loom_reduce(const void *sbuf, void *rbuf, int count, struct ompi_da
 }
 
 /* MPI_Ireduce and MPI_Reduce_init */
-static int reduce_post(const void *sbuf, void *rbuf, int count, ompi_datatype_t *dtype, ompi_op_t *op, int root,
-                       ompi_communicator_t *comm, mca_coll_loom_module_t *m, bool persistent,
-                       ompi_request_t **request)
-{
-    const bool is_root = (ompi_comm_rank(comm) == root);
-    const mca_coll_loom_sched_t *s = NULL;
-    mca_coll_loom_nb_call_t c;
-    size_t tsize = 0;
-    unsigned call = 0;
-
-    if (!mca_coll_loom_empty((size_t) count, dtype, &tsize)) {
-        mca_coll_loom_choice_t choice;
-        call = mca_coll_loom_module_call_flags(m, op, dtype);
-        s = mca_coll_loom_plan_nb(m, MCA_COLL_LOOM_COLL_REDUCE, comm, (size_t) count * tsize, call, root, &choice);
-        if (NULL == s) {
-            return OPAL_UNLIKELY(m->failed) ? OMPI_ERROR : OMPI_ERR_NOT_AVAILABLE;
-        }
-    }
-    mca_coll_loom_nb_call_init(&c, m, comm, is_root || MPI_IN_PLACE != sbuf ? sbuf : NULL, is_root ? rbuf : NULL,
-                               (size_t) count, dtype, op, call);
-    return mca_coll_loom_nb_post(s, &c, persistent, request);
-}
-
 int mca_coll_loom_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                           struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
                           ompi_request_t **request, mca_coll_base_module_t *module)
 {
     mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
-    int rc = reduce_post(sbuf, rbuf, count, dtype, op, root, comm, m, false, request);
+    int rc = mca_coll_loom_nb_vector(m, MCA_COLL_LOOM_COLL_REDUCE, sbuf, rbuf, count, dtype, op, root, comm, false,
+                                     request);
 
     if (OMPI_ERR_NOT_AVAILABLE == rc) {
         rc = m->previous_ireduce(sbuf, rbuf, count, dtype, op, root, comm, request, m->previous_ireduce_module);
@@ -92,7 +70,8 @@ int mca_coll_loom_reduce_init(const void *sbuf, void *rbuf, int count, struct om
                               struct ompi_info_t *info, ompi_request_t **request, mca_coll_base_module_t *module)
 {
     mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
-    int rc = reduce_post(sbuf, rbuf, count, dtype, op, root, comm, m, true, request);
+    int rc = mca_coll_loom_nb_vector(m, MCA_COLL_LOOM_COLL_REDUCE, sbuf, rbuf, count, dtype, op, root, comm, true,
+                                     request);
 
     if (OMPI_ERR_NOT_AVAILABLE == rc) {
         rc = m->previous_reduce_init(sbuf, rbuf, count, dtype, op, root, comm, info, request,

@@ -59,33 +59,13 @@ int mca_coll_loom_exscan(const void *sbuf, void *rbuf, int count, struct ompi_da
 }
 
 /* MPI_Iscan, MPI_Iexscan and their _init forms */
-static int prefix_post(mca_coll_loom_coll_t coll, const void *sbuf, void *rbuf, int count,
-                       ompi_datatype_t *dtype, ompi_op_t *op, ompi_communicator_t *comm, mca_coll_loom_module_t *m,
-                       bool persistent, ompi_request_t **request)
-{
-    const mca_coll_loom_sched_t *s = NULL;
-    mca_coll_loom_nb_call_t c;
-    size_t tsize = 0;
-    unsigned call = 0;
-
-    if (!mca_coll_loom_empty((size_t) count, dtype, &tsize)) {
-        mca_coll_loom_choice_t choice;
-        call = mca_coll_loom_module_call_flags(m, op, dtype);
-        s = mca_coll_loom_plan_nb(m, coll, comm, (size_t) count * tsize, call, 0, &choice);
-        if (NULL == s) {
-            return OPAL_UNLIKELY(m->failed) ? OMPI_ERROR : OMPI_ERR_NOT_AVAILABLE;
-        }
-    }
-    mca_coll_loom_nb_call_init(&c, m, comm, sbuf, rbuf, (size_t) count, dtype, op, call);
-    return mca_coll_loom_nb_post(s, &c, persistent, request);
-}
-
 int mca_coll_loom_iscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                         struct ompi_op_t *op, struct ompi_communicator_t *comm, ompi_request_t **request,
                         mca_coll_base_module_t *module)
 {
     mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
-    int rc = prefix_post(MCA_COLL_LOOM_COLL_SCAN, sbuf, rbuf, count, dtype, op, comm, m, false, request);
+    int rc = mca_coll_loom_nb_vector(m, MCA_COLL_LOOM_COLL_SCAN, sbuf, rbuf, count, dtype, op, 0, comm, false,
+                                     request);
 
     if (OMPI_ERR_NOT_AVAILABLE == rc) {
         rc = m->previous_iscan(sbuf, rbuf, count, dtype, op, comm, request, m->previous_iscan_module);
@@ -98,7 +78,8 @@ int mca_coll_loom_iexscan(const void *sbuf, void *rbuf, int count, struct ompi_d
                           mca_coll_base_module_t *module)
 {
     mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
-    int rc = prefix_post(MCA_COLL_LOOM_COLL_EXSCAN, sbuf, rbuf, count, dtype, op, comm, m, false, request);
+    int rc = mca_coll_loom_nb_vector(m, MCA_COLL_LOOM_COLL_EXSCAN, sbuf, rbuf, count, dtype, op, 0, comm, false,
+                                     request);
 
     if (OMPI_ERR_NOT_AVAILABLE == rc) {
         rc = m->previous_iexscan(sbuf, rbuf, count, dtype, op, comm, request, m->previous_iexscan_module);
@@ -111,7 +92,8 @@ int mca_coll_loom_scan_init(const void *sbuf, void *rbuf, int count, struct ompi
                             ompi_request_t **request, mca_coll_base_module_t *module)
 {
     mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
-    int rc = prefix_post(MCA_COLL_LOOM_COLL_SCAN, sbuf, rbuf, count, dtype, op, comm, m, true, request);
+    int rc = mca_coll_loom_nb_vector(m, MCA_COLL_LOOM_COLL_SCAN, sbuf, rbuf, count, dtype, op, 0, comm, true,
+                                     request);
 
     if (OMPI_ERR_NOT_AVAILABLE == rc) {
         rc = m->previous_scan_init(sbuf, rbuf, count, dtype, op, comm, info, request, m->previous_scan_init_module);
@@ -124,7 +106,8 @@ int mca_coll_loom_exscan_init(const void *sbuf, void *rbuf, int count, struct om
                               ompi_request_t **request, mca_coll_base_module_t *module)
 {
     mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
-    int rc = prefix_post(MCA_COLL_LOOM_COLL_EXSCAN, sbuf, rbuf, count, dtype, op, comm, m, true, request);
+    int rc = mca_coll_loom_nb_vector(m, MCA_COLL_LOOM_COLL_EXSCAN, sbuf, rbuf, count, dtype, op, 0, comm, true,
+                                     request);
 
     if (OMPI_ERR_NOT_AVAILABLE == rc) {
         rc = m->previous_exscan_init(sbuf, rbuf, count, dtype, op, comm, info, request,
