@@ -3,8 +3,10 @@
 
     plot_overlap.py --png OUT.png LABEL=FILE [LABEL=FILE ...]
 
-Each FILE is the text loom_overlap prints (one table); LABEL names the run (np 2, 4 x 2, ...).
-Left column: pure latency (log-log) of every variant; right column: overlap in percent.
+Each FILE is the text loom_overlap prints (one table); LABEL names the run (np 2, 4 x 2, ...);
+a LABEL starting with "pure:" gets no overlap panel (with more ranks than cores the overlap the
+benchmark computes means nothing). Left column: pure latency (log-log) of every variant; right
+column: overlap in percent.
 """
 import argparse
 import sys
@@ -36,14 +38,20 @@ def main():
     fig, axes = plt.subplots(len(runs), 2, figsize=(10, 3.2 * len(runs)), squeeze=False)
     for i, (label, path) in enumerate(runs):
         rows = parse(path)
+        pure_only = label.startswith("pure:")
+        label = label[5:] if pure_only else label
         for variant, pts in sorted(rows.items()):
             pts.sort()
             xs = [p[0] for p in pts]
             style = "-o" if variant.startswith("loom") else "--s"
             axes[i][0].loglog(xs, [p[1] for p in pts], style, label=variant, markersize=4)
-            axes[i][1].semilogx(xs, [p[2] for p in pts], style, label=variant, markersize=4)
+            if not pure_only:
+                axes[i][1].semilogx(xs, [p[2] for p in pts], style, label=variant, markersize=4)
         axes[i][0].set_title(label + ": pure latency (us)")
         axes[i][1].set_title(label + ": overlap (%)")
+        if pure_only:
+            axes[i][1].text(0.5, 0.5, "more ranks than cores:\nno overlap measurement", ha="center",
+                            va="center", transform=axes[i][1].transAxes)
         axes[i][1].set_ylim(-5, 105)
         for ax in axes[i]:
             ax.set_xlabel("bytes")
