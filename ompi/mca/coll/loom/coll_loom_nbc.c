@@ -162,6 +162,10 @@ static int request_start_one(loom_request_t *r)
     r->super.super.req_state = OMPI_REQUEST_ACTIVE;
     r->super.super.req_complete = REQUEST_PENDING;
     r->super.super.req_status.MPI_ERROR = OMPI_SUCCESS;
+    /* what request_finish releases, should this start fail before the task is set up */
+    r->task.ninflight = 0;
+    r->task.scratch = NULL;
+    r->task.scratch_owned = false;
     if (r->empty) {
         request_finish(r, OMPI_SUCCESS);
         return OMPI_SUCCESS;
@@ -213,7 +217,6 @@ static int request_start_one(loom_request_t *r)
                                      c->call, c->displ, r->mem + mca_coll_loom_sched_copy_bytes(&r->sched));
     }
     if (OMPI_SUCCESS != rc) {
-        r->task.ninflight = 0;
         request_finish(r, rc);
         return OMPI_SUCCESS; /* the error is the request's */
     }
