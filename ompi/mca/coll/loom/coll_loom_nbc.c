@@ -63,6 +63,11 @@ static void request_finish(loom_request_t *r, int rc)
 
     if (!r->empty) {
         mca_coll_loom_task_fini(&r->task);
+        if (OMPI_SUCCESS != rc) {
+            /* the peers may wait for messages this rank will not send */
+            mca_coll_loom_mark_failed(c->module, c->comm, rc);
+        }
+        /* a copy-out or unpack that fails after the exchange concerns this rank alone */
         if (OMPI_SUCCESS == rc && NULL != r->tmp && c->displ[c->rank + 1] > c->displ[c->rank]) {
             ptrdiff_t lb, extent;
             ompi_datatype_get_extent(c->dtype, &lb, &extent);
@@ -72,10 +77,6 @@ static void request_finish(loom_request_t *r, int rc)
         }
         if (OMPI_SUCCESS == rc && NULL != r->packed && c->unpack) {
             rc = mca_coll_loom_unpack(r->packed, c->ucount * c->utsize, c->ubuf, c->ucount, c->udtype);
-        }
-        if (OMPI_SUCCESS != rc) {
-            /* the peers may wait for messages this rank will not send */
-            mca_coll_loom_mark_failed(c->module, c->comm, rc);
         }
     }
     free(r->packed);
