@@ -327,6 +327,9 @@ void mca_coll_loom_topo_cache_fini(void);
 
 /* Ops whose per-op state a blocking call keeps inside its task (on the stack). */
 #define MCA_COLL_LOOM_TASK_INLINE_OPS 48
+/* Bytes of a task's state per op: request pointer, releases missing, queue and
+ * in-flight entries (mca_coll_loom_task_init lays them out). */
+#define MCA_COLL_LOOM_TASK_STATE_PER_OP (3 * sizeof(int32_t) + sizeof(void *))
 
 /* One call of a schedule in progress: the schedule's dependency graph, run as its
  * predecessors complete (loom_sched.h). */
@@ -354,7 +357,7 @@ typedef struct mca_coll_loom_task_t {
     char *scratch;
     size_t scratch_bytes;
     bool scratch_owned;    /* taken from the pool (given back at fini) */
-    uint64_t inline_state[(MCA_COLL_LOOM_TASK_INLINE_OPS * (3 * sizeof(int32_t) + sizeof(void *)) + 7) / 8];
+    uint64_t inline_state[(MCA_COLL_LOOM_TASK_INLINE_OPS * MCA_COLL_LOOM_TASK_STATE_PER_OP + 7) / 8];
 } mca_coll_loom_task_t;
 
 /* Sets up a task for (s, buffers): slots, scratch (the module's kept buffer when m is

@@ -437,12 +437,6 @@ bool mca_coll_loom_task_progress(mca_coll_loom_task_t *t)
     return OMPI_SUCCESS != t->rc || t->ndone == t->s->nops;
 }
 
-/* Bytes of the per-op state of a schedule of nops ops. */
-static size_t task_state_bytes(int nops)
-{
-    return (size_t) nops * (3 * sizeof(int32_t) + sizeof(ompi_request_t *));
-}
-
 static void task_lay_out_state(mca_coll_loom_task_t *t, char *mem, int nops)
 {
     t->req = (ompi_request_t **) mem;
@@ -604,7 +598,7 @@ static int exec_schedule(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t 
     int rc;
 
     if (s->nops > MCA_COLL_LOOM_TASK_INLINE_OPS) {
-        mem = malloc(task_state_bytes(s->nops));
+        mem = malloc((size_t) s->nops * MCA_COLL_LOOM_TASK_STATE_PER_OP);
         if (NULL == mem) {
             return OMPI_ERR_OUT_OF_RESOURCE;
         }

@@ -314,7 +314,7 @@ int mca_coll_loom_nb_post(const mca_coll_loom_sched_t *s, mca_coll_loom_nb_call_
     r->empty = (NULL == s);
     if (!r->empty) {
         copy_bytes = mca_coll_loom_sched_copy_bytes(s);
-        r->mem = malloc(copy_bytes + (size_t) s->nops * (3 * sizeof(int32_t) + sizeof(void *)) + 1);
+        r->mem = malloc(copy_bytes + (size_t) s->nops * MCA_COLL_LOOM_TASK_STATE_PER_OP + 1);
         if (NULL == r->mem) {
             free(r->c.displ);
             r->c.displ = NULL;
