@@ -13,12 +13,47 @@
  *
  * The result of rank p is x_p o x_{p+1} o ... (a rotation), so the registry restricts
  * the algorithm to commutative, exactly associative ops.
+ *
+ * Allgather: the same n-port scheme concatenates instead of combining (Bruck, Ho,
+ * Kipnis, Upfal, Weathersby, IEEE TPDS 8(11), 1997, section 3).  Rank p gathers into
+ * a scratch slot T whose block j holds the part of rank p+j: its own part first.  In
+ * the round of distance d = (n+1)^i it sends T's first min(d, P - j d) blocks to rank
+ * p - j d and receives the same count from p + j d into T from block j d on, for
+ * j = 1..n while j d < P; so T holds parts p .. p+c-1 with c = min((n+1) d, P) after
+ * the round, and ceil(log_{n+1} P) rounds gather all.  The blocks arrive at other
+ * positions than they left (block moves) and are rotated into place at the end.
  */
 #include "opal/loom/loom_registry.h"
 
 /* Slots: RESULT holds S1, S0 has its own slot, then n receive buffers. */
 #define S0           MCA_COLL_LOOM_SLOT_SCRATCH0
 #define RECV_SLOT(j) (MCA_COLL_LOOM_SLOT_SCRATCH0 + (j))
+
+/* The allgather: RESULT has P blocks (one part per rank, registry.h), T = scratch. */
+static int build_allgather(mca_coll_loom_sched_t *s, int P, int rank, int n)
+{
+    const int T = MCA_COLL_LOOM_SLOT_SCRATCH0;
+
+    mca_coll_loom_sched_set_blocks(s, P);
+    mca_coll_loom_sched_moves_blocks(s);
+    mca_coll_loom_sched_copy_move(s, MCA_COLL_LOOM_SLOT_RESULT, rank, T, 0, 1);
+    for (long d = 1; d < P; d *= n + 1) {
+        for (int j = 1; j <= n && j * d < P; ++j) {
+            const int cnt = (int) (d < P - j * d ? d : P - j * d);
+            mca_coll_loom_sched_send_blk(s, mca_coll_loom_rank_mod(rank - j * d, P), T, 0, cnt);
+            mca_coll_loom_sched_recv_blk(s, mca_coll_loom_rank_mod(rank + j * d, P), T, (int) (j * d), cnt);
+        }
+        mca_coll_loom_sched_wait(s);
+    }
+    /* T block j is part rank+j: blocks 1..P-1-rank go to rank+1.., the rest to 0.. */
+    if (rank < P - 1) {
+        mca_coll_loom_sched_copy_move(s, T, 1, MCA_COLL_LOOM_SLOT_RESULT, rank + 1, P - 1 - rank);
+    }
+    if (rank > 0) {
+        mca_coll_loom_sched_copy_move(s, T, P - rank, MCA_COLL_LOOM_SLOT_RESULT, 0, rank);
+    }
+    return MCA_COLL_LOOM_OK;
+}
 
 int mca_coll_loom_build_bruck(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p)
 {
@@ -28,6 +63,9 @@ int mca_coll_loom_build_bruck(mca_coll_loom_sched_t *s, const mca_coll_loom_para
 
     if (n < 1 || P < 1 || rank < 0 || rank >= P) {
         return MCA_COLL_LOOM_ERR_BADPARAM;
+    }
+    if (MCA_COLL_LOOM_COLL_ALLGATHER == p->coll) {
+        return build_allgather(s, P, rank, n);
     }
     for (int v = P - 1; v > 0; v /= n + 1) {
         digits[k++] = v % (n + 1);

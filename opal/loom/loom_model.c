@@ -175,6 +175,11 @@ static size_t op_elems(const ctx_t *x, const mca_coll_loom_sched_t *s, const mca
     if (op->nblk <= 0 || s->nblocks <= 0) {
         return x->count;
     }
+    if (s->moves_blocks) {
+        /* it runs on equal blocks only (the component's calls have them): a count
+         * that does not split evenly is costed as if padded to equal blocks */
+        return (x->count + (size_t) s->nblocks - 1) / (size_t) s->nblocks * (size_t) op->nblk;
+    }
     l.count = x->count;
     l.nseg = s->nseg > 0 ? s->nseg : 1;
     l.nparts = s->nblocks / l.nseg;
@@ -1582,7 +1587,7 @@ static bool same_ops(const mca_coll_loom_sched_t *a, const mca_coll_loom_sched_t
     for (int i = 0; i < a->nops; ++i) {
         const mca_coll_loom_op_t *x = &a->ops[i], *y = &b->ops[i];
         if (x->kind != y->kind || x->src != y->src || x->dst != y->dst || x->peer != y->peer ||
-            x->blk != y->blk || x->nblk != y->nblk) {
+            x->blk != y->blk || x->nblk != y->nblk || x->dblk != y->dblk) {
             return false;
         }
     }

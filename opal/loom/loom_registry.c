@@ -34,13 +34,14 @@ const mca_coll_loom_alg_t mca_coll_loom_algs[] = {
     },
     {
         .name = "bruck",
-        .colls = COLL_BIT(MCA_COLL_LOOM_COLL_ALLREDUCE),
+        .colls = COLL_BIT(MCA_COLL_LOOM_COLL_ALLREDUCE) | COLL_BIT(MCA_COLL_LOOM_COLL_ALLGATHER),
         .needs = MCA_COLL_LOOM_NEEDS_COMMUTATIVE | MCA_COLL_LOOM_NEEDS_EXACT,
         .knob = "bruck_ports",
         .knob_default = 2,
         .knob_min = 1,
         .knob_max = 16,
-        .description = "Bruck's n-port global combine (digits of P-1 in base n+1)",
+        .description = "Bruck's n-port global combine (digits of P-1 in base n+1); for allgather, "
+                       "the n-port concatenation in ceil(log_{n+1} P) rounds",
         .reference = "seed 000, section III.C",
         .build = mca_coll_loom_build_bruck,
     },

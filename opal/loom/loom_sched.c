@@ -40,17 +40,20 @@ void mca_coll_loom_sched_reset(mca_coll_loom_sched_t *s)
     s->max_inflight = 0;
     s->rounds = 0;
     s->input_after_result = false;
+    s->moves_blocks = false;
     s->error = MCA_COLL_LOOM_OK;
 }
 
-static void sched_append_blk(mca_coll_loom_sched_t *s, int kind, int src, int dst, int peer, int blk,
-                             int nblk)
+static void sched_append_move(mca_coll_loom_sched_t *s, int kind, int src, int dst, int peer, int blk,
+                              int dblk, int nblk)
 {
     if (MCA_COLL_LOOM_OK != s->error) {
         return;
     }
     if (src < 0 || src >= MCA_COLL_LOOM_MAX_SLOTS || dst < 0 || dst >= MCA_COLL_LOOM_MAX_SLOTS ||
-        nblk < 0 || (nblk > 0 && (blk < 0 || blk + nblk > s->nblocks))) {
+        nblk < 0 || (nblk > 0 && (blk < 0 || blk + nblk > s->nblocks || dblk < 0 || dblk + nblk > s->nblocks)) ||
+        (dblk != blk && src == dst && blk < dblk + nblk && dblk < blk + nblk)) {
+        /* (a move within one slot must not overlap itself) */
         s->error = MCA_COLL_LOOM_ERR_BADPARAM;
         return;
     }
@@ -66,7 +69,16 @@ static void sched_append_blk(mca_coll_loom_sched_t *s, int kind, int src, int ds
     }
     s->ops[s->nops++] = (mca_coll_loom_op_t) {.kind = (uint8_t) kind, .src = (uint8_t) src,
                                                .dst = (uint8_t) dst, .peer = peer, .blk = blk,
-                                               .nblk = nblk};
+                                               .nblk = nblk, .dblk = dblk};
+    if (dblk != blk) {
+        s->moves_blocks = true;
+    }
+}
+
+static void sched_append_blk(mca_coll_loom_sched_t *s, int kind, int src, int dst, int peer, int blk,
+                             int nblk)
+{
+    sched_append_move(s, kind, src, dst, peer, blk, blk, nblk);
 }
 
 static void sched_append(mca_coll_loom_sched_t *s, int kind, int src, int dst, int peer)
@@ -121,6 +133,23 @@ void mca_coll_loom_sched_copy_blk(mca_coll_loom_sched_t *s, int src, int dst, in
     }
 }
 
+void mca_coll_loom_sched_copy_move(mca_coll_loom_sched_t *s, int src, int blk, int dst, int dblk, int nblk)
+{
+    if (src != dst || blk != dblk) {
+        sched_append_move(s, MCA_COLL_LOOM_OP_COPY, src, dst, -1, blk, dblk, nblk > 0 ? nblk : -1);
+    }
+}
+
+void mca_coll_loom_sched_reduce_move(mca_coll_loom_sched_t *s, int src, int blk, int dst, int dblk, int nblk)
+{
+    sched_append_move(s, MCA_COLL_LOOM_OP_REDUCE, src, dst, -1, blk, dblk, nblk > 0 ? nblk : -1);
+}
+
+void mca_coll_loom_sched_moves_blocks(mca_coll_loom_sched_t *s)
+{
+    s->moves_blocks = true;
+}
+
 void mca_coll_loom_sched_append_mapped(mca_coll_loom_sched_t *dst, const mca_coll_loom_sched_t *src,
                                        const int *peer_map, int res_slot, int in_slot, int scratch_base)
 {
@@ -145,12 +174,13 @@ void mca_coll_loom_sched_append_mapped(mca_coll_loom_sched_t *dst, const mca_col
         int slot_dst = 0 == o->dst ? res_slot : 1 == o->dst ? in_slot : scratch_base + o->dst - 2;
         int peer = o->peer < 0 ? -1 : NULL != peer_map ? peer_map[o->peer] : o->peer;
 
-        if (MCA_COLL_LOOM_OP_COPY == o->kind && slot_src == slot_dst) {
+        if (MCA_COLL_LOOM_OP_COPY == o->kind && slot_src == slot_dst && o->blk == o->dblk) {
             continue; /* a copy the mapping made pointless */
         }
-        sched_append_blk(dst, o->kind, MCA_COLL_LOOM_OP_WAIT == o->kind ? 0 : slot_src,
-                         MCA_COLL_LOOM_OP_WAIT == o->kind ? 0 : slot_dst, peer, o->blk, o->nblk);
+        sched_append_move(dst, o->kind, MCA_COLL_LOOM_OP_WAIT == o->kind ? 0 : slot_src,
+                          MCA_COLL_LOOM_OP_WAIT == o->kind ? 0 : slot_dst, peer, o->blk, o->dblk, o->nblk);
     }
+    dst->moves_blocks |= src->moves_blocks;
 }
 
 void mca_coll_loom_sched_send(mca_coll_loom_sched_t *s, int peer, int slot)
@@ -367,30 +397,35 @@ static void record_access(graph_t *g, int i, int slot, int b0, int n, bool write
     }
 }
 
-/* The slots an op reads and writes: reads[0..nr), writes[0..nw). */
-static void op_access(const mca_coll_loom_op_t *op, int *reads, int *nr, int *writes, int *nw)
+/* What an op reads and writes: a slot and the first of its blocks (blocks
+ * b0 .. b0+nblk-1; all of them for a whole-slot op). */
+typedef struct {
+    int slot, b0;
+} access_t;
+
+static void op_access(const mca_coll_loom_op_t *op, access_t *reads, int *nr, access_t *writes, int *nw)
 {
+    const int b = op->nblk > 0 ? op->blk : 0, d = op->nblk > 0 ? op->dblk : 0;
+
     *nr = *nw = 0;
     switch (op->kind) {
     case MCA_COLL_LOOM_OP_SEND:
-        reads[(*nr)++] = op->src;
+        reads[(*nr)++] = (access_t) {op->src, b};
         break;
     case MCA_COLL_LOOM_OP_RECV:
-        writes[(*nw)++] = op->dst;
+        writes[(*nw)++] = (access_t) {op->dst, b};
         break;
     case MCA_COLL_LOOM_OP_COPY:
-        reads[(*nr)++] = op->src;
-        writes[(*nw)++] = op->dst;
-        break;
     case MCA_COLL_LOOM_OP_REDUCE:
     case MCA_COLL_LOOM_OP_UNREDUCE:
-        reads[(*nr)++] = op->src;
-        writes[(*nw)++] = op->dst; /* read and written: the write's edges cover the read's */
+        /* dst is read too by the reductions: the write's edges cover that read */
+        reads[(*nr)++] = (access_t) {op->src, b};
+        writes[(*nw)++] = (access_t) {op->dst, d};
         break;
     case MCA_COLL_LOOM_OP_REDUCE_R:
         /* the executor may use src as the accumulator for ordered ops */
-        writes[(*nw)++] = op->src;
-        writes[(*nw)++] = op->dst;
+        writes[(*nw)++] = (access_t) {op->src, b};
+        writes[(*nw)++] = (access_t) {op->dst, d};
         break;
     default:
         break;
@@ -468,8 +503,9 @@ static int build_graph(mca_coll_loom_sched_t *s)
 
     for (int i = 0; i < nops && !g.nomem; ++i) {
         const mca_coll_loom_op_t *op = &s->ops[i];
-        int reads[2] = {0, 0}, writes[2] = {0, 0}, nr, nw;
-        const int b0 = op->nblk > 0 ? op->blk : 0, n = op->nblk > 0 ? op->nblk : g.nb;
+        access_t reads[2], writes[2];
+        int nr, nw;
+        const int n = op->nblk > 0 ? op->nblk : g.nb;
 
         s->chan_next[i] = -1;
         g.mark[i] = -1;
@@ -489,20 +525,24 @@ static int build_graph(mca_coll_loom_sched_t *s)
         }
         op_access(op, reads, &nr, writes, &nw);
         for (int k = 0; k < nr; ++k) {
-            access_edges(&g, i, reads[k], b0, n, false);
+            access_edges(&g, i, reads[k].slot, reads[k].b0, n, false);
         }
         for (int k = 0; k < nw; ++k) {
-            access_edges(&g, i, writes[k], b0, n, true);
+            access_edges(&g, i, writes[k].slot, writes[k].b0, n, true);
         }
         for (int k = 0; k < nr; ++k) {
-            /* a slot the op also writes is recorded as written */
-            if (!(nw > 0 && hazard_buf(&g, writes[0]) == hazard_buf(&g, reads[k])) &&
-                !(nw > 1 && hazard_buf(&g, writes[1]) == hazard_buf(&g, reads[k]))) {
-                record_access(&g, i, reads[k], b0, n, false);
+            /* blocks the op also writes are recorded as written */
+            bool written = false;
+            for (int w = 0; w < nw; ++w) {
+                written |= hazard_buf(&g, writes[w].slot) == hazard_buf(&g, reads[k].slot) &&
+                           writes[w].b0 == reads[k].b0;
+            }
+            if (!written) {
+                record_access(&g, i, reads[k].slot, reads[k].b0, n, false);
             }
         }
         for (int k = 0; k < nw; ++k) {
-            record_access(&g, i, writes[k], b0, n, true);
+            record_access(&g, i, writes[k].slot, writes[k].b0, n, true);
         }
     }
     if (g.nomem) {
@@ -636,12 +676,16 @@ void mca_coll_loom_sched_print(const mca_coll_loom_sched_t *s, void (*out)(const
                                void *ctx)
 {
     static const char *names[] = {"send", "recv", "wait", "copy", "reduce", "reduce_r", "unreduce"};
-    char line[96];
+    char line[128];
 
     for (int i = 0; i < s->nops; ++i) {
         const mca_coll_loom_op_t *op = &s->ops[i];
-        char blocks[32] = "";
-        if (op->nblk > 0) {
+        char blocks[48] = "";
+        if (op->nblk > 0 && op->dblk != op->blk && MCA_COLL_LOOM_OP_SEND != op->kind &&
+            MCA_COLL_LOOM_OP_RECV != op->kind) {
+            snprintf(blocks, sizeof(blocks), " blocks %d..%d to %d..%d", op->blk, op->blk + op->nblk - 1, op->dblk,
+                     op->dblk + op->nblk - 1);
+        } else if (op->nblk > 0) {
             snprintf(blocks, sizeof(blocks), " blocks %d..%d", op->blk, op->blk + op->nblk - 1);
         }
         switch (op->kind) {

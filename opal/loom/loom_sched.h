@@ -42,6 +42,14 @@
  * slots only, a contiguous element range; nblk == 0 means the whole slot.  An op
  * whose range holds no element (count smaller than nblocks) is skipped on both
  * sides of a transfer alike.
+ *
+ * Block moves: a local op may take blocks blk.. of src to blocks dblk.. of dst (a
+ * rotation, a transposition; dblk == blk otherwise), and a transfer may land in other
+ * blocks of the receiver than it left at the sender (each side's blk is its own).  A
+ * moved range must hold as many elements where it lands as where it came from, which
+ * only a layout of equal blocks guarantees: a schedule that moves blocks says so
+ * (moves_blocks, set by the _move appends and by mca_coll_loom_sched_moves_blocks),
+ * and runs only on calls whose layout is uniform (mca_coll_loom_layout_uniform).
  */
 #ifndef MCA_COLL_LOOM_SCHED_H
 #define MCA_COLL_LOOM_SCHED_H
@@ -70,8 +78,9 @@ typedef struct {
     uint8_t src;   /* slot read (SEND, COPY, REDUCE*, UNREDUCE) */
     uint8_t dst;   /* slot written (RECV, COPY, REDUCE*, UNREDUCE) */
     int32_t peer;  /* SEND / RECV only */
-    int32_t blk;   /* first block (when nblk > 0) */
+    int32_t blk;   /* first block (when nblk > 0); of src for a local op */
     int32_t nblk;  /* blocks covered; 0: the whole slot */
+    int32_t dblk;  /* local ops: first block of dst (blk unless the op moves blocks) */
 } mca_coll_loom_op_t;
 
 typedef struct {
@@ -85,6 +94,8 @@ typedef struct {
     int rounds;           /* number of WAITs: communication rounds of this rank */
     bool input_after_result; /* INPUT is read after RESULT is first written, so an
                                 MPI_IN_PLACE call needs INPUT saved in a scratch copy */
+    bool moves_blocks;    /* some op puts data in other blocks than it took it from:
+                             equal blocks needed */
     int error;            /* sticky: MCA_COLL_LOOM_ERR_* of the first failed append */
     /* the dependency graph (set by mca_coll_loom_sched_finish): op i may start once
      * npred[i] releases have arrived, one from each op it depends on through data (sent
@@ -133,6 +144,13 @@ void mca_coll_loom_sched_recv_blk(mca_coll_loom_sched_t *s, int peer, int slot, 
 void mca_coll_loom_sched_reduce_blk(mca_coll_loom_sched_t *s, int src, int dst, int blk, int nblk);
 void mca_coll_loom_sched_reduce_r_blk(mca_coll_loom_sched_t *s, int src, int dst, int blk, int nblk);
 void mca_coll_loom_sched_copy_blk(mca_coll_loom_sched_t *s, int src, int dst, int blk, int nblk);
+/* Block moves: blocks blk .. blk+nblk-1 of src to blocks dblk .. dblk+nblk-1 of dst
+ * (set moves_blocks). */
+void mca_coll_loom_sched_copy_move(mca_coll_loom_sched_t *s, int src, int blk, int dst, int dblk, int nblk);
+void mca_coll_loom_sched_reduce_move(mca_coll_loom_sched_t *s, int src, int blk, int dst, int dblk, int nblk);
+/* Declares that this rank's transfers may land in other blocks at the peer than they
+ * left from (or the reverse): a schedule that moves blocks through messages only. */
+void mca_coll_loom_sched_moves_blocks(mca_coll_loom_sched_t *s);
 
 /* First element of block b when `count` elements are split into `nblocks` blocks
  * (b may equal nblocks: the end). */
@@ -169,6 +187,20 @@ static inline size_t mca_coll_loom_layout_start(const mca_coll_loom_layout_t *l,
         len = mca_coll_loom_block_start(l->count, l->nparts, part + 1) - first;
     }
     return first + mca_coll_loom_block_start(len, l->nseg, seg);
+}
+
+/* Are all blocks of the layout the same number of elements (as a schedule that moves
+ * blocks needs)? */
+static inline bool mca_coll_loom_layout_uniform(const mca_coll_loom_layout_t *l)
+{
+    const size_t first = mca_coll_loom_layout_start(l, 1);
+
+    for (int b = 1; b < l->nparts * l->nseg; ++b) {
+        if (mca_coll_loom_layout_start(l, b + 1) - mca_coll_loom_layout_start(l, b) != first) {
+            return false;
+        }
+    }
+    return true;
 }
 
 /* Appends src's ops to dst (both unfinished), for schedules composed of parts built

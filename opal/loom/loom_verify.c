@@ -127,7 +127,7 @@ typedef struct {
     int32_t chan_next;    /* global index of the next transfer of its channel, -1 */
     int32_t succ;         /* its data successors: graph.succ[succ .. next record's succ) */
     int32_t owner;        /* rank */
-    int32_t peer, blk, nblk;
+    int32_t peer, blk, nblk, dblk;
     uint8_t kind, src, dst;
     uint8_t state;        /* OP_* */
 } gop_t;
@@ -236,6 +236,14 @@ static void content_copy(sim_t *sim, content_t *dst, const content_t *src)
         dst->defined = src->defined;
         dst->ordered = src->ordered;
     }
+}
+
+/* What a contribution is called in contents: rank r's data of block b is b * P + r,
+ * so a block that lands elsewhere than the collective wants it (a wrong block move)
+ * shows as a wrong contribution, and within one block the order is the ranks'. */
+static inline int contribution(const sim_t *sim, int b, int rank)
+{
+    return b * sim->P + rank;
 }
 
 static void content_single(sim_t *sim, content_t *c, int rank)
@@ -480,6 +488,12 @@ static void unblock(sim_t *sim, int me)
     }
 }
 
+/* May a message between ranks a and b land in other blocks than it left from? */
+static bool moves(const sim_t *sim, int a, int b)
+{
+    return sim->ranks[a].sched->moves_blocks && sim->ranks[b].sched->moves_blocks;
+}
+
 /* Match the oldest unmatched send and receive of the channel src -> dst (MPI
  * non-overtaking order) and move the data. */
 static void match_channel(sim_t *sim, int src, int dst)
@@ -487,8 +501,9 @@ static void match_channel(sim_t *sim, int src, int dst)
     while (!sim->failed && has_from(sim->sendq[dst], src) && has_from(sim->recvq[dst], src)) {
         msg_t *s = take_first(&sim->sendq[dst], src), *r = take_first(&sim->recvq[dst], src);
         content_t *from = slot_of(&sim->ranks[src], s->slot), *to = slot_of(&sim->ranks[dst], r->slot);
-        if (s->op_blk != r->op_blk || s->op_nblk != r->op_nblk) {
-            /* blocks of different index can differ by one element: a truncation */
+        if ((s->op_blk != r->op_blk && !moves(sim, src, dst)) || s->op_nblk != r->op_nblk) {
+            /* blocks of different index can differ by one element (a truncation),
+             * unless both schedules move blocks, for equal blocks only */
             fail(sim, "rank %d sends blocks %d+%d to rank %d, which receives blocks %d+%d", src, s->op_blk,
                  s->op_nblk, dst, r->op_blk, r->op_nblk);
             return;
@@ -598,24 +613,25 @@ static void step_local(sim_t *sim, int me, int idx, const mca_coll_loom_op_t *op
     content_t *srcs = slot_of(r, op->src), *dsts = slot_of(r, op->dst);
     const bool reads_dst = MCA_COLL_LOOM_OP_COPY != op->kind;
     clash_t conflict;
-    int b0, n;
+    int b0, n, d0;
 
     op_range(sim, op, &b0, &n);
+    d0 = op->nblk > 0 ? op->dblk : b0; /* where the blocks land: a move when d0 != b0 */
     if (reads_unused_input(sim, me, idx, op->src) || (reads_dst && reads_unused_input(sim, me, idx, op->dst))) {
         return;
     }
     if (busy(sim, me, op->src, b0, n, MCA_COLL_LOOM_OP_REDUCE_R == op->kind, &conflict) ||
-        busy(sim, me, op->dst, b0, n, true, &conflict)) {
+        busy(sim, me, op->dst, d0, n, true, &conflict)) {
         fail(sim, "rank %d: op %d touches a slot with a transfer in flight (block %d+%d being %s)", me, idx,
              conflict.b0, conflict.n, conflict.is_send ? "sent" : "received");
         return;
     }
-    if (MCA_COLL_LOOM_OP_COPY != op->kind && srcs == dsts) {
+    if (srcs == dsts && b0 < d0 + n && d0 < b0 + n && (MCA_COLL_LOOM_OP_COPY != op->kind || d0 != b0)) {
         fail(sim, "rank %d: op %d combines a slot with itself", me, idx);
         return;
     }
     for (int b = b0; b < b0 + n && !sim->failed; ++b) {
-        content_t *src = &srcs[b], *dst = &dsts[b];
+        content_t *src = &srcs[b], *dst = &dsts[b - b0 + d0];
         if (!src->defined || (reads_dst && !dst->defined)) {
             fail(sim, "rank %d: op %d reads an undefined slot (%s block %d)", me, idx,
                  slot_name(src->defined ? op->dst : op->src), b);
@@ -722,23 +738,23 @@ static void initial_contents(sim_t *sim, int me)
     switch (sim->coll) {
     case MCA_COLL_LOOM_COLL_BCAST:
         for (int b = 0; me == sim->root && b < sim->nb; ++b) {
-            content_single(sim, &slot_of(r, MCA_COLL_LOOM_SLOT_RESULT)[b], sim->root);
+            content_single(sim, &slot_of(r, MCA_COLL_LOOM_SLOT_RESULT)[b], contribution(sim, b, sim->root));
         }
         break;
     case MCA_COLL_LOOM_COLL_ALLGATHER:
         for (int b = me * sim->nseg; b < (me + 1) * sim->nseg; ++b) {
-            content_single(sim, &slot_of(r, MCA_COLL_LOOM_SLOT_RESULT)[b], me);
+            content_single(sim, &slot_of(r, MCA_COLL_LOOM_SLOT_RESULT)[b], contribution(sim, b, me));
         }
         break;
     default:
         for (int b = 0; b < sim->nb; ++b) {
-            content_single(sim, &slot_of(r, MCA_COLL_LOOM_SLOT_INPUT)[b], me);
+            content_single(sim, &slot_of(r, MCA_COLL_LOOM_SLOT_INPUT)[b], contribution(sim, b, me));
         }
         break;
     }
 }
 
-/* Checks RESULT block b of rank me against ranks lo..hi. */
+/* Checks RESULT block b of rank me against the block-b data of ranks lo..hi. */
 static void check_block(sim_t *sim, int me, int b, int lo, int hi, bool idem, bool order)
 {
     content_t *res = &slot_of(&sim->ranks[me], MCA_COLL_LOOM_SLOT_RESULT)[b];
@@ -746,8 +762,10 @@ static void check_block(sim_t *sim, int me, int b, int lo, int hi, bool idem, bo
 
     if (!res->defined) {
         fail(sim, "rank %d: result block %d undefined at the end", me, b);
-    } else if (!content_is(res, lo, hi, idem, &bad, &count)) {
-        fail(sim, "rank %d: block %d: contribution of rank %d counted %d times", me, b, bad, count);
+    } else if (!content_is(res, contribution(sim, b, lo), contribution(sim, b, hi), idem, &bad, &count)) {
+        /* bad names a contribution: rank bad % P's data of block bad / P */
+        fail(sim, "rank %d: block %d: contribution of rank %d (its block %d) counted %d times", me, b,
+             ((bad % sim->P) + sim->P) % sim->P, bad / sim->P, count);
     } else if (order && !idem && !res->ordered) {
         fail(sim, "rank %d: block %d: contributions not combined in rank order", me, b);
     }
@@ -797,8 +815,9 @@ static void final_checks(sim_t *sim, int me, bool idem, bool order)
     }
 }
 
-/* Every rank must use one block layout (transfers map block i to block i), and the
- * scattered collectives need it to have one part per rank. */
+/* Every rank must use one block layout (a transfer lands in blocks of the same index,
+ * or of the same count where both schedules move blocks), and the scattered
+ * collectives need it to have one part per rank. */
 static void agree_on_layout(sim_t *sim)
 {
     bool have = false;
@@ -861,7 +880,8 @@ static uint32_t graph_rand(graph_t *g, uint32_t n)
 static inline mca_coll_loom_op_t gop_op(const gop_t *o)
 {
     return (mca_coll_loom_op_t) {
-        .kind = o->kind, .src = o->src, .dst = o->dst, .peer = o->peer, .blk = o->blk, .nblk = o->nblk};
+        .kind = o->kind, .src = o->src, .dst = o->dst, .peer = o->peer, .blk = o->blk, .nblk = o->nblk,
+        .dblk = o->dblk};
 }
 
 static inline void pool_push(pool_t *p, int32_t gi)
@@ -915,7 +935,8 @@ static void graph_match(sim_t *sim, int32_t gi_s, int32_t gi_r)
     content_t *from, *to;
     int sb0, rb0, n, rn;
 
-    if ((so->nblk > 0 ? so->blk : -1) != (ro->nblk > 0 ? ro->blk : -1) || so->nblk != ro->nblk) {
+    if (((so->nblk > 0 ? so->blk : -1) != (ro->nblk > 0 ? ro->blk : -1) && !moves(sim, so->owner, ro->owner)) ||
+        so->nblk != ro->nblk) {
         fail(sim, "rank %d sends blocks %d+%d to rank %d, which receives blocks %d+%d", so->owner,
              so->nblk > 0 ? so->blk : -1, so->nblk, ro->owner, ro->nblk > 0 ? ro->blk : -1, ro->nblk);
         return;
@@ -1204,7 +1225,7 @@ static bool graph_setup(sim_t *sim, graph_t *g)
             g->op[r->base + i] = (gop_t) {
                 .chan_next = s->chan_next[i] >= 0 ? r->base + s->chan_next[i] : -1,
                 .succ = (int32_t) nsucc, .owner = me, .peer = op->peer, .blk = op->blk, .nblk = op->nblk,
-                .kind = op->kind, .src = op->src, .dst = op->dst};
+                .dblk = op->dblk, .kind = op->kind, .src = op->src, .dst = op->dst};
             for (int32_t k = s->succ_start[i]; k < s->succ_start[i + 1]; ++k) {
                 g->succ[nsucc++] = r->base + s->succ[k];
             }

@@ -15,7 +15,9 @@
  *   scan, exscan         every rank's RESULT holds the contributions of ranks 0..rank
  *                        (exscan: 0..rank-1, nothing checked at rank 0) exactly once;
  * combined in rank order on non-commutative calls where the algorithm claims to keep
- * it.  bcast and allgather must not read INPUT.
+ * it.  bcast and allgather must not read INPUT.  A contribution is a rank's data of
+ * one block, so a block moved to the wrong place (loom_sched.h) counts as a wrong
+ * contribution there.
  *
  * Every check runs twice: in the round reading (WAIT completes what came before it),
  * then in graph mode, as the engine runs a schedule: each rank's dependency graph

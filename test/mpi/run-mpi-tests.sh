@@ -607,6 +607,10 @@ run "forced --mca reduce=twotree chunk=64 np=5" 5 0 \
 run "forced --mca allgather=ring seg=64 np=6" 6 0 \
     --mca coll_loom_allgather_algorithm ring --mca coll_loom_ring_segment_size 64 \
     -- "$T_COLLS" --coll allgather --env-alg ring
+# Bruck's concatenation moves blocks: every block lands elsewhere than it left from
+run "forced --mca allgather=bruck ports=3 np=13" 13 0 \
+    --mca coll_loom_allgather_algorithm bruck --mca coll_loom_bruck_ports 3 \
+    -- "$T_COLLS" --coll allgather --env-alg bruck
 # non-commutative ops: ring must hand them to the previous component
 run "forced -x reduce_scatter=ring seg=1000 np=9" 9 0 \
     -x OMPI_MCA_coll_loom_reduce_scatter_algorithm=ring -x OMPI_MCA_coll_loom_ring_segment_size=1000 \

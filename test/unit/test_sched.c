@@ -117,6 +117,9 @@ static int expect_refusal(int alg, mca_coll_loom_coll_t coll, int P, int n, unsi
 /* Rounds the paper gives, or -1 where this test does not know them. */
 static int expected_rounds(const char *name, mca_coll_loom_coll_t coll, int P, int n, int segs)
 {
+    if (0 == strcmp(name, "bruck") && MCA_COLL_LOOM_COLL_ALLGATHER == coll) {
+        return P <= 1 ? 0 : smallest_k(n, P); /* the concatenation: ceil(log_{n+1} P) */
+    }
     if (0 == strcmp(name, "recursive_doubling")) {
         int lg = 0;
         while ((1 << lg) < P) {
@@ -172,7 +175,9 @@ static uint64_t build_all(int alg, const mca_coll_loom_params_t *shape, mca_coll
             uint64_t w1 = (uint64_t) (uint32_t) op->blk | (uint64_t) (uint32_t) op->nblk << 32;
             h = (h ^ w0) * 1099511628211ull;
             h = (h ^ w1) * 1099511628211ull;
+            h = (h ^ (uint64_t) (uint32_t) op->dblk) * 1099511628211ull;
         }
+        h = (h ^ (uint64_t) s->moves_blocks) * 1099511628211ull;
         if (s->rounds > *rounds) {
             *rounds = s->rounds;
         }
@@ -436,6 +441,59 @@ static int build_inplace_hazard(mca_coll_loom_sched_t *s, const mca_coll_loom_pa
     mca_coll_loom_sched_wait(s);
     mca_coll_loom_sched_reduce(s, MCA_COLL_LOOM_SLOT_INPUT, MCA_COLL_LOOM_SLOT_RESULT);
     return MCA_COLL_LOOM_OK;
+}
+
+/* Block moves: Bruck's allgather with one wrong move appended (its own part over the
+ * next rank's), and one whose transfers land in other blocks without saying so. */
+static int build_bruck_misplaced(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p)
+{
+    int rc = mca_coll_loom_build_bruck(s, p);
+    mca_coll_loom_sched_copy_move(s, MCA_COLL_LOOM_SLOT_RESULT, p->rank, MCA_COLL_LOOM_SLOT_RESULT,
+                                  (p->rank + 1) % p->P, 1);
+    return rc;
+}
+
+static int build_bruck_undeclared(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p)
+{
+    int rc = mca_coll_loom_build_bruck(s, p);
+    s->moves_blocks = false;
+    return rc;
+}
+
+static void test_block_moves(void)
+{
+    mca_coll_loom_params_t p = {.P = 5, .knob = 1, .call = C | E, .coll = MCA_COLL_LOOM_COLL_ALLGATHER};
+    mca_coll_loom_layout_t even = {.count = 12, .nparts = 4, .nseg = 1};
+    mca_coll_loom_layout_t uneven = {.count = 13, .nparts = 4, .nseg = 1};
+    mca_coll_loom_sched_t s;
+    char err[256];
+
+    CHECK(0 == mca_coll_loom_verify_builder(mca_coll_loom_build_bruck, false, &p, false, NULL, err, sizeof(err)),
+          "bruck allgather: %s", err);
+    CHECK(0 != mca_coll_loom_verify_builder(build_bruck_misplaced, false, &p, false, NULL, err, sizeof(err)),
+          "a block moved to the wrong place not detected");
+    CHECK(NULL != strstr(err, "contribution of rank"), "unexpected message: %s", err);
+    CHECK(0 != mca_coll_loom_verify_builder(build_bruck_undeclared, false, &p, false, NULL, err, sizeof(err)),
+          "a transfer into other blocks, undeclared, not detected");
+    CHECK(NULL != strstr(err, "which receives blocks"), "unexpected message: %s", err);
+
+    /* a move must not overlap itself within one slot; one between slots may */
+    mca_coll_loom_sched_init(&s);
+    mca_coll_loom_sched_set_blocks(&s, 4);
+    mca_coll_loom_sched_copy_move(&s, MCA_COLL_LOOM_SLOT_SCRATCH0, 0, MCA_COLL_LOOM_SLOT_SCRATCH0, 1, 2);
+    CHECK(MCA_COLL_LOOM_ERR_BADPARAM == s.error, "overlapping move accepted");
+    mca_coll_loom_sched_fini(&s);
+    mca_coll_loom_sched_init(&s);
+    mca_coll_loom_sched_set_blocks(&s, 4);
+    mca_coll_loom_sched_copy_move(&s, MCA_COLL_LOOM_SLOT_INPUT, 0, MCA_COLL_LOOM_SLOT_SCRATCH0, 2, 2);
+    CHECK(MCA_COLL_LOOM_OK == s.error && s.moves_blocks && 2 == s.ops[0].dblk, "move between slots refused");
+    mca_coll_loom_sched_reset(&s);
+    CHECK(!s.moves_blocks, "reset keeps moves_blocks");
+    mca_coll_loom_sched_fini(&s);
+
+    /* the executor runs a schedule that moves blocks only on equal blocks */
+    CHECK(mca_coll_loom_layout_uniform(&even), "12 elements in 4 parts: equal");
+    CHECK(!mca_coll_loom_layout_uniform(&uneven), "13 elements in 4 parts: not equal");
 }
 
 static void test_verifier_catches_errors(void)
@@ -1461,6 +1519,7 @@ int main(int argc, char **argv)
         pmax = atoi(argv[1]);
     }
     test_verifier_catches_errors();
+    test_block_moves();
     test_new_collectives();
     test_graph_mode_catches_errors();
     test_graph_orders();

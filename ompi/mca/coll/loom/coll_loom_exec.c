@@ -309,7 +309,10 @@ static int task_start_op(mca_coll_loom_task_t *t, int32_t i)
     src = t->slot[o->src];
     dst = t->slot[o->dst];
     if (o->nblk > 0) {
-        size_t first = mca_coll_loom_layout_start(&t->layout, o->blk);
+        const bool transfer = MCA_COLL_LOOM_OP_SEND == o->kind || MCA_COLL_LOOM_OP_RECV == o->kind;
+        const size_t first = mca_coll_loom_layout_start(&t->layout, o->blk);
+        /* a local op may move blocks (dblk): equal blocks, checked at task_init */
+        const size_t dfirst = transfer ? first : mca_coll_loom_layout_start(&t->layout, o->dblk);
         n = mca_coll_loom_layout_start(&t->layout, o->blk + o->nblk) - first;
         if (0 == n) {
             /* an empty block: the peer skips its side of a transfer alike */
@@ -321,7 +324,7 @@ static int task_start_op(mca_coll_loom_task_t *t, int32_t i)
             src += (ptrdiff_t) first * t->extent;
         }
         if (NULL != dst) {
-            dst += (ptrdiff_t) first * t->extent;
+            dst += (ptrdiff_t) dfirst * t->extent;
         }
     }
     /* a slot the caller did not provide (bcast's INPUT, a non-root's RESULT in reduce)
@@ -480,6 +483,11 @@ int mca_coll_loom_task_init(mca_coll_loom_task_t *t, mca_coll_loom_module_t *m, 
                       (NULL != part_displ && (s->nblocks < 1 || s->nblocks % nseg != 0 ||
                                               t->layout.nparts != ompi_comm_size(comm))))) {
         return OMPI_ERR_BAD_PARAM;
+    }
+    /* a block that moves must fit where it lands: builders move blocks only where the
+     * collective's layout has equal blocks (allgather's parts); this keeps it so */
+    if (OPAL_UNLIKELY(s->moves_blocks && s->nblocks > 0 && !mca_coll_loom_layout_uniform(&t->layout))) {
+        return OMPI_ERR_NOT_SUPPORTED;
     }
     task_lay_out_state(t, NULL != state_mem ? state_mem : (char *) t->inline_state, s->nops);
 
