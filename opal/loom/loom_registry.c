@@ -128,9 +128,9 @@ const int mca_coll_loom_num_algs = (int) (sizeof(mca_coll_loom_algs) / sizeof(mc
 
 const char *mca_coll_loom_coll_name(mca_coll_loom_coll_t coll)
 {
-    static const char *names[MCA_COLL_LOOM_NUM_COLLS] = {"allreduce", "barrier", "bcast", "reduce",
-                                                         "allgather", "reduce_scatter",
-                                                         "reduce_scatter_block", "scan", "exscan"};
+#define LOOM_COLL_NAME(ID, name, arg) #name,
+    static const char *names[MCA_COLL_LOOM_NUM_COLLS] = {MCA_COLL_LOOM_COLLECTIVES(LOOM_COLL_NAME, ~)};
+#undef LOOM_COLL_NAME
     return (unsigned) coll < MCA_COLL_LOOM_NUM_COLLS ? names[coll] : "?";
 }
 

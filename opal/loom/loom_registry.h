@@ -10,19 +10,24 @@
 
 #include "opal/loom/loom_sched.h"
 
+/* The collectives loom serves, declared once: X(ID, name, arg) each, in the order of
+ * their enum values.  The enum and the names below, the component's lists of module
+ * slots (coll_loom.h: coll_<name>, coll_i<name>, coll_<name>_init), its MPI_T counters
+ * (coll_loom_<name>_<alg>_calls, coll_loom_i<name>_...) and the tests' table
+ * (test/mpi/loom_test_util.h) all come from this list.  `arg` is passed through for
+ * lists that need a second macro (coll_loom.h). */
+#define MCA_COLL_LOOM_COLLECTIVES(X, arg)                                                     \
+    X(ALLREDUCE, allreduce, arg) X(BARRIER, barrier, arg) X(BCAST, bcast, arg)              \
+    X(REDUCE, reduce, arg) X(ALLGATHER, allgather, arg) X(REDUCE_SCATTER, reduce_scatter, arg) \
+    X(REDUCE_SCATTER_BLOCK, reduce_scatter_block, arg) X(SCAN, scan, arg) X(EXSCAN, exscan, arg)
+
 /* Collectives (bit positions, so an algorithm can serve several). */
+#define MCA_COLL_LOOM_COLL_ENUM_(ID, name, arg) MCA_COLL_LOOM_COLL_##ID,
 typedef enum {
-    MCA_COLL_LOOM_COLL_ALLREDUCE = 0,
-    MCA_COLL_LOOM_COLL_BARRIER,
-    MCA_COLL_LOOM_COLL_BCAST,
-    MCA_COLL_LOOM_COLL_REDUCE,
-    MCA_COLL_LOOM_COLL_ALLGATHER,
-    MCA_COLL_LOOM_COLL_REDUCE_SCATTER,
-    MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK,
-    MCA_COLL_LOOM_COLL_SCAN,
-    MCA_COLL_LOOM_COLL_EXSCAN,
+    MCA_COLL_LOOM_COLLECTIVES(MCA_COLL_LOOM_COLL_ENUM_, ~)
     MCA_COLL_LOOM_NUM_COLLS
 } mca_coll_loom_coll_t;
+#undef MCA_COLL_LOOM_COLL_ENUM_
 
 /* Properties of one call, as far as an algorithm's validity depends on them. */
 #define MCA_COLL_LOOM_CALL_COMMUTATIVE 0x01u /* op is commutative */

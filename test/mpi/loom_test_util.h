@@ -22,21 +22,18 @@
 #include <string.h>
 #include <time.h>
 
+#include "opal/loom/loom_registry.h"
+
 #define LT_MAX_ALGS 32
 #define LT_NAME_LEN 64
 
+/* loom's collectives, from its one list of them (loom_registry.h) */
+#define LT_COLL_ENUM_(ID, name, arg) LT_##ID = MCA_COLL_LOOM_COLL_##ID,
 typedef enum {
-    LT_ALLREDUCE = 0,
-    LT_BARRIER = 1,
-    LT_BCAST = 2,
-    LT_REDUCE = 3,
-    LT_ALLGATHER = 4,
-    LT_REDUCE_SCATTER = 5,
-    LT_REDUCE_SCATTER_BLOCK = 6,
-    LT_SCAN = 7,
-    LT_EXSCAN = 8,
-    LT_NUM_COLLS = 9
+    MCA_COLL_LOOM_COLLECTIVES(LT_COLL_ENUM_, ~)
+    LT_NUM_COLLS = MCA_COLL_LOOM_NUM_COLLS
 } lt_coll_t;
+#undef LT_COLL_ENUM_
 
 /* A snapshot of one collective's counters on this process. */
 typedef struct {
@@ -158,8 +155,9 @@ LT_MAYBE_UNUSED static void lt__strlcpy(char *dst, size_t len, const char *src)
     dst[n] = '\0';
 }
 
-LT_MAYBE_UNUSED static const char *lt__coll_names[LT_NUM_COLLS] = {"allreduce", "barrier", "bcast", "reduce", "allgather",
-                                                                   "reduce_scatter", "reduce_scatter_block", "scan", "exscan"};
+#define LT_COLL_NAME_(ID, name, arg) #name,
+LT_MAYBE_UNUSED static const char *lt__coll_names[LT_NUM_COLLS] = {MCA_COLL_LOOM_COLLECTIVES(LT_COLL_NAME_, ~)};
+#undef LT_COLL_NAME_
 LT_MAYBE_UNUSED static lt__coll_pvars_t lt__pv[LT_NUM_COLLS];
 LT_MAYBE_UNUSED static MPI_T_pvar_session lt__session = MPI_T_PVAR_SESSION_NULL;
 LT_MAYBE_UNUSED static int lt__num_loom_pvars = 0;

@@ -130,18 +130,14 @@ typedef struct mca_coll_loom_component_t {
 
 OMPI_MODULE_DECLSPEC extern mca_coll_loom_component_t mca_coll_loom_component;
 
-/* The module's function slots loom fills, one X(name) per coll_<name>: the blocking
- * collectives (loom needs the previous component's function for each), and their
- * non-blocking and persistent forms (a form whose previous function is missing is left
- * to the component that has it). */
-#define MCA_COLL_LOOM_FOR_EACH_BLOCKING(X)                                                    \
-    X(allreduce) X(barrier) X(bcast) X(reduce) X(allgather) X(reduce_scatter)               \
-    X(reduce_scatter_block) X(scan) X(exscan)
-#define MCA_COLL_LOOM_FOR_EACH_OTHER(X)                                                       \
-    X(iallreduce) X(ibarrier) X(ibcast) X(ireduce) X(iallgather) X(ireduce_scatter)         \
-    X(ireduce_scatter_block) X(iscan) X(iexscan)                                            \
-    X(allreduce_init) X(barrier_init) X(bcast_init) X(reduce_init) X(allgather_init)        \
-    X(reduce_scatter_init) X(reduce_scatter_block_init) X(scan_init) X(exscan_init)
+/* The module's function slots loom fills, one X(name) per coll_<name>, from the list of
+ * collectives (loom_registry.h): the blocking collectives (loom needs the previous
+ * component's function for each), and their non-blocking and persistent forms (a form
+ * whose previous function is missing is left to the component that has it). */
+#define MCA_COLL_LOOM_SLOT_BLOCKING_(ID, name, X) X(name)
+#define MCA_COLL_LOOM_SLOT_OTHER_(ID, name, X)    X(i##name) X(name##_init)
+#define MCA_COLL_LOOM_FOR_EACH_BLOCKING(X) MCA_COLL_LOOM_COLLECTIVES(MCA_COLL_LOOM_SLOT_BLOCKING_, X)
+#define MCA_COLL_LOOM_FOR_EACH_OTHER(X)    MCA_COLL_LOOM_COLLECTIVES(MCA_COLL_LOOM_SLOT_OTHER_, X)
 
 /* A schedule built for this communicator, keyed by what it depends on. */
 typedef struct {
