@@ -118,7 +118,7 @@ void mca_coll_loom_sched_recv_blk(mca_coll_loom_sched_t *s, int peer, int slot, 
 
 void mca_coll_loom_sched_reduce_blk(mca_coll_loom_sched_t *s, int src, int dst, int blk, int nblk)
 {
-    sched_append_blk(s, MCA_COLL_LOOM_OP_REDUCE, src, dst, -1, blk, nblk > 0 ? nblk : -1);
+    mca_coll_loom_sched_reduce_move(s, src, blk, dst, blk, nblk);
 }
 
 void mca_coll_loom_sched_reduce_r_blk(mca_coll_loom_sched_t *s, int src, int dst, int blk, int nblk)
@@ -128,9 +128,7 @@ void mca_coll_loom_sched_reduce_r_blk(mca_coll_loom_sched_t *s, int src, int dst
 
 void mca_coll_loom_sched_copy_blk(mca_coll_loom_sched_t *s, int src, int dst, int blk, int nblk)
 {
-    if (src != dst) {
-        sched_append_blk(s, MCA_COLL_LOOM_OP_COPY, src, dst, -1, blk, nblk > 0 ? nblk : -1);
-    }
+    mca_coll_loom_sched_copy_move(s, src, blk, dst, blk, nblk);
 }
 
 void mca_coll_loom_sched_copy_move(mca_coll_loom_sched_t *s, int src, int blk, int dst, int dblk, int nblk)
