@@ -89,7 +89,8 @@ log_of() { echo "$logdir/$(echo "$1" | tr -c 'A-Za-z0-9_.=-' '_').log"; }
 
 # ---- binaries ---------------------------------------------------------------------------
 build() { # build NAME SOURCE: echo the binary's path, or nothing
-    if mpicc -std=gnu11 -O2 -Wall -Wextra -o "$logdir/$1" "$2" -lm >"$logdir/$1.build.log" 2>&1; then
+    # -I: loom_test_util.h takes the list of collectives from loom_registry.h
+    if mpicc -std=gnu11 -O2 -Wall -Wextra -I"$here/../.." -o "$logdir/$1" "$2" -lm >"$logdir/$1.build.log" 2>&1; then
         echo "$logdir/$1"
     fi
 }

@@ -132,7 +132,8 @@ for p in $progs; do
     if [ ! -x "$bindir/$p" ]; then
         if [ -f "$here/$p.c" ] && command -v mpicc >/dev/null; then
             echo "note: $bindir/$p missing; compiling $here/$p.c into $logdir"
-            if mpicc -std=gnu11 -O2 -Wall -Wextra -o "$logdir/$p" "$here/$p.c" -lm -lpthread >"$logdir/$p.build.log" 2>&1; then
+            if mpicc -std=gnu11 -O2 -Wall -Wextra -I"$here/../.." -o "$logdir/$p" "$here/$p.c" -lm -lpthread \
+                    >"$logdir/$p.build.log" 2>&1; then
                 eval "bin_$p=\$logdir/\$p"
                 continue
             fi
