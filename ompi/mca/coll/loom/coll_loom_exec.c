@@ -309,10 +309,9 @@ static int task_start_op(mca_coll_loom_task_t *t, int32_t i)
     src = t->slot[o->src];
     dst = t->slot[o->dst];
     if (o->nblk > 0) {
-        const bool transfer = MCA_COLL_LOOM_OP_SEND == o->kind || MCA_COLL_LOOM_OP_RECV == o->kind;
         const size_t first = mca_coll_loom_layout_start(&t->layout, o->blk);
-        /* a local op may move blocks (dblk): equal blocks, checked at task_init */
-        const size_t dfirst = transfer ? first : mca_coll_loom_layout_start(&t->layout, o->dblk);
+        /* a local op may move blocks (dblk != blk): equal blocks, checked at task_init */
+        const size_t dfirst = o->dblk == o->blk ? first : mca_coll_loom_layout_start(&t->layout, o->dblk);
         n = mca_coll_loom_layout_start(&t->layout, o->blk + o->nblk) - first;
         if (0 == n) {
             /* an empty block: the peer skips its side of a transfer alike */
