@@ -443,6 +443,17 @@ static int build_inplace_hazard(mca_coll_loom_sched_t *s, const mca_coll_loom_pa
     return MCA_COLL_LOOM_OK;
 }
 
+/* The verifier must reject `build` on shape p, with a message containing `expect`. */
+static void expect_rejected(mca_coll_loom_build_fn_t build, bool check_order, const mca_coll_loom_params_t *p,
+                            const char *what, const char *expect)
+{
+    char err[256];
+
+    CHECK(0 != mca_coll_loom_verify_builder(build, check_order, p, false, NULL, err, sizeof(err)), "%s not detected",
+          what);
+    CHECK(NULL != strstr(err, expect), "%s: unexpected message: %s", what, err);
+}
+
 /* Block moves: Bruck's allgather with one wrong move appended (its own part over the
  * next rank's), and one whose transfers land in other blocks without saying so. */
 static int build_bruck_misplaced(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p)
@@ -470,12 +481,9 @@ static void test_block_moves(void)
 
     CHECK(0 == mca_coll_loom_verify_builder(mca_coll_loom_build_bruck, false, &p, false, NULL, err, sizeof(err)),
           "bruck allgather: %s", err);
-    CHECK(0 != mca_coll_loom_verify_builder(build_bruck_misplaced, false, &p, false, NULL, err, sizeof(err)),
-          "a block moved to the wrong place not detected");
-    CHECK(NULL != strstr(err, "contribution of rank"), "unexpected message: %s", err);
-    CHECK(0 != mca_coll_loom_verify_builder(build_bruck_undeclared, false, &p, false, NULL, err, sizeof(err)),
-          "a transfer into other blocks, undeclared, not detected");
-    CHECK(NULL != strstr(err, "which receives blocks"), "unexpected message: %s", err);
+    expect_rejected(build_bruck_misplaced, false, &p, "a block moved to the wrong place", "contribution of rank");
+    expect_rejected(build_bruck_undeclared, false, &p, "a transfer into other blocks, undeclared",
+                    "which receives blocks");
 
     /* a move must not overlap itself within one slot; one between slots may */
     mca_coll_loom_sched_init(&s);
@@ -502,12 +510,8 @@ static void test_verifier_catches_errors(void)
     mca_coll_loom_sched_t s;
     char err[256];
 
-    CHECK(0 != mca_coll_loom_verify_builder(build_twice, true, &p, false, NULL, err, sizeof(err)),
-          "double counting not detected");
-    CHECK(NULL != strstr(err, "counted"), "unexpected message: %s", err);
-    CHECK(0 != mca_coll_loom_verify_builder(build_deadlock, false, &p, false, NULL, err, sizeof(err)),
-          "deadlock not detected");
-    CHECK(NULL != strstr(err, "deadlock"), "unexpected message: %s", err);
+    expect_rejected(build_twice, true, &p, "double counting", "counted");
+    expect_rejected(build_deadlock, false, &p, "deadlock", "deadlock");
     p.call = 0;
     CHECK(0 != mca_coll_loom_verify_builder(build_bruck_claims_order, true, &p, false, NULL, err,
                                             sizeof(err)), "rank order violation not detected");
