@@ -22,6 +22,15 @@
  * j = 1..n while j d < P; so T holds parts p .. p+c-1 with c = min((n+1) d, P) after
  * the round, and ceil(log_{n+1} P) rounds gather all.  The blocks arrive at other
  * positions than they left (block moves) and are rotated into place at the end.
+ *
+ * Alltoall: the concatenation scheme of the same paper (section 4), n-port.  Rank r
+ * first rotates its send blocks into T (block j = the one for rank r+j).  In the round
+ * of distance d = (n+1)^i, the blocks j whose base-(n+1) digit i is v (v = 1..n) go to
+ * rank r + v d, and the blocks from r - v d arrive at the same positions: a block's
+ * moves add up to j, so at the end T block j of rank q holds rank q-j's block for q,
+ * which the last step puts at RESULT block q-j.  A digit's blocks lie in runs of d;
+ * with several runs they are packed into a send slot first and unpacked from a
+ * receive slot after (one message per port and round, ceil(log_{n+1} P) rounds).
  */
 #include "opal/loom/loom_registry.h"
 
@@ -55,6 +64,64 @@ static int build_allgather(mca_coll_loom_sched_t *s, int P, int rank, int n)
     return MCA_COLL_LOOM_OK;
 }
 
+/* Alltoall slots: T, then one pack and one unpack slot per port. */
+#define PACK(v)   (MCA_COLL_LOOM_SLOT_SCRATCH0 + (v))
+#define UNPACK(v) (MCA_COLL_LOOM_SLOT_SCRATCH0 + n + (v))
+
+/* Copies the runs of blocks with digit value v (runs of d every (n+1) d blocks, from
+ * v d on) between `slot` and the packed slot, in either direction. */
+static int digit_runs(mca_coll_loom_sched_t *s, int P, int n, long d, int v, int slot, int packed, bool pack)
+{
+    int at = 0;
+
+    for (long first = v * d; first < P; first += (n + 1) * d) {
+        const int len = (int) (first + d < P ? d : P - first);
+        if (pack) {
+            mca_coll_loom_sched_copy_move(s, slot, (int) first, packed, at, len);
+        } else {
+            mca_coll_loom_sched_copy_move(s, packed, at, slot, (int) first, len);
+        }
+        at += len;
+    }
+    return at;
+}
+
+static int build_alltoall(mca_coll_loom_sched_t *s, int P, int rank, int n)
+{
+    const int T = MCA_COLL_LOOM_SLOT_SCRATCH0;
+
+    mca_coll_loom_sched_set_blocks(s, P);
+    mca_coll_loom_sched_moves_blocks(s);
+    mca_coll_loom_sched_copy_move(s, MCA_COLL_LOOM_SLOT_INPUT, rank, T, 0, P - rank);
+    if (rank > 0) {
+        mca_coll_loom_sched_copy_move(s, MCA_COLL_LOOM_SLOT_INPUT, 0, T, P - rank, rank);
+    }
+    for (long d = 1; d < P; d *= n + 1) {
+        int cnt[17] = {0};
+        for (int v = 1; v <= n && v * d < P; ++v) {
+            /* one run (the digit's blocks contiguous): sent from T as they lie */
+            const bool one_run = v * d + (n + 1) * d >= P;
+            if (one_run) {
+                cnt[v] = (int) (v * d + d < P ? d : P - v * d);
+                mca_coll_loom_sched_send_blk(s, mca_coll_loom_rank_mod(rank + v * d, P), T, (int) (v * d), cnt[v]);
+            } else {
+                cnt[v] = digit_runs(s, P, n, d, v, T, PACK(v), true);
+                mca_coll_loom_sched_send_blk(s, mca_coll_loom_rank_mod(rank + v * d, P), PACK(v), 0, cnt[v]);
+            }
+            mca_coll_loom_sched_recv_blk(s, mca_coll_loom_rank_mod(rank - v * d, P), UNPACK(v), 0, cnt[v]);
+        }
+        mca_coll_loom_sched_wait(s);
+        for (int v = 1; v <= n && v * d < P; ++v) {
+            (void) digit_runs(s, P, n, d, v, T, UNPACK(v), false);
+        }
+    }
+    /* T block j came from rank - j */
+    for (int j = 0; j < P; ++j) {
+        mca_coll_loom_sched_copy_move(s, T, j, MCA_COLL_LOOM_SLOT_RESULT, mca_coll_loom_rank_mod(rank - j, P), 1);
+    }
+    return MCA_COLL_LOOM_OK;
+}
+
 int mca_coll_loom_build_bruck(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p)
 {
     const int P = p->P, rank = p->rank, n = p->knob;
@@ -66,6 +133,9 @@ int mca_coll_loom_build_bruck(mca_coll_loom_sched_t *s, const mca_coll_loom_para
     }
     if (MCA_COLL_LOOM_COLL_ALLGATHER == p->coll) {
         return build_allgather(s, P, rank, n);
+    }
+    if (MCA_COLL_LOOM_COLL_ALLTOALL == p->coll) {
+        return n > 16 ? MCA_COLL_LOOM_ERR_BADPARAM : build_alltoall(s, P, rank, n);
     }
     for (int v = P - 1; v > 0; v /= n + 1) {
         digits[k++] = v % (n + 1);

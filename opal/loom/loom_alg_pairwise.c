@@ -9,6 +9,9 @@
  * (higher ranks) and the algorithm keeps rank order for non-commutative ops.  Every
  * rank combines the same operands in the same tree, so floating-point results are
  * bit-identical everywhere.  With count 0 the same schedule is a barrier.
+ *
+ * Alltoall(v): the pairwise exchange of Open MPI's and MPICH's large-message alltoall,
+ * one partner at a time (P-1 steps; loom_alg_direct.c builds it with a window of one).
  */
 #include "opal/loom/loom_registry.h"
 
@@ -23,6 +26,9 @@ int mca_coll_loom_build_pairwise(mca_coll_loom_sched_t *s, const mca_coll_loom_p
 
     if (P < 1 || rank < 0 || rank >= P) {
         return MCA_COLL_LOOM_ERR_BADPARAM;
+    }
+    if (MCA_COLL_LOOM_COLL_ALLTOALL == p->coll || MCA_COLL_LOOM_COLL_ALLTOALLV == p->coll) {
+        return mca_coll_loom_alltoall_exchange(s, p, 1);
     }
     while (2 * p2 <= P) {
         p2 *= 2;

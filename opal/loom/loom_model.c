@@ -145,6 +145,8 @@ double mca_coll_loom_model_lower_bound(mca_coll_loom_coll_t coll, int P, size_t 
     case MCA_COLL_LOOM_COLL_ALLGATHER:
     case MCA_COLL_LOOM_COLL_REDUCE_SCATTER:
     case MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK:
+    case MCA_COLL_LOOM_COLL_ALLTOALL:
+    case MCA_COLL_LOOM_COLL_ALLTOALLV:
         return (double) (P - 1) / P * n;
     default:
         return 0.0;

@@ -11,10 +11,11 @@
 const mca_coll_loom_alg_t mca_coll_loom_algs[] = {
     {
         .name = "pairwise",
-        .colls = COLL_BIT(MCA_COLL_LOOM_COLL_ALLREDUCE) | COLL_BIT(MCA_COLL_LOOM_COLL_BARRIER),
+        .colls = COLL_BIT(MCA_COLL_LOOM_COLL_ALLREDUCE) | COLL_BIT(MCA_COLL_LOOM_COLL_BARRIER) |
+                 COLL_BIT(MCA_COLL_LOOM_COLL_ALLTOALL) | COLL_BIT(MCA_COLL_LOOM_COLL_ALLTOALLV),
         .needs = 0,
         .description = "pairwise exchange (butterfly) with the 2^k+q fold; keeps rank order, "
-                       "bit-identical, any op",
+                       "bit-identical, any op; alltoall(v): P-1 steps, one partner at a time",
         .reference = "seed 000, section III.A",
         .build = mca_coll_loom_build_pairwise,
     },
@@ -34,14 +35,15 @@ const mca_coll_loom_alg_t mca_coll_loom_algs[] = {
     },
     {
         .name = "bruck",
-        .colls = COLL_BIT(MCA_COLL_LOOM_COLL_ALLREDUCE) | COLL_BIT(MCA_COLL_LOOM_COLL_ALLGATHER),
+        .colls = COLL_BIT(MCA_COLL_LOOM_COLL_ALLREDUCE) | COLL_BIT(MCA_COLL_LOOM_COLL_ALLGATHER) |
+                 COLL_BIT(MCA_COLL_LOOM_COLL_ALLTOALL),
         .needs = MCA_COLL_LOOM_NEEDS_COMMUTATIVE | MCA_COLL_LOOM_NEEDS_EXACT,
         .knob = "bruck_ports",
         .knob_default = 2,
         .knob_min = 1,
         .knob_max = 16,
-        .description = "Bruck's n-port global combine (digits of P-1 in base n+1); for allgather, "
-                       "the n-port concatenation in ceil(log_{n+1} P) rounds",
+        .description = "Bruck's n-port global combine (digits of P-1 in base n+1); for allgather "
+                       "and alltoall, the n-port concatenation in ceil(log_{n+1} P) rounds",
         .reference = "seed 000, section III.C",
         .build = mca_coll_loom_build_bruck,
     },
@@ -112,6 +114,20 @@ const mca_coll_loom_alg_t mca_coll_loom_algs[] = {
         .pipelined = true,
         .can_serve = mca_coll_loom_hierarchical_can_serve,
         .refusal_of = mca_coll_loom_hierarchical_refusal,
+    },
+    {
+        .name = "direct",
+        .colls = COLL_BIT(MCA_COLL_LOOM_COLL_ALLTOALL) | COLL_BIT(MCA_COLL_LOOM_COLL_ALLTOALLV),
+        .needs = 0,
+        .knob = "direct_window",
+        .knob_default = 0,
+        .knob_min = 0,
+        .knob_max = INT32_MAX,
+        .description = "every block straight to its destination, all receives and sends posted "
+                       "at once, each block released as it arrives. Knob: partners in flight "
+                       "per round, 0 = all",
+        .reference = "seed 002, section IV.B",
+        .build = mca_coll_loom_build_direct,
     },
     {
         .name = "recursive_doubling",

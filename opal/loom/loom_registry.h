@@ -19,7 +19,8 @@
 #define MCA_COLL_LOOM_COLLECTIVES(X, arg)                                                     \
     X(ALLREDUCE, allreduce, arg) X(BARRIER, barrier, arg) X(BCAST, bcast, arg)              \
     X(REDUCE, reduce, arg) X(ALLGATHER, allgather, arg) X(REDUCE_SCATTER, reduce_scatter, arg) \
-    X(REDUCE_SCATTER_BLOCK, reduce_scatter_block, arg) X(SCAN, scan, arg) X(EXSCAN, exscan, arg)
+    X(REDUCE_SCATTER_BLOCK, reduce_scatter_block, arg) X(SCAN, scan, arg) X(EXSCAN, exscan, arg) \
+    X(ALLTOALL, alltoall, arg) X(ALLTOALLV, alltoallv, arg)
 
 /* Collectives (bit positions, so an algorithm can serve several). */
 #define MCA_COLL_LOOM_COLL_ENUM_(ID, name, arg) MCA_COLL_LOOM_COLL_##ID,
@@ -68,6 +69,12 @@ typedef enum {
  *   scan            INPUT: the contribution; RESULT: the contributions of ranks 0..rank
  *                   combined in rank order.
  *   exscan          the same for ranks 0..rank-1; rank 0's RESULT is left as it is.
+ *   alltoall        INPUT: P parts, part j for rank j; RESULT: P parts, part j from
+ *                   rank j.  The two may differ in datatype and layout (the component
+ *                   maps each slot on its own), scratch slots are laid out like RESULT.
+ *   alltoallv       the same with the call's counts and displacements per part, which
+ *                   differ between ranks: its algorithms move single parts (nblk 1)
+ *                   and use no scratch slot.
  */
 typedef struct {
     int P;          /* communicator size */
@@ -146,8 +153,13 @@ int mca_coll_loom_build_ring(mca_coll_loom_sched_t *s, const mca_coll_loom_param
 int mca_coll_loom_build_twotree(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);
 int mca_coll_loom_build_binomial(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);
 int mca_coll_loom_build_recursive_doubling(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);
+int mca_coll_loom_build_direct(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);
 int mca_coll_loom_build_hierarchical(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);
 bool mca_coll_loom_hierarchical_can_serve(const mca_coll_loom_params_t *p);
+
+/* The pairwise alltoall exchange (steps 1..P-1, `window` of them per round, 0: all at
+ * once) of `direct` and `pairwise` (loom_alg_direct.c). */
+int mca_coll_loom_alltoall_exchange(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p, int window);
 
 /* The recursive-doubling prefix over the sub-communicator peers[0..n-1] (NULL: the
  * identity), this rank being peers[me]: from the contribution in in_slot, incl_slot

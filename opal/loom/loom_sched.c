@@ -41,6 +41,7 @@ void mca_coll_loom_sched_reset(mca_coll_loom_sched_t *s)
     s->rounds = 0;
     s->input_after_result = false;
     s->moves_blocks = false;
+    s->lockstep = false;
     s->error = MCA_COLL_LOOM_OK;
 }
 
@@ -148,6 +149,11 @@ void mca_coll_loom_sched_moves_blocks(mca_coll_loom_sched_t *s)
     s->moves_blocks = true;
 }
 
+void mca_coll_loom_sched_lockstep(mca_coll_loom_sched_t *s)
+{
+    s->lockstep = true;
+}
+
 void mca_coll_loom_sched_append_mapped(mca_coll_loom_sched_t *dst, const mca_coll_loom_sched_t *src,
                                        const int *peer_map, int res_slot, int in_slot, int scratch_base)
 {
@@ -179,6 +185,7 @@ void mca_coll_loom_sched_append_mapped(mca_coll_loom_sched_t *dst, const mca_col
                           MCA_COLL_LOOM_OP_WAIT == o->kind ? 0 : slot_dst, peer, o->blk, o->dblk, o->nblk);
     }
     dst->moves_blocks |= src->moves_blocks;
+    dst->lockstep |= src->lockstep;
 }
 
 void mca_coll_loom_sched_send(mca_coll_loom_sched_t *s, int peer, int slot)
@@ -473,6 +480,7 @@ static int build_graph(mca_coll_loom_sched_t *s)
     graph_t g = {.nb = s->nblocks > 0 ? s->nblocks : 1, .alias = !s->input_after_result};
     chan_t *chan = NULL;
     size_t nchan = 1;
+    int32_t last_wait = -1, round_start = 0; /* lockstep: the current round */
     int rc = MCA_COLL_LOOM_OK;
 
     free_graph(s);
@@ -507,6 +515,21 @@ static int build_graph(mca_coll_loom_sched_t *s)
 
         s->chan_next[i] = -1;
         g.mark[i] = -1;
+        if (s->lockstep && MCA_COLL_LOOM_OP_WAIT == op->kind) {
+            /* the round's transfers, and the previous WAIT for a round without any */
+            add_edge(&g, last_wait, i);
+            for (int32_t j = round_start; j < i; ++j) {
+                if (MCA_COLL_LOOM_OP_SEND == s->ops[j].kind || MCA_COLL_LOOM_OP_RECV == s->ops[j].kind) {
+                    add_edge(&g, j, i);
+                }
+            }
+            last_wait = i;
+            round_start = i + 1;
+            continue;
+        }
+        if (s->lockstep) {
+            add_edge(&g, last_wait, i);
+        }
         if ((MCA_COLL_LOOM_OP_SEND == op->kind || MCA_COLL_LOOM_OP_RECV == op->kind) && op->peer >= 0) {
             chan_t *c = chan_of(chan, nchan, 2 * (int64_t) op->peer + (MCA_COLL_LOOM_OP_SEND == op->kind));
             s->ntransfers++;

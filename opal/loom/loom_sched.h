@@ -28,7 +28,8 @@
  * its channel (same peer, same direction) having been *posted*, so that every
  * channel posts in list order and messages match as written; a send also waits for
  * the previous send of its channel to be *done* (a link shared by all the segments of
- * a pipeline at once would deliver none of them early).  WAITs drop out: a
+ * a pipeline at once would deliver none of them early).  WAITs drop out (unless the
+ * schedule is lockstep, below): a
  * chunk received by an inner node of a pipeline is forwarded as soon as it is in,
  * not at the end of a round (seed 001, Algorithm 2).  The round reading stays valid
  * (it is one order the graph allows) and is what the model costs.
@@ -96,6 +97,7 @@ typedef struct {
                                 MPI_IN_PLACE call needs INPUT saved in a scratch copy */
     bool moves_blocks;    /* some op puts data in other blocks than it took it from:
                              equal blocks needed */
+    bool lockstep;        /* the graph keeps the rounds (mca_coll_loom_sched_lockstep) */
     int error;            /* sticky: MCA_COLL_LOOM_ERR_* of the first failed append */
     /* the dependency graph (set by mca_coll_loom_sched_finish): op i may start once
      * npred[i] releases have arrived, one from each op it depends on through data (sent
@@ -151,6 +153,11 @@ void mca_coll_loom_sched_reduce_move(mca_coll_loom_sched_t *s, int src, int blk,
 /* Declares that this rank's transfers may land in other blocks at the peer than they
  * left from (or the reverse): a schedule that moves blocks through messages only. */
 void mca_coll_loom_sched_moves_blocks(mca_coll_loom_sched_t *s);
+/* Keeps the rounds in the dependency graph: each WAIT waits for the transfers since the
+ * previous one, and every op after it waits for it.  For schedules whose point is to
+ * bound what is in flight (a pairwise exchange of large blocks: one partner at a time),
+ * which the data dependencies alone would post all at once. */
+void mca_coll_loom_sched_lockstep(mca_coll_loom_sched_t *s);
 
 /* First element of block b when `count` elements are split into `nblocks` blocks
  * (b may equal nblocks: the end). */

@@ -704,7 +704,8 @@ static bool is_rooted(mca_coll_loom_coll_t coll)
 static bool is_scattered(mca_coll_loom_coll_t coll)
 {
     return MCA_COLL_LOOM_COLL_ALLGATHER == coll || MCA_COLL_LOOM_COLL_REDUCE_SCATTER == coll ||
-           MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK == coll;
+           MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK == coll || MCA_COLL_LOOM_COLL_ALLTOALL == coll ||
+           MCA_COLL_LOOM_COLL_ALLTOALLV == coll;
 }
 
 /* May rank `me` run with INPUT and RESULT as one buffer (MPI_IN_PLACE)?  Only where
@@ -754,21 +755,27 @@ static void initial_contents(sim_t *sim, int me)
     }
 }
 
-/* Checks RESULT block b of rank me against the block-b data of ranks lo..hi. */
-static void check_block(sim_t *sim, int me, int b, int lo, int hi, bool idem, bool order)
+/* Checks RESULT block b of rank me against the block-`from` data of ranks lo..hi. */
+static void check_block_from(sim_t *sim, int me, int b, int from, int lo, int hi, bool idem, bool order)
 {
     content_t *res = &slot_of(&sim->ranks[me], MCA_COLL_LOOM_SLOT_RESULT)[b];
     int bad, count;
 
     if (!res->defined) {
         fail(sim, "rank %d: result block %d undefined at the end", me, b);
-    } else if (!content_is(res, contribution(sim, b, lo), contribution(sim, b, hi), idem, &bad, &count)) {
+    } else if (!content_is(res, contribution(sim, from, lo), contribution(sim, from, hi), idem, &bad, &count)) {
         /* bad names a contribution: rank bad % P's data of block bad / P */
         fail(sim, "rank %d: block %d: contribution of rank %d (its block %d) counted %d times", me, b,
              ((bad % sim->P) + sim->P) % sim->P, bad / sim->P, count);
     } else if (order && !idem && !res->ordered) {
         fail(sim, "rank %d: block %d: contributions not combined in rank order", me, b);
     }
+}
+
+/* The same for the block-b data (every collective but alltoall). */
+static void check_block(sim_t *sim, int me, int b, int lo, int hi, bool idem, bool order)
+{
+    check_block_from(sim, me, b, b, lo, hi, idem, order);
 }
 
 static void final_checks(sim_t *sim, int me, bool idem, bool order)
@@ -807,6 +814,13 @@ static void final_checks(sim_t *sim, int me, bool idem, bool order)
             check_block(sim, me, b, 0, me - 1, idem, order);
         }
         break;
+    case MCA_COLL_LOOM_COLL_ALLTOALL:
+    case MCA_COLL_LOOM_COLL_ALLTOALLV:
+        /* part j (segment g of it) from rank j: that rank's part `me` (its segment g) */
+        for (int b = 0; b < sim->nb && !sim->failed; ++b) {
+            check_block_from(sim, me, b, me * nseg + b % nseg, b / nseg, b / nseg, false, false);
+        }
+        break;
     default:
         for (int b = 0; b < sim->nb && !sim->failed; ++b) {
             check_block(sim, me, b, 0, P - 1, idem, order);
@@ -826,6 +840,18 @@ static void agree_on_layout(sim_t *sim)
     sim->nseg = 1;
     for (int me = 0; me < sim->P && !sim->failed; ++me) {
         const mca_coll_loom_sched_t *s = sim->ranks[me].sched;
+        if (MCA_COLL_LOOM_COLL_ALLTOALLV == sim->coll) {
+            /* parts of different sizes at every rank (registry.h): one at a time, no scratch */
+            for (int i = 0; i < s->nops && !sim->failed; ++i) {
+                if (MCA_COLL_LOOM_OP_WAIT != s->ops[i].kind && 1 != s->ops[i].nblk) {
+                    fail(sim, "rank %d: op %d covers %d parts; alltoallv moves one at a time", me, i,
+                         s->ops[i].nblk);
+                }
+            }
+            if (s->nslots > 2 && !sim->failed) {
+                fail(sim, "rank %d: alltoallv has no scratch slot (its parts differ by rank)", me);
+            }
+        }
         if (s->nblocks <= 0) {
             continue; /* whole-slot ops only: they cover every block of any layout */
         }

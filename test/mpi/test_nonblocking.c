@@ -303,10 +303,16 @@ static int verbose, oracle_only;
 /* From 16 processes on (oversubscribed on CI machines) the matrix is trimmed. */
 static int large_np(void) { return wsize >= 16; }
 
+/* The collectives this test's matrix knows (calls, oracles, buffers): the ones before
+ * alltoall in loom's list; alltoall(v), with their own buffer rules (send and receive
+ * types, per-rank counts), have test_alltoall, which runs their non-blocking and
+ * persistent forms too. */
+#define NB_COLLS LT_ALLTOALL
+
 static const char *icoll(lt_coll_t c)
 {
-    static const char *n[LT_NUM_COLLS] = {"iallreduce", "ibarrier", "ibcast", "ireduce", "iallgather",
-                                          "ireduce_scatter", "ireduce_scatter_block", "iscan", "iexscan"};
+    static char n[LT_NUM_COLLS][LT_NAME_LEN];
+    if ('\0' == n[c][0]) snprintf(n[c], LT_NAME_LEN, "i%s", lt_coll_name(c));
     return n[c];
 }
 
@@ -1309,7 +1315,7 @@ static void run_big(lt_coll_t coll, comm_t *c, const setting_t *s, int sidx)
 
 static void section_matrix(comm_t *cs, int ncs)
 {
-    for (int c = 0; c < LT_NUM_COLLS; c++) {
+    for (int c = 0; c < NB_COLLS; c++) {
         setting_t ss[48];
         int nss = build_settings((lt_coll_t) c, ss, 48);
         double t0 = MPI_Wtime();
@@ -1358,7 +1364,7 @@ static void auto_sweep(comm_t *c)
     char ctx[96];
     if (P < 2 || oracle_only) return;
     if (shm_default < 0 || shm_slot < 0) FAIL("cannot read coll_loom_shm / coll_loom_shm_slot_size");
-    for (int coll = 0; coll < LT_NUM_COLLS; coll++) {
+    for (int coll = 0; coll < NB_COLLS; coll++) {
         if (MPI_SUCCESS != apply_setting((lt_coll_t) coll, &autos)) continue;
         for (int bi = 0; bi < nb; bi++) {
             /* 17 MiB only for bcast (the size from which loom's rules pick a loom algorithm
@@ -1537,7 +1543,7 @@ static void section_outstanding(comm_t **cs, int ncs, int rounds)
             }
             if (o == NOS / 2) blocking_between(cs, ncs, round);
         }
-        for (int c = 0; c < LT_NUM_COLLS; c++) restore_defaults((lt_coll_t) c);
+        for (int c = 0; c < NB_COLLS; c++) restore_defaults((lt_coll_t) c);
         blocking_between(cs, ncs, round + 1000);
 
         int rc, done = 0;
@@ -1683,7 +1689,7 @@ static void section_persistent(comm_t *cs, int ncs)
     static const setting_t autos = {"auto", -1};
     char ctx[128];
     /* (a) each _init form, many starts, auto, on WORLD */
-    for (int c = 0; c < LT_NUM_COLLS; c++) {
+    for (int c = 0; c < NB_COLLS; c++) {
         const pspec_t *p = &pspecs[c];
         comm_t *cm = &cs[0];
         double t0 = MPI_Wtime();
@@ -1698,7 +1704,7 @@ static void section_persistent(comm_t *cs, int ncs)
     double tb = MPI_Wtime();
     /* (b) every algorithm, the cvar set to auto between the _init and the starts; on the
      * shuffled communicator, then the parity split */
-    for (int c = 0; c < LT_NUM_COLLS && !oracle_only; c++) {
+    for (int c = 0; c < NB_COLLS && !oracle_only; c++) {
         const pspec_t *p = &pspecs[c];
         for (int a = 0; a < nbpv[c].n; a++) {
             setting_t s = {"", -1};
@@ -1753,7 +1759,7 @@ static void section_persistent(comm_t *cs, int ncs)
 
 static void section_startall(comm_t **cs, int ncs, int iters)
 {
-    const int n = LT_NUM_COLLS + 1;
+    const int n = NB_COLLS + 1;
     call_t k[LT_NUM_COLLS + 1];
     MPI_Request reqs[LT_NUM_COLLS + 1];
     static const setting_t autos = {"auto", -1};
@@ -1762,7 +1768,7 @@ static void section_startall(comm_t **cs, int ncs, int iters)
     snprintf(ctx, sizeof(ctx), "MPI_Startall");
     for (int i = 0; i < n; i++) {
         comm_t *cm = cs[i % ncs];
-        if (i < LT_NUM_COLLS) {
+        if (i < NB_COLLS) {
             const pspec_t *p = &pspecs[i];
             k[i] = (call_t){.coll = p->coll, .c = cm, .s = &autos, .t = p->t, .o = p->o, .count = p->count + 2,
                             .inplace = p->inplace, .pattern = p->pattern, .salt = 8000 + (uint64_t) i, .ctx = ctx};
@@ -2118,7 +2124,7 @@ int main(int argc, char **argv)
     if (!oracle_only) {
         if (nb_discover() <= 0) FAIL("no coll_loom_i<coll>_<alg>_calls performance variable: loom has no "
                                      "non-blocking collectives");
-        for (int c = 0; c < LT_NUM_COLLS; c++) {
+        for (int c = 0; c < NB_COLLS; c++) {
             char cvar[96];
             if (nbpv[c].n == 0) FAIL("no coll_loom_%s_<alg>_calls counter", icoll(c));
             if (!nbpv[c].has_fb) FAIL("no coll_loom_%s_fallback_calls counter", icoll(c));
@@ -2190,7 +2196,7 @@ int main(int argc, char **argv)
 
         /* 4. every forced (collective, algorithm) ran, and auto ran loom's algorithms */
         if (!oracle_only && wsize > 1) {
-            for (int c = 0; c < LT_NUM_COLLS; c++) {
+            for (int c = 0; c < NB_COLLS; c++) {
                 for (int a = 0; a < nbpv[c].n; a++) {
                     nchecks++;
                     if (forced_calls[c][a] > 0 && 0 == forced_served[c][a])

@@ -117,8 +117,13 @@ static int expect_refusal(int alg, mca_coll_loom_coll_t coll, int P, int n, unsi
 /* Rounds the paper gives, or -1 where this test does not know them. */
 static int expected_rounds(const char *name, mca_coll_loom_coll_t coll, int P, int n, int segs)
 {
-    if (0 == strcmp(name, "bruck") && MCA_COLL_LOOM_COLL_ALLGATHER == coll) {
+    if (0 == strcmp(name, "bruck") && (MCA_COLL_LOOM_COLL_ALLGATHER == coll || MCA_COLL_LOOM_COLL_ALLTOALL == coll)) {
         return P <= 1 ? 0 : smallest_k(n, P); /* the concatenation: ceil(log_{n+1} P) */
+    }
+    if (MCA_COLL_LOOM_COLL_ALLTOALL == coll || MCA_COLL_LOOM_COLL_ALLTOALLV == coll) {
+        /* P-1 exchange steps, one per round (pairwise) or n per round (direct, 0: all) */
+        const int w = 0 == strcmp(name, "pairwise") ? 1 : (0 == n || n > P - 1 ? P - 1 : n);
+        return P <= 1 ? 0 : (P - 1 + w - 1) / w;
     }
     if (0 == strcmp(name, "recursive_doubling")) {
         int lg = 0;
@@ -178,6 +183,7 @@ static uint64_t build_all(int alg, const mca_coll_loom_params_t *shape, mca_coll
             h = (h ^ (uint64_t) (uint32_t) op->dblk) * 1099511628211ull;
         }
         h = (h ^ (uint64_t) s->moves_blocks) * 1099511628211ull;
+        h = (h ^ (uint64_t) s->lockstep) * 1099511628211ull;
         if (s->rounds > *rounds) {
             *rounds = s->rounds;
         }
@@ -194,7 +200,8 @@ static bool is_rooted(int coll)
 static bool combines(int coll)
 {
     return MCA_COLL_LOOM_COLL_BARRIER != coll && MCA_COLL_LOOM_COLL_BCAST != coll &&
-           MCA_COLL_LOOM_COLL_ALLGATHER != coll;
+           MCA_COLL_LOOM_COLL_ALLGATHER != coll && MCA_COLL_LOOM_COLL_ALLTOALL != coll &&
+           MCA_COLL_LOOM_COLL_ALLTOALLV != coll;
 }
 
 /* MPI_IN_PLACE aliases INPUT and RESULT at this level only for these. */
@@ -469,6 +476,64 @@ static int build_bruck_undeclared(mca_coll_loom_sched_t *s, const mca_coll_loom_
     int rc = mca_coll_loom_build_bruck(s, p);
     s->moves_blocks = false;
     return rc;
+}
+
+/* Alltoall: a direct exchange that receives each block into the sender's target
+ * position (the transposition forgotten), and Bruck's alltoall offered as alltoallv
+ * (whose parts differ by rank: several per message cannot be cut alike). */
+static int build_alltoall_untransposed(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p)
+{
+    mca_coll_loom_sched_set_blocks(s, p->P);
+    mca_coll_loom_sched_moves_blocks(s);
+    for (int i = 1; i < p->P; ++i) {
+        const int to = (p->rank + i) % p->P, from = (p->rank + p->P - i) % p->P;
+        mca_coll_loom_sched_recv_blk(s, from, MCA_COLL_LOOM_SLOT_RESULT, to, 1);
+        mca_coll_loom_sched_send_blk(s, to, MCA_COLL_LOOM_SLOT_INPUT, to, 1);
+    }
+    mca_coll_loom_sched_copy_move(s, MCA_COLL_LOOM_SLOT_INPUT, p->rank, MCA_COLL_LOOM_SLOT_RESULT, p->rank, 1);
+    mca_coll_loom_sched_wait(s);
+    return MCA_COLL_LOOM_OK;
+}
+
+static int build_bruck_alltoall(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p)
+{
+    mca_coll_loom_params_t q = *p;
+    q.coll = MCA_COLL_LOOM_COLL_ALLTOALL;
+    return mca_coll_loom_build_bruck(s, &q);
+}
+
+static void test_alltoall_checks(void)
+{
+    mca_coll_loom_params_t p = {.P = 5, .knob = 2, .call = C | E, .coll = MCA_COLL_LOOM_COLL_ALLTOALL};
+    mca_coll_loom_sched_t s;
+    int waits = 0, window_ok = 1;
+    char err[256];
+
+    CHECK(0 == mca_coll_loom_verify_builder(build_bruck_alltoall, false, &p, false, NULL, err, sizeof(err)),
+          "bruck alltoall: %s", err);
+    expect_rejected(build_alltoall_untransposed, false, &p, "alltoall blocks not transposed",
+                    "contribution of rank");
+    p.coll = MCA_COLL_LOOM_COLL_ALLTOALLV;
+    expect_rejected(build_bruck_alltoall, false, &p, "several parts per message in alltoallv", "one at a time");
+
+    /* a window of 2 of direct's 6 steps at P = 7: three rounds kept in the graph, so
+     * no transfer of a round starts before the previous round's WAIT */
+    mca_coll_loom_sched_init(&s);
+    p = (mca_coll_loom_params_t) {.P = 7, .rank = 3, .knob = 2, .coll = MCA_COLL_LOOM_COLL_ALLTOALL};
+    CHECK(MCA_COLL_LOOM_OK == mca_coll_loom_build_direct(&s, &p) && MCA_COLL_LOOM_OK == mca_coll_loom_sched_finish(&s),
+          "direct window 2 build");
+    CHECK(s.lockstep && 3 == s.rounds, "direct window 2: lockstep %d, %d rounds", s.lockstep, s.rounds);
+    for (int i = 0; i < s.nops; ++i) {
+        if (MCA_COLL_LOOM_OP_WAIT == s.ops[i].kind) {
+            waits++;
+        } else if (waits > 0) {
+            window_ok &= s.npred[i] >= 1; /* at least the WAIT before it */
+        } else if (MCA_COLL_LOOM_OP_SEND == s.ops[i].kind || MCA_COLL_LOOM_OP_RECV == s.ops[i].kind) {
+            window_ok &= 0 == s.npred[i];
+        }
+    }
+    CHECK(window_ok, "direct window 2: later rounds do not wait for the earlier ones");
+    mca_coll_loom_sched_fini(&s);
 }
 
 static void test_block_moves(void)
@@ -1524,6 +1589,7 @@ int main(int argc, char **argv)
     }
     test_verifier_catches_errors();
     test_block_moves();
+    test_alltoall_checks();
     test_new_collectives();
     test_graph_mode_catches_errors();
     test_graph_orders();

@@ -327,11 +327,23 @@ void mca_coll_loom_topo_cache_fini(void);
  * in-flight entries (mca_coll_loom_task_init lays them out). */
 #define MCA_COLL_LOOM_TASK_STATE_PER_OP (3 * sizeof(int32_t) + sizeof(void *))
 
+/* Alltoall(v): RESULT (index 0) and INPUT (1) each with their own datatype and parts
+ * (loom_registry.h); scratch slots are laid out like RESULT.  Part b of slot k is
+ * elements displ[k][b] .. + counts[k][b] of dtype[k], or, with displ[k] NULL,
+ * b * each[k] .. + each[k]. */
+typedef struct {
+    ompi_datatype_t *dtype[2];
+    size_t each[2];
+    const int *displ[2], *counts[2];
+} mca_coll_loom_parts_t;
+
 /* One call of a schedule in progress: the schedule's dependency graph, run as its
  * predecessors complete (loom_sched.h). */
 typedef struct mca_coll_loom_task_t {
     const mca_coll_loom_sched_t *s;
     char *slot[MCA_COLL_LOOM_MAX_SLOTS];
+    const mca_coll_loom_parts_t *parts; /* NULL: every slot is `count` of dtype in `layout` */
+    ptrdiff_t parts_extent[2];
     mca_coll_loom_layout_t layout;
     size_t count;
     ptrdiff_t extent;
@@ -363,6 +375,10 @@ int mca_coll_loom_task_init(mca_coll_loom_task_t *t, mca_coll_loom_module_t *m, 
                             const void *sbuf, void *rbuf, size_t count, ompi_datatype_t *dtype, ompi_op_t *op,
                             ompi_communicator_t *comm, int tag, unsigned call, const size_t *part_displ,
                             char *state_mem);
+/* Gives RESULT and INPUT their own datatypes and parts (alltoall(v)), after init and
+ * before start; parts must outlive the task.  OMPI_ERR_NOT_SUPPORTED: the schedule
+ * needs what parts of different sizes cannot give (scratch slots, segments). */
+int mca_coll_loom_task_set_parts(mca_coll_loom_task_t *t, const mca_coll_loom_parts_t *parts);
 /* Posts and runs whatever the graph allows at once. */
 void mca_coll_loom_task_start(mca_coll_loom_task_t *t);
 /* Moves the task on without blocking; true once it is finished (t->rc: how). */
@@ -377,6 +393,13 @@ void mca_coll_loom_task_fini(mca_coll_loom_task_t *t);
 int mca_coll_loom_exec(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s, const void *sbuf,
                        void *rbuf, size_t count, ompi_datatype_t *dtype, ompi_op_t *op,
                        ompi_communicator_t *comm, int tag, unsigned call, const size_t *part_displ);
+
+/* An alltoall(v) schedule: INPUT and RESULT laid out by `parts`, scratch slots like
+ * RESULT with count elements of parts->dtype[0] (count: P parts of each[0]; 0 for
+ * alltoallv, which has none). */
+int mca_coll_loom_exec_parts(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s, const void *sbuf,
+                             void *rbuf, size_t count, const mca_coll_loom_parts_t *parts,
+                             ompi_communicator_t *comm, int tag);
 
 /* A data-movement schedule (bcast, allgather; no op) run on the bytes of (buf, count,
  * dtype) instead of its elements.  MPI lets ranks describe the same data with different
@@ -416,6 +439,14 @@ typedef struct {
     /* bytes: the schedule runs on the bytes of (ubuf, ucount, udtype), packed first when
      * they are not contiguous (mca_coll_loom_exec_bytes): pack_count elements from
      * pack_src to byte pack_from, unpacked into ubuf at the end when unpack */
+    /* alltoall(v): RESULT and INPUT laid out by parts (counts and displacements of
+     * alltoallv copied into parts_mem, owned by the request); in_place: INPUT is a copy
+     * of the first in_place_count elements of rbuf, taken at every start */
+    bool has_parts;
+    mca_coll_loom_parts_t parts;
+    int *parts_mem;
+    bool in_place;
+    size_t in_place_count;
     bool bytes;
     void *ubuf;
     size_t ucount, utsize;
@@ -568,6 +599,28 @@ int mca_coll_loom_scan_init(const void *sbuf, void *rbuf, int count, struct ompi
 int mca_coll_loom_exscan_init(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                               struct ompi_op_t *op, struct ompi_communicator_t *comm, struct ompi_info_t *info,
                               ompi_request_t **request, mca_coll_base_module_t *module);
+
+int mca_coll_loom_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                           struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                           mca_coll_base_module_t *module);
+int mca_coll_loom_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *sdtype,
+                            void *rbuf, const int *rcounts, const int *rdispls, struct ompi_datatype_t *rdtype,
+                            struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_loom_ialltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                            struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                            ompi_request_t **request, mca_coll_base_module_t *module);
+int mca_coll_loom_ialltoallv(const void *sbuf, const int *scounts, const int *sdispls,
+                             struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts, const int *rdispls,
+                             struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                             ompi_request_t **request, mca_coll_base_module_t *module);
+int mca_coll_loom_alltoall_init(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                                int rcount, struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                                struct ompi_info_t *info, ompi_request_t **request, mca_coll_base_module_t *module);
+int mca_coll_loom_alltoallv_init(const void *sbuf, const int *scounts, const int *sdispls,
+                                 struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
+                                 const int *rdispls, struct ompi_datatype_t *rdtype,
+                                 struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                                 ompi_request_t **request, mca_coll_base_module_t *module);
 
 /* call flags of a collective without an op (bcast, allgather): no restriction applies */
 #define MCA_COLL_LOOM_CALL_NO_OP (MCA_COLL_LOOM_CALL_COMMUTATIVE | MCA_COLL_LOOM_CALL_EXACT)

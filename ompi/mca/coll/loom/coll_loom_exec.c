@@ -291,6 +291,111 @@ static inline void task_posted(mca_coll_loom_task_t *t, int32_t i)
     }
 }
 
+/* Where parts blk .. blk+nblk-1 of RESULT or INPUT lie under t->parts. */
+static int parts_range(const mca_coll_loom_task_t *t, int slot, int blk, int nblk, char **ptr, size_t *n,
+                       ompi_datatype_t **dtype)
+{
+    const mca_coll_loom_parts_t *pt = t->parts;
+    size_t first;
+
+    if (NULL == pt->displ[slot]) {
+        first = (size_t) blk * pt->each[slot];
+        *n = (size_t) nblk * pt->each[slot];
+    } else if (1 == nblk) {
+        first = (size_t) pt->displ[slot][blk];
+        *n = (size_t) pt->counts[slot][blk];
+    } else {
+        return OMPI_ERR_NOT_SUPPORTED; /* parts of their own sizes do not join */
+    }
+    if (NULL != *ptr) {
+        *ptr += (ptrdiff_t) first * t->parts_extent[slot];
+    }
+    *dtype = pt->dtype[slot];
+    return OMPI_SUCCESS;
+}
+
+/* A local op of a task with parts: only copies (alltoall has no op), from one datatype
+ * to another of the same signature. */
+static int parts_local(mca_coll_loom_task_t *t, int32_t i)
+{
+    const mca_coll_loom_op_t *o = &t->s->ops[i];
+    ompi_datatype_t *sdt = t->dtype, *ddt = t->dtype;
+    char *src = t->slot[o->src], *dst = t->slot[o->dst];
+    size_t sn = t->count, dn = t->count;
+    int rc;
+
+    if (OPAL_UNLIKELY(MCA_COLL_LOOM_OP_COPY != o->kind || o->nblk <= 0 || NULL == src || NULL == dst)) {
+        return OMPI_ERR_BAD_PARAM;
+    }
+    if (o->src <= MCA_COLL_LOOM_SLOT_INPUT) {
+        rc = parts_range(t, o->src, o->blk, o->nblk, &src, &sn, &sdt);
+    } else {
+        const size_t first = mca_coll_loom_layout_start(&t->layout, o->blk);
+        sn = mca_coll_loom_layout_start(&t->layout, o->blk + o->nblk) - first;
+        src += (ptrdiff_t) first * t->extent;
+        rc = OMPI_SUCCESS;
+    }
+    if (OMPI_SUCCESS == rc && o->dst <= MCA_COLL_LOOM_SLOT_INPUT) {
+        rc = parts_range(t, o->dst, o->dblk, o->nblk, &dst, &dn, &ddt);
+    } else if (OMPI_SUCCESS == rc) {
+        const size_t first = mca_coll_loom_layout_start(&t->layout, o->dblk);
+        dn = mca_coll_loom_layout_start(&t->layout, o->dblk + o->nblk) - first;
+        dst += (ptrdiff_t) first * t->extent;
+    }
+    if (OMPI_SUCCESS == rc && sn > 0) {
+        rc = sdt == ddt && sn == dn ? mca_coll_loom_copy_content(sdt, sn, dst, src)
+                                    : ompi_datatype_sndrcv(src, (int32_t) sn, sdt, dst, (int32_t) dn, ddt);
+    }
+    if (OMPI_SUCCESS == rc) {
+        task_done(t, i);
+    }
+    return rc;
+}
+
+/* A transfer of a task with parts: each side as its own slot lays it out. */
+static int parts_transfer(mca_coll_loom_task_t *t, int32_t i)
+{
+    const mca_coll_loom_op_t *o = &t->s->ops[i];
+    const bool send = MCA_COLL_LOOM_OP_SEND == o->kind;
+    const int slot = send ? o->src : o->dst;
+    char *buf = t->slot[slot];
+    ompi_datatype_t *dt = t->dtype;
+    size_t n = t->count;
+    int rc = OMPI_SUCCESS;
+
+    if (OPAL_UNLIKELY(o->nblk <= 0 || NULL == buf || o->peer < 0 || o->peer >= ompi_comm_size(t->comm))) {
+        return OMPI_ERR_BAD_PARAM;
+    }
+    if (slot <= MCA_COLL_LOOM_SLOT_INPUT) {
+        rc = parts_range(t, slot, o->blk, o->nblk, &buf, &n, &dt);
+    } else {
+        const size_t first = mca_coll_loom_layout_start(&t->layout, o->blk);
+        n = mca_coll_loom_layout_start(&t->layout, o->blk + o->nblk) - first;
+        buf += (ptrdiff_t) first * t->extent;
+    }
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    if (0 == n) {
+        /* an empty part: the peer's matching part is empty too (equal signatures) */
+        task_posted(t, i);
+        task_done(t, i);
+        return OMPI_SUCCESS;
+    }
+    if (send) {
+        rc = MCA_PML_CALL(isend(buf, n, dt, o->peer, t->tag, MCA_PML_BASE_SEND_STANDARD, t->comm, &t->req[i]));
+    } else {
+        rc = MCA_PML_CALL(irecv(buf, n, dt, o->peer, t->tag, t->comm, &t->req[i]));
+    }
+    if (OMPI_SUCCESS != rc) {
+        t->req[i] = NULL;
+        return rc;
+    }
+    t->inflight[t->ninflight++] = i;
+    task_posted(t, i);
+    return OMPI_SUCCESS;
+}
+
 /* Starts op i, whose predecessors are all done.  Local ops run to completion here. */
 static int task_start_op(mca_coll_loom_task_t *t, int32_t i)
 {
@@ -305,6 +410,10 @@ static int task_start_op(mca_coll_loom_task_t *t, int32_t i)
     }
     if (OPAL_UNLIKELY(o->src >= t->s->nslots || o->dst >= t->s->nslots)) {
         return OMPI_ERR_BAD_PARAM;
+    }
+    if (OPAL_UNLIKELY(NULL != t->parts)) {
+        return MCA_COLL_LOOM_OP_SEND == o->kind || MCA_COLL_LOOM_OP_RECV == o->kind ? parts_transfer(t, i)
+                                                                                   : parts_local(t, i);
     }
     src = t->slot[o->src];
     dst = t->slot[o->dst];
@@ -474,6 +583,7 @@ int mca_coll_loom_task_init(mca_coll_loom_task_t *t, mca_coll_loom_module_t *m, 
     t->scratch_bytes = 0;
     t->scratch_owned = false;
     t->extent = 0;
+    t->parts = NULL;
     t->layout = (mca_coll_loom_layout_t) {
         .count = count, .nseg = nseg, .nparts = s->nblocks / nseg, .part_displ = part_displ};
 
@@ -542,6 +652,24 @@ int mca_coll_loom_task_init(mca_coll_loom_task_t *t, mca_coll_loom_module_t *m, 
     return OMPI_SUCCESS;
 }
 
+int mca_coll_loom_task_set_parts(mca_coll_loom_task_t *t, const mca_coll_loom_parts_t *parts)
+{
+    ptrdiff_t lb;
+
+    /* parts of their own sizes have no scratch shape; segments would cut parts */
+    if ((NULL != parts->displ[0] || NULL != parts->displ[1]) && t->s->nslots > MCA_COLL_LOOM_SLOT_SCRATCH0) {
+        return OMPI_ERR_NOT_SUPPORTED;
+    }
+    if (t->s->nseg > 1 || t->s->nblocks <= 0) {
+        return OMPI_ERR_NOT_SUPPORTED;
+    }
+    for (int k = 0; k < 2; ++k) {
+        ompi_datatype_get_extent(parts->dtype[k], &lb, &t->parts_extent[k]);
+    }
+    t->parts = parts;
+    return OMPI_SUCCESS;
+}
+
 void mca_coll_loom_task_start(mca_coll_loom_task_t *t)
 {
     const mca_coll_loom_sched_t *s = t->s;
@@ -598,7 +726,8 @@ static inline bool any_complete(const mca_coll_loom_task_t *t)
 /* A blocking call: start, then progress the task and Open MPI until it is done. */
 static int exec_schedule(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s, const void *sbuf,
                          void *rbuf, size_t count, ompi_datatype_t *dtype, ompi_op_t *op,
-                         ompi_communicator_t *comm, int tag, unsigned call, const size_t *part_displ)
+                         ompi_communicator_t *comm, int tag, unsigned call, const size_t *part_displ,
+                         const mca_coll_loom_parts_t *parts)
 {
     mca_coll_loom_task_t t;
     char *mem = NULL;
@@ -611,6 +740,9 @@ static int exec_schedule(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t 
         }
     }
     rc = mca_coll_loom_task_init(&t, m, s, sbuf, rbuf, count, dtype, op, comm, tag, call, part_displ, mem);
+    if (OMPI_SUCCESS == rc && NULL != parts) {
+        rc = mca_coll_loom_task_set_parts(&t, parts);
+    }
     if (OMPI_SUCCESS == rc) {
         mca_coll_loom_task_start(&t);
         while (!mca_coll_loom_task_progress(&t)) {
@@ -632,7 +764,20 @@ int mca_coll_loom_exec(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s
                        void *rbuf, size_t count, ompi_datatype_t *dtype, ompi_op_t *op,
                        ompi_communicator_t *comm, int tag, unsigned call, const size_t *part_displ)
 {
-    const int rc = exec_schedule(m, s, sbuf, rbuf, count, dtype, op, comm, tag, call, part_displ);
+    const int rc = exec_schedule(m, s, sbuf, rbuf, count, dtype, op, comm, tag, call, part_displ, NULL);
+
+    if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
+        mca_coll_loom_mark_failed(m, comm, rc);
+    }
+    return rc;
+}
+
+int mca_coll_loom_exec_parts(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s, const void *sbuf,
+                             void *rbuf, size_t count, const mca_coll_loom_parts_t *parts,
+                             ompi_communicator_t *comm, int tag)
+{
+    const int rc = exec_schedule(m, s, sbuf, rbuf, count, parts->dtype[0], NULL, comm, tag,
+                                 MCA_COLL_LOOM_CALL_NO_OP, NULL, parts);
 
     if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
         mca_coll_loom_mark_failed(m, comm, rc);

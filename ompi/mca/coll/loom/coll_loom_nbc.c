@@ -49,6 +49,7 @@ static void request_construct(loom_request_t *r)
     r->packed = NULL;
     r->tmp = NULL;
     r->c.displ = NULL;
+    r->c.parts_mem = NULL;
 }
 
 static OBJ_CLASS_INSTANCE(loom_request_t, ompi_coll_base_nbc_request_t, request_construct, NULL);
@@ -68,7 +69,7 @@ static void request_finish(loom_request_t *r, int rc)
             mca_coll_loom_mark_failed(c->module, c->comm, rc);
         }
         /* a copy-out or unpack that fails after the exchange concerns this rank alone */
-        if (OMPI_SUCCESS == rc && NULL != r->tmp && c->displ[c->rank + 1] > c->displ[c->rank]) {
+        if (OMPI_SUCCESS == rc && NULL != c->displ && NULL != r->tmp && c->displ[c->rank + 1] > c->displ[c->rank]) {
             ptrdiff_t lb, extent;
             ompi_datatype_get_extent(c->dtype, &lb, &extent);
             rc = mca_coll_loom_copy_content(c->dtype, c->displ[c->rank + 1] - c->displ[c->rank],
@@ -213,9 +214,23 @@ static int request_start_one(loom_request_t *r)
         sbuf = MPI_IN_PLACE == sbuf ? c->out : sbuf;
         rbuf = r->tmp - r->tmp_gap;
     }
+    if (OMPI_SUCCESS == rc && c->in_place) {
+        /* alltoall(v) in place: INPUT is what rbuf held at the start */
+        r->tmp_span = (size_t) opal_datatype_span(&dtype->super, c->in_place_count, &r->tmp_gap);
+        r->tmp = mca_coll_loom_scratch_take(r->tmp_span);
+        if (NULL == r->tmp) {
+            rc = OMPI_ERR_OUT_OF_RESOURCE;
+        } else {
+            sbuf = r->tmp - r->tmp_gap;
+            rc = mca_coll_loom_copy_content(dtype, c->in_place_count, r->tmp - r->tmp_gap, rbuf);
+        }
+    }
     if (OMPI_SUCCESS == rc) {
         rc = mca_coll_loom_task_init(&r->task, NULL, &r->sched, sbuf, rbuf, count, dtype, c->op, c->comm, tag,
                                      c->call, c->displ, r->mem + mca_coll_loom_sched_copy_bytes(&r->sched));
+    }
+    if (OMPI_SUCCESS == rc && c->has_parts) {
+        rc = mca_coll_loom_task_set_parts(&r->task, &c->parts);
     }
     if (OMPI_SUCCESS != rc) {
         request_finish(r, rc);
@@ -269,6 +284,8 @@ static int request_free(ompi_request_t **rptr)
     r->mem = NULL;
     free(r->c.displ);
     r->c.displ = NULL;
+    free(r->c.parts_mem);
+    r->c.parts_mem = NULL;
     for (int k = 0; k < 2; ++k) {
         if (NULL != r->super.data.objs.objs[k]) {
             OBJ_RELEASE(r->super.data.objs.objs[k]);
@@ -303,6 +320,7 @@ int mca_coll_loom_nb_post(const mca_coll_loom_sched_t *s, mca_coll_loom_nb_call_
 
     if (NULL == r) {
         free(c->displ);
+        free(c->parts_mem);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     OMPI_REQUEST_INIT(&r->super.super, persistent);
@@ -318,6 +336,8 @@ int mca_coll_loom_nb_post(const mca_coll_loom_sched_t *s, mca_coll_loom_nb_call_
         if (NULL == r->mem) {
             free(r->c.displ);
             r->c.displ = NULL;
+            free(r->c.parts_mem);
+            r->c.parts_mem = NULL;
             OBJ_RELEASE(c->comm);
             OBJ_RELEASE(r);
             return OMPI_ERR_OUT_OF_RESOURCE;

@@ -1,0 +1,246 @@
+/*
+ * coll/loom: MPI_Alltoall and MPI_Alltoallv entry points, blocking, non-blocking and
+ * persistent.  The schedule's INPUT is the send buffer and RESULT the receive buffer,
+ * each with its own datatype and parts (mca_coll_loom_parts_t): blocks go straight
+ * from and to the user's buffers, with the user's datatypes, whatever their layout.
+ * MPI_IN_PLACE runs on a copy of the receive buffer as INPUT.
+ *
+ * Alltoallv's counts differ between ranks, so no rank knows the call's total size:
+ * its rules see 0 bytes (every rank must choose the same algorithm).
+ */
+#include "ompi_config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi.h"
+#include "opal/datatype/opal_datatype.h"
+#include "ompi/communicator/communicator.h"
+#include "ompi/constants.h"
+#include "ompi/datatype/ompi_datatype.h"
+#include "ompi/mca/coll/base/coll_tags.h"
+
+#include "coll_loom.h"
+
+/* Elements of rbuf an in-place alltoallv spans: up to the end of its last part. */
+static size_t v_span(int P, const int *counts, const int *displs)
+{
+    size_t end = 0;
+
+    for (int j = 0; j < P; ++j) {
+        if (counts[j] > 0 && (size_t) displs[j] + (size_t) counts[j] > end) {
+            end = (size_t) displs[j] + (size_t) counts[j];
+        }
+    }
+    return end;
+}
+
+/* Runs s with INPUT a copy of the first `n` elements of rbuf (MPI_IN_PLACE). */
+static int exec_in_place(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s, void *rbuf, size_t n,
+                         size_t count, const mca_coll_loom_parts_t *parts, ompi_communicator_t *comm, int tag)
+{
+    ptrdiff_t gap = 0;
+    const size_t span = (size_t) opal_datatype_span(&parts->dtype[0]->super, n, &gap);
+    char *copy = mca_coll_loom_scratch_take(span);
+    int rc;
+
+    if (NULL == copy) {
+        mca_coll_loom_mark_failed(m, comm, OMPI_ERR_OUT_OF_RESOURCE); /* the peers run the schedule */
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    rc = mca_coll_loom_copy_content(parts->dtype[0], n, copy - gap, rbuf);
+    if (OMPI_SUCCESS != rc) {
+        mca_coll_loom_mark_failed(m, comm, rc);
+    } else {
+        rc = mca_coll_loom_exec_parts(m, s, copy - gap, rbuf, count, parts, comm, tag);
+    }
+    mca_coll_loom_scratch_give(copy, span);
+    return rc;
+}
+
+int mca_coll_loom_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                           struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                           mca_coll_base_module_t *module)
+{
+    mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
+    const int P = ompi_comm_size(comm);
+    const bool in_place = MPI_IN_PLACE == sbuf;
+    const mca_coll_loom_sched_t *s;
+    mca_coll_loom_choice_t choice;
+    mca_coll_loom_parts_t parts;
+    size_t tsize = 0;
+
+    /* the signatures are equal between every pair, so all ranks see one size */
+    if (mca_coll_loom_empty((size_t) rcount, rdtype, &tsize)) {
+        return OMPI_SUCCESS;
+    }
+    s = mca_coll_loom_plan(m, MCA_COLL_LOOM_COLL_ALLTOALL, comm, (size_t) P * (size_t) rcount * tsize,
+                           MCA_COLL_LOOM_CALL_NO_OP, 0, &choice);
+    if (NULL == s) {
+        if (OPAL_UNLIKELY(m->failed)) {
+            return OMPI_ERROR;
+        }
+        return m->previous_alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
+                                    m->previous_alltoall_module);
+    }
+    parts = (mca_coll_loom_parts_t) {.dtype = {rdtype, in_place ? rdtype : sdtype},
+                                     .each = {(size_t) rcount, in_place ? (size_t) rcount : (size_t) scount}};
+    if (in_place) {
+        return exec_in_place(m, s, rbuf, (size_t) P * (size_t) rcount, (size_t) P * (size_t) rcount, &parts, comm,
+                             MCA_COLL_BASE_TAG_ALLTOALL);
+    }
+    return mca_coll_loom_exec_parts(m, s, sbuf, rbuf, (size_t) P * (size_t) rcount, &parts, comm,
+                                    MCA_COLL_BASE_TAG_ALLTOALL);
+}
+
+int mca_coll_loom_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *sdtype,
+                            void *rbuf, const int *rcounts, const int *rdispls, struct ompi_datatype_t *rdtype,
+                            struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+{
+    mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
+    const int P = ompi_comm_size(comm);
+    const bool in_place = MPI_IN_PLACE == sbuf;
+    const mca_coll_loom_sched_t *s;
+    mca_coll_loom_choice_t choice;
+    mca_coll_loom_parts_t parts;
+
+    s = mca_coll_loom_plan(m, MCA_COLL_LOOM_COLL_ALLTOALLV, comm, 0, MCA_COLL_LOOM_CALL_NO_OP, 0, &choice);
+    if (NULL == s) {
+        if (OPAL_UNLIKELY(m->failed)) {
+            return OMPI_ERROR;
+        }
+        return m->previous_alltoallv(sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype, comm,
+                                     m->previous_alltoallv_module);
+    }
+    parts = (mca_coll_loom_parts_t) {.dtype = {rdtype, in_place ? rdtype : sdtype},
+                                     .displ = {rdispls, in_place ? rdispls : sdispls},
+                                     .counts = {rcounts, in_place ? rcounts : scounts}};
+    if (in_place) {
+        return exec_in_place(m, s, rbuf, v_span(P, rcounts, rdispls), 0, &parts, comm, MCA_COLL_BASE_TAG_ALLTOALLV);
+    }
+    return mca_coll_loom_exec_parts(m, s, sbuf, rbuf, 0, &parts, comm, MCA_COLL_BASE_TAG_ALLTOALLV);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* non-blocking and persistent forms                                                      */
+
+/* Posts an alltoall (counts NULL: scount / rcount per part) or alltoallv.
+ * OMPI_ERR_NOT_AVAILABLE: the previous component's form is to serve it. */
+static int alltoall_post(mca_coll_loom_coll_t coll, const void *sbuf, int scount, const int *scounts,
+                         const int *sdispls, ompi_datatype_t *sdtype, void *rbuf, int rcount, const int *rcounts,
+                         const int *rdispls, ompi_datatype_t *rdtype, ompi_communicator_t *comm,
+                         mca_coll_loom_module_t *m, bool persistent, ompi_request_t **request)
+{
+    const int P = ompi_comm_size(comm);
+    const bool in_place = MPI_IN_PLACE == sbuf, v = MCA_COLL_LOOM_COLL_ALLTOALLV == coll;
+    const mca_coll_loom_sched_t *s = NULL;
+    mca_coll_loom_choice_t choice;
+    mca_coll_loom_nb_call_t c;
+    size_t tsize = 0, count = 0;
+
+    if (v || !mca_coll_loom_empty((size_t) rcount, rdtype, &tsize)) {
+        s = mca_coll_loom_plan_nb(m, coll, comm, v ? 0 : (size_t) P * (size_t) rcount * tsize,
+                                  MCA_COLL_LOOM_CALL_NO_OP, 0, &choice);
+        if (NULL == s) {
+            return OPAL_UNLIKELY(m->failed) ? OMPI_ERROR : OMPI_ERR_NOT_AVAILABLE;
+        }
+        count = v ? 0 : (size_t) P * (size_t) rcount;
+    }
+    mca_coll_loom_nb_call_init(&c, m, comm, in_place ? NULL : sbuf, rbuf, count, rdtype, NULL,
+                               MCA_COLL_LOOM_CALL_NO_OP);
+    c.own_sdtype = in_place ? NULL : sdtype; /* kept alive with the request */
+    if (NULL != s) {
+        c.has_parts = true;
+        c.parts.dtype[0] = rdtype;
+        c.parts.dtype[1] = in_place ? rdtype : sdtype;
+        if (v) {
+            /* the arrays are the caller's: a copy, since a persistent request outlives
+             * the call that made it */
+            c.parts_mem = malloc(4 * (size_t) P * sizeof(int));
+            if (NULL == c.parts_mem) {
+                /* the other ranks run the schedule planned: this one must not fall back */
+                mca_coll_loom_mark_failed(m, comm, OMPI_ERR_OUT_OF_RESOURCE);
+                return OMPI_ERR_OUT_OF_RESOURCE;
+            }
+            memcpy(c.parts_mem, rcounts, (size_t) P * sizeof(int));
+            memcpy(c.parts_mem + P, rdispls, (size_t) P * sizeof(int));
+            memcpy(c.parts_mem + 2 * P, in_place ? rcounts : scounts, (size_t) P * sizeof(int));
+            memcpy(c.parts_mem + 3 * P, in_place ? rdispls : sdispls, (size_t) P * sizeof(int));
+            c.parts.counts[0] = c.parts_mem;
+            c.parts.displ[0] = c.parts_mem + P;
+            c.parts.counts[1] = c.parts_mem + 2 * P;
+            c.parts.displ[1] = c.parts_mem + 3 * P;
+        } else {
+            c.parts.each[0] = (size_t) rcount;
+            c.parts.each[1] = in_place ? (size_t) rcount : (size_t) scount;
+        }
+        if (in_place) {
+            c.in_place = true;
+            c.in_place_count = v ? v_span(P, rcounts, rdispls) : count;
+        }
+    }
+    return mca_coll_loom_nb_post(s, &c, persistent, request);
+}
+
+int mca_coll_loom_ialltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                            struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                            ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
+    int rc = alltoall_post(MCA_COLL_LOOM_COLL_ALLTOALL, sbuf, scount, NULL, NULL, sdtype, rbuf, rcount, NULL, NULL,
+                           rdtype, comm, m, false, request);
+
+    if (OMPI_ERR_NOT_AVAILABLE == rc) {
+        rc = m->previous_ialltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, request,
+                                   m->previous_ialltoall_module);
+    }
+    return rc;
+}
+
+int mca_coll_loom_ialltoallv(const void *sbuf, const int *scounts, const int *sdispls,
+                             struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts, const int *rdispls,
+                             struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                             ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
+    int rc = alltoall_post(MCA_COLL_LOOM_COLL_ALLTOALLV, sbuf, 0, scounts, sdispls, sdtype, rbuf, 0, rcounts,
+                           rdispls, rdtype, comm, m, false, request);
+
+    if (OMPI_ERR_NOT_AVAILABLE == rc) {
+        rc = m->previous_ialltoallv(sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype, comm, request,
+                                    m->previous_ialltoallv_module);
+    }
+    return rc;
+}
+
+int mca_coll_loom_alltoall_init(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                                int rcount, struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                                struct ompi_info_t *info, ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
+    int rc = alltoall_post(MCA_COLL_LOOM_COLL_ALLTOALL, sbuf, scount, NULL, NULL, sdtype, rbuf, rcount, NULL, NULL,
+                           rdtype, comm, m, true, request);
+
+    if (OMPI_ERR_NOT_AVAILABLE == rc) {
+        rc = m->previous_alltoall_init(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, info, request,
+                                       m->previous_alltoall_init_module);
+    }
+    return rc;
+}
+
+int mca_coll_loom_alltoallv_init(const void *sbuf, const int *scounts, const int *sdispls,
+                                 struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
+                                 const int *rdispls, struct ompi_datatype_t *rdtype,
+                                 struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                                 ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
+    int rc = alltoall_post(MCA_COLL_LOOM_COLL_ALLTOALLV, sbuf, 0, scounts, sdispls, sdtype, rbuf, 0, rcounts,
+                           rdispls, rdtype, comm, m, true, request);
+
+    if (OMPI_ERR_NOT_AVAILABLE == rc) {
+        rc = m->previous_alltoallv_init(sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype, comm, info,
+                                        request, m->previous_alltoallv_init_module);
+    }
+    return rc;
+}
