@@ -98,16 +98,17 @@ static int build_alltoall(mca_coll_loom_sched_t *s, int P, int rank, int n)
     }
     for (long d = 1; d < P; d *= n + 1) {
         int cnt[17] = {0};
+        bool packed[17] = {false};
+        /* every port's packing first, then its messages: the round's transfers go out
+         * together (as its round reading has them) */
         for (int v = 1; v <= n && v * d < P; ++v) {
             /* one run (the digit's blocks contiguous): sent from T as they lie */
-            const bool one_run = v * d + (n + 1) * d >= P;
-            if (one_run) {
-                cnt[v] = (int) (v * d + d < P ? d : P - v * d);
-                mca_coll_loom_sched_send_blk(s, mca_coll_loom_rank_mod(rank + v * d, P), T, (int) (v * d), cnt[v]);
-            } else {
-                cnt[v] = digit_runs(s, P, n, d, v, T, PACK(v), true);
-                mca_coll_loom_sched_send_blk(s, mca_coll_loom_rank_mod(rank + v * d, P), PACK(v), 0, cnt[v]);
-            }
+            packed[v] = v * d + (n + 1) * d < P;
+            cnt[v] = packed[v] ? digit_runs(s, P, n, d, v, T, PACK(v), true) : (int) (v * d + d < P ? d : P - v * d);
+        }
+        for (int v = 1; v <= n && v * d < P; ++v) {
+            mca_coll_loom_sched_send_blk(s, mca_coll_loom_rank_mod(rank + v * d, P), packed[v] ? PACK(v) : T,
+                                         packed[v] ? 0 : (int) (v * d), cnt[v]);
             mca_coll_loom_sched_recv_blk(s, mca_coll_loom_rank_mod(rank - v * d, P), UNPACK(v), 0, cnt[v]);
         }
         mca_coll_loom_sched_wait(s);

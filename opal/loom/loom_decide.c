@@ -26,6 +26,8 @@
 #define RSB       .coll = MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK
 #define SCAN      .coll = MCA_COLL_LOOM_COLL_SCAN
 #define EXSCAN    .coll = MCA_COLL_LOOM_COLL_EXSCAN
+#define ALLTOALL  .coll = MCA_COLL_LOOM_COLL_ALLTOALL
+#define ALLTOALLV .coll = MCA_COLL_LOOM_COLL_ALLTOALLV
 #define KIB(x)    ((size_t) (x) * 1024)
 #define MIB(x)    ((size_t) (x) * 1024 * 1024)
 
@@ -252,6 +254,21 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
     {EXSCAN, .max_bytes = KIB(128), .min_nodes = 2, .alg = "hierarchical"},
     {EXSCAN, .max_bytes = 2048, .min_P = 3, .alg = "recursive_doubling"},
     {EXSCAN, .max_bytes = SIZE_MAX, .alg = NULL},
+
+    /* alltoall (bytes: the whole send buffer).  From 16 ranks tuned sends parts under
+     * 512 B through its Bruck (several hops, and wrong data when the send and receive
+     * types differ in layout, docs/performance.md); direct took 0.45-0.76x its time
+     * at np 16 up to 256 B per part.  The rows bound the total, so at P near a row's
+     * top only the smaller parts of that region come here.  Elsewhere on one node
+     * direct is what tuned runs (linear), 1.0-1.2x its time: left to tuned. */
+    {ALLTOALL, .max_bytes = KIB(8) - 1, .min_P = 16, .max_P = 31, .alg = "direct"},
+    {ALLTOALL, .max_bytes = KIB(16) - 1, .min_P = 32, .alg = "direct"},
+    /* the non-blocking forms: libnbc runs the same linear exchange, and its in-place
+     * ialltoallv returned wrong data at np 5-7 in test_alltoall (Open MPI 4.1.4) */
+    {ALLTOALL, .max_bytes = SIZE_MAX, NB, .alg = "direct"},
+    {ALLTOALLV, .max_bytes = SIZE_MAX, NB, .alg = "direct"},
+    {ALLTOALL, .max_bytes = SIZE_MAX, .alg = NULL},
+    {ALLTOALLV, .max_bytes = SIZE_MAX, .alg = NULL},
 };
 
 const int mca_coll_loom_num_builtin_rules =

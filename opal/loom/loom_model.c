@@ -1266,7 +1266,8 @@ static int g_compile(gsim_t *g, int r)
         const double b = (double) el * (double) x->esz;
 
         if (MCA_COLL_LOOM_OP_WAIT == op->kind) {
-            k->ops[i] = (cop_t) {.kp = K_WAIT << 30, .v = 0.0f};
+            /* a lockstep schedule's WAIT waits for its round: a local op of no cost */
+            k->ops[i] = (cop_t) {.kp = (s->lockstep ? K_LOCAL : K_WAIT) << 30, .v = 0.0f};
         } else if (op->nblk > 0 && 0 == el) {
             k->ops[i] = (cop_t) {.kp = K_LOCAL << 30, .v = 0.0f}; /* skipped on both sides */
         } else if (MCA_COLL_LOOM_OP_SEND == op->kind || MCA_COLL_LOOM_OP_RECV == op->kind) {
@@ -1298,7 +1299,7 @@ static int g_compile(gsim_t *g, int r)
         k->chans[c].rhead = k->chans[c].rtail = k->chans[c].mhead = k->chans[c].mtail = -1;
     }
     /* the engine pushes every op without predecessors at its start, in list order; a
-     * WAIT has no edges and is done there */
+     * WAIT has no edges (outside lockstep schedules) and is done there */
     for (size_t i = 0; i < n; ++i) {
         if (K_WAIT == KIND(k->ops[i])) {
             k->rem[i] = G_DONE;

@@ -2,12 +2,13 @@
  * loom_bw: large-message benchmark of loom against Open MPI's tuned component, with
  * tuned's own algorithms forced one by one, in one job.
  *
- *   loom_bw -c allreduce|bcast|reduce|allgather|reduce_scatter|reduce_scatter_block|scan|exscan
+ *   loom_bw -c allreduce|bcast|reduce|allgather|reduce_scatter|reduce_scatter_block|scan|exscan|alltoall
  *           [-m minbytes] [-s maxbytes] [-r rounds] [--big-rounds N] [-t batch_ms]
  *           [--latency] [--tuned-seg bytes] [--bw GB/s] [--all-algs] [--seg-sizes a,b,...] [--csv FILE] [-q]
  *
  * Sizes are the powers of two from minbytes (64 KiB) to maxbytes (64 MiB): the vector
- * for allreduce/bcast/reduce, the whole gathered result for allgather, the whole input
+ * for allreduce/bcast/reduce, the whole gathered result for allgather, the whole send
+ * buffer for alltoall (P parts), the whole input
  * vector for reduce_scatter(_block) (equal counts, bytes / (8 P) doubles per rank).
  *
  * Variants (each on its own communicator where tuned is concerned):
@@ -102,6 +103,8 @@ static const tuned_alg_t tuned_reduce[] = {{3, "pipeline", 1}, {4, "binary", 1},
 static const tuned_alg_t tuned_allgather[] = {{2, "bruck", 0}, {3, "recursive_doubling", 0}, {4, "ring", 0},
                                               {5, "neighbor_exchange", 0}, {0, NULL, 0}};
 static const tuned_alg_t tuned_rs[] = {{2, "recursive_halving", 0}, {3, "ring", 0}, {4, "butterfly", 0}, {0, NULL, 0}};
+static const tuned_alg_t tuned_alltoall[] = {{1, "linear", 0}, {2, "pairwise", 0}, {3, "modified_bruck", 0},
+                                             {4, "linear_sync", 0}, {0, NULL, 0}};
 static const tuned_alg_t tuned_rsb[] = {{2, "recursive_doubling", 0}, {3, "recursive_halving", 0}, {4, "butterfly", 0},
                                         {0, NULL, 0}};
 
@@ -125,6 +128,7 @@ static const tuned_alg_t *tuned_algs(lt_coll_t c)
     case LT_ALLGATHER: return tuned_allgather;
     case LT_REDUCE_SCATTER: return tuned_rs;
     case LT_REDUCE_SCATTER_BLOCK: return tuned_rsb;
+    case LT_ALLTOALL: return tuned_alltoall;
     default: return NULL;
     }
 }
@@ -136,7 +140,8 @@ static double bound_factor(lt_coll_t c, int p)
     case LT_ALLREDUCE: return 2.0 * (p - 1) / p;
     case LT_ALLGATHER:
     case LT_REDUCE_SCATTER:
-    case LT_REDUCE_SCATTER_BLOCK: return (double) (p - 1) / p;
+    case LT_REDUCE_SCATTER_BLOCK:
+    case LT_ALLTOALL: return (double) (p - 1) / p;
     default: return 1.0;
     }
 }
@@ -146,7 +151,8 @@ static double bound_factor(lt_coll_t c, int p)
 static long call_count(long bytes)
 {
     long n = bytes / (long) sizeof(double);
-    if (coll == LT_ALLGATHER || coll == LT_REDUCE_SCATTER || coll == LT_REDUCE_SCATTER_BLOCK) return n / wsize;
+    if (coll == LT_ALLGATHER || coll == LT_REDUCE_SCATTER || coll == LT_REDUCE_SCATTER_BLOCK || coll == LT_ALLTOALL)
+        return n / wsize;
     return n;
 }
 
@@ -167,6 +173,7 @@ static void run_coll(MPI_Comm comm, double *sbuf, double *rbuf, long count)
     case LT_REDUCE_SCATTER_BLOCK: MPI_Reduce_scatter_block(sbuf, rbuf, c, MPI_DOUBLE, MPI_SUM, comm); break;
     case LT_SCAN: MPI_Scan(sbuf, rbuf, c, MPI_DOUBLE, MPI_SUM, comm); break;
     case LT_EXSCAN: MPI_Exscan(sbuf, rbuf, c, MPI_DOUBLE, MPI_SUM, comm); break;
+    case LT_ALLTOALL: MPI_Alltoall(sbuf, c, MPI_DOUBLE, rbuf, c, MPI_DOUBLE, comm); break;
     default: break;
     }
 }
@@ -177,7 +184,7 @@ static double input(int r, long j) { return (double) (r + 1) + (double) (j % 7);
 /* Poisons the output before a checked call; for bcast the root keeps its data. */
 static void poison(double *rbuf, long count)
 {
-    long n = coll == LT_ALLGATHER ? count * wsize : count;
+    long n = coll == LT_ALLGATHER || coll == LT_ALLTOALL ? count * wsize : count;
     if (coll == LT_BCAST && wrank == ROOT) {
         for (long j = 0; j < n; j++) rbuf[j] = input(ROOT, j);
         return;
@@ -202,6 +209,11 @@ static long check(const double *rbuf, long count)
         break;
     case LT_ALLGATHER:
         for (long j = 0; j < count * wsize; j++) bad += rbuf[j] != input((int) (j / count), j % count);
+        break;
+    case LT_ALLTOALL:
+        /* part s: rank s's part for this rank (send buffer element wrank * count + i) */
+        for (long j = 0; j < count * wsize; j++)
+            bad += rbuf[j] != input((int) (j / count), (long) wrank * count + j % count);
         break;
     case LT_REDUCE_SCATTER:
     case LT_REDUCE_SCATTER_BLOCK:
@@ -319,7 +331,7 @@ int main(int argc, char **argv)
         if (0 == strcmp(a, "-c") && val) {
             int found = 0;
             for (int c = 0; c < LT_NUM_COLLS; c++)
-                if (c != LT_BARRIER && 0 == strcmp(val, lt_coll_name((lt_coll_t) c))) coll = (lt_coll_t) c, found = 1;
+                if (c != LT_BARRIER && c != LT_ALLTOALLV && 0 == strcmp(val, lt_coll_name((lt_coll_t) c))) coll = (lt_coll_t) c, found = 1;
             if (!found) { usage(argv[0]); MPI_Finalize(); return 2; }
             i++;
         } else if (0 == strcmp(a, "-m") && val) { minbytes = atol(val); i++; }
@@ -454,7 +466,8 @@ int main(int argc, char **argv)
             lt_diff_t d;
             if (v == ntuned) set_loom(&vs[v]);
             lt_read(coll, &b);
-            if (coll == LT_ALLGATHER || coll == LT_REDUCE_SCATTER || coll == LT_REDUCE_SCATTER_BLOCK) {
+            if (coll == LT_ALLGATHER || coll == LT_REDUCE_SCATTER || coll == LT_REDUCE_SCATTER_BLOCK ||
+                coll == LT_ALLTOALL) {
                 double in[64];
                 for (int i = 0; i < 64; i++) in[i] = one;
                 run_coll(vs[v].comm, in, out, wsize <= 64 ? 1 : 0);

@@ -62,6 +62,11 @@ static void lt_fini(void);
 static int lt_num_loom_pvars(void);
 static const char *lt_coll_name(lt_coll_t c);
 
+/* The counters of collective c's non-blocking and persistent forms
+ * (coll_loom_i<coll>_<alg>_calls): LT_NB(c) is accepted wherever a collective is, by
+ * the functions below (lt_coll_name gives "i<coll>"). */
+#define LT_NB(c) ((lt_coll_t) ((int) (c) + LT_NUM_COLLS))
+
 /* Algorithms of a collective, in discovery order. */
 static int lt_nalgs(lt_coll_t c);
 static const char *lt_alg_name(lt_coll_t c, int i);
@@ -158,7 +163,7 @@ LT_MAYBE_UNUSED static void lt__strlcpy(char *dst, size_t len, const char *src)
 #define LT_COLL_NAME_(ID, name, arg) #name,
 LT_MAYBE_UNUSED static const char *lt__coll_names[LT_NUM_COLLS] = {MCA_COLL_LOOM_COLLECTIVES(LT_COLL_NAME_, ~)};
 #undef LT_COLL_NAME_
-LT_MAYBE_UNUSED static lt__coll_pvars_t lt__pv[LT_NUM_COLLS];
+LT_MAYBE_UNUSED static lt__coll_pvars_t lt__pv[2 * LT_NUM_COLLS]; /* blocking, then LT_NB(c) */
 LT_MAYBE_UNUSED static MPI_T_pvar_session lt__session = MPI_T_PVAR_SESSION_NULL;
 LT_MAYBE_UNUSED static int lt__num_loom_pvars = 0;
 LT_MAYBE_UNUSED static int lt__initialised = 0;
@@ -168,7 +173,13 @@ LT_MAYBE_UNUSED static int lt__have_shm[LT_SHM_NCOUNTERS];
 LT_MAYBE_UNUSED static MPI_T_pvar_handle lt__shm_h[LT_SHM_NCOUNTERS];
 LT_MAYBE_UNUSED static MPI_Datatype lt__shm_dt[LT_SHM_NCOUNTERS];
 
-LT_MAYBE_UNUSED static const char *lt_coll_name(lt_coll_t c) { return lt__coll_names[c]; }
+LT_MAYBE_UNUSED static const char *lt_coll_name(lt_coll_t c)
+{
+    static char inames[LT_NUM_COLLS][LT_NAME_LEN];
+    if (c < LT_NUM_COLLS) return lt__coll_names[c];
+    if ('\0' == inames[c - LT_NUM_COLLS][0]) snprintf(inames[c - LT_NUM_COLLS], LT_NAME_LEN, "i%s", lt__coll_names[c - LT_NUM_COLLS]);
+    return inames[c - LT_NUM_COLLS];
+}
 LT_MAYBE_UNUSED static int lt_num_loom_pvars(void) { return lt__num_loom_pvars; }
 LT_MAYBE_UNUSED static int lt_nalgs(lt_coll_t c) { return lt__pv[c].n; }
 LT_MAYBE_UNUSED static const char *lt_alg_name(lt_coll_t c, int i) { return (i >= 0 && i < lt__pv[c].n) ? lt__pv[c].name[i] : "?"; }
@@ -189,6 +200,7 @@ LT_MAYBE_UNUSED static const char *lt_knob_cvar(const char *alg)
     if (0 == strcmp(alg, "ring")) return "coll_loom_ring_segment_size";
     if (0 == strcmp(alg, "twotree")) return "coll_loom_twotree_chunk_size";
     if (0 == strcmp(alg, "hierarchical")) return "coll_loom_hierarchical_segment_size";
+    if (0 == strcmp(alg, "direct")) return "coll_loom_direct_window";
     return NULL;
 }
 
@@ -335,6 +347,13 @@ LT_MAYBE_UNUSED static int lt_init(void)
             continue;
         }
         int c = lt__parse_pvar_name(name, alg, sizeof(alg));
+        if (c < 0 && 0 == strncmp(name, "coll_loom_i", 11)) {
+            /* coll_loom_i<coll>_<alg>_calls: the non-blocking and persistent forms */
+            char blocking[300];
+            snprintf(blocking, sizeof(blocking), "coll_loom_%s", name + 11);
+            c = lt__parse_pvar_name(blocking, alg, sizeof(alg));
+            c = c < 0 ? -1 : (int) LT_NB(c);
+        }
         if (c < 0) continue;
         if (MPI_T_BIND_NO_OBJECT != bind) {
             fprintf(stderr, "loom-test: pvar %s is bound to an object (%d); expected none\n", name, bind);

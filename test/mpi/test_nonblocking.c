@@ -309,103 +309,24 @@ static int large_np(void) { return wsize >= 16; }
  * persistent forms too. */
 #define NB_COLLS LT_ALLTOALL
 
-static const char *icoll(lt_coll_t c)
-{
-    static char n[LT_NUM_COLLS][LT_NAME_LEN];
-    if ('\0' == n[c][0]) snprintf(n[c], LT_NAME_LEN, "i%s", lt_coll_name(c));
-    return n[c];
-}
+static const char *icoll(lt_coll_t c) { return lt_coll_name(LT_NB(c)); }
 
 /* ------------------------------------------------------------------------- */
 /* loom's counters of the non-blocking forms: coll_loom_i<coll>_<alg>_calls  */
+/* (found by lt_init, read as LT_NB(c): loom_test_util.h)                     */
 
-typedef struct {
-    int n;
-    char name[LT_MAX_ALGS][LT_NAME_LEN];
-    MPI_T_pvar_handle h[LT_MAX_ALGS];
-    MPI_Datatype dt[LT_MAX_ALGS];
-    int has_fb;
-    MPI_T_pvar_handle fb;
-    MPI_Datatype fb_dt;
-} nbpv_t;
-static nbpv_t nbpv[LT_NUM_COLLS];
-
-/* After lt_init: finds every coll_loom_i<coll>_<alg>_calls (loom's registry, whatever its
- * algorithms are).  Returns how many were found. */
-static int nb_discover(void)
+static int nb_found(void)
 {
-    int num, found = 0;
-    memset(nbpv, 0, sizeof(nbpv));
-    if (MPI_SUCCESS != MPI_T_pvar_get_num(&num)) return 0;
-    for (int i = 0; i < num; i++) {
-        char name[256], desc[1024], alg[LT_NAME_LEN], blocking[300];
-        int namelen = sizeof(name), desclen = sizeof(desc), verbosity, var_class, bind, readonly, continuous,
-            atomic, count = 0;
-        MPI_Datatype dt;
-        MPI_T_enum et;
-        MPI_T_pvar_handle h;
-        if (MPI_SUCCESS != MPI_T_pvar_get_info(i, name, &namelen, &verbosity, &var_class, &dt, &et, desc, &desclen,
-                                               &bind, &readonly, &continuous, &atomic))
-            continue;
-        if (0 != strncmp(name, "coll_loom_i", 11)) continue;
-        snprintf(blocking, sizeof(blocking), "coll_loom_%s", name + 11); /* the blocking form's name */
-        int c = lt__parse_pvar_name(blocking, alg, sizeof(alg));
-        if (c < 0 || MPI_T_BIND_NO_OBJECT != bind) continue;
-        if (MPI_SUCCESS != MPI_T_pvar_handle_alloc(lt__session, i, NULL, &h, &count) || 1 != count) {
-            fprintf(stderr, "test_nonblocking: cannot allocate a handle for pvar %s\n", name);
-            continue;
-        }
-        if (!continuous) (void) MPI_T_pvar_start(lt__session, h);
-        found++;
-        if (0 == strcmp(alg, "fallback")) {
-            nbpv[c].has_fb = 1;
-            nbpv[c].fb = h;
-            nbpv[c].fb_dt = dt;
-        } else if (nbpv[c].n < LT_MAX_ALGS) {
-            int k = nbpv[c].n++;
-            snprintf(nbpv[c].name[k], LT_NAME_LEN, "%s", alg);
-            nbpv[c].h[k] = h;
-            nbpv[c].dt[k] = dt;
-        }
-    }
-    return found;
-}
-
-static int nb_alg_index(lt_coll_t c, const char *alg)
-{
-    for (int i = 0; i < nbpv[c].n; i++)
-        if (0 == strcmp(nbpv[c].name[i], alg)) return i;
-    return -1;
+    int n = 0;
+    for (int c = 0; c < LT_NUM_COLLS; c++) n += lt_nalgs(LT_NB(c)) + lt_has_fallback(LT_NB(c));
+    return n;
 }
 
 static void nb_read(lt_coll_t c, lt_counts_t *out)
 {
     memset(out, 0, sizeof(*out));
     if (oracle_only) return;
-    for (int i = 0; i < nbpv[c].n; i++) lt__read_one(nbpv[c].h[i], nbpv[c].dt[i], &out->alg[i]);
-    if (nbpv[c].has_fb) lt__read_one(nbpv[c].fb, nbpv[c].fb_dt, &out->fallback);
-}
-
-static void nb_diff(lt_coll_t c, const lt_counts_t *b, const lt_counts_t *a, lt_diff_t *d)
-{
-    size_t off = 0;
-    d->changed = 0;
-    d->which = LT_WHICH_NONE;
-    d->delta = 0;
-    d->desc[0] = '\0';
-    for (int i = -1; i < nbpv[c].n; i++) {
-        unsigned long long x = i < 0 ? b->fallback : b->alg[i], y = i < 0 ? a->fallback : a->alg[i];
-        if (x == y) continue;
-        d->changed++;
-        d->which = i < 0 ? LT_WHICH_FALLBACK : i;
-        d->delta = (long long) (y - x);
-        if (off < sizeof(d->desc)) {
-            int w = snprintf(d->desc + off, sizeof(d->desc) - off, "%s%s_%s%+lld", off ? " " : "", icoll(c),
-                             i < 0 ? "fallback" : nbpv[c].name[i], (long long) (y - x));
-            if (w > 0) off += (size_t) w;
-        }
-    }
-    if (0 == d->changed) snprintf(d->desc, sizeof(d->desc), "none");
+    (void) lt_read(LT_NB(c), out);
 }
 
 /* per (collective, algorithm): calls forced to it on communicators loom serves, and how
@@ -725,10 +646,10 @@ static void call_label(call_t *k)
         snprintf(extra, sizeof(extra), " recvcounts=%s",
                  k->pattern == 0 ? "uniform" : k->pattern == 1 ? "uneven+zeros" : "all-to-last");
     if (k->coll == LT_BARRIER)
-        snprintf(k->label, sizeof(k->label), "%s comm=%s(P=%d,rank=%d) alg=%s [%s]", icoll(k->coll), k->c->name,
+        snprintf(k->label, sizeof(k->label), "%.40s comm=%s(P=%d,rank=%d) alg=%s [%s]", icoll(k->coll), k->c->name,
                  k->c->size, k->c->rank, sd, k->ctx ? k->ctx : "");
     else
-        snprintf(k->label, sizeof(k->label), "%s comm=%s(P=%d,rank=%d) type=%s op=%s count=%ld%s %s alg=%s [%s]",
+        snprintf(k->label, sizeof(k->label), "%.40s comm=%s(P=%d,rank=%d) type=%s op=%s count=%ld%s %s alg=%s [%s]",
                  icoll(k->coll), k->c->name, k->c->size, k->c->rank, tname[k->t], oname[k->o], k->count, extra,
                  k->inplace ? "MPI_IN_PLACE" : "sendbuf", sd, k->ctx ? k->ctx : "");
 }
@@ -957,7 +878,7 @@ static int refuses(const call_t *k, const char *alg)
             return !(comm && exact && (idem || (n > 0 && dissemination_adaptable(n, P))));
         }
         return -1;
-    case LT_BARRIER: case LT_BCAST: case LT_ALLGATHER: return nb_alg_index(k->coll, alg) >= 0 ? 0 : -1;
+    case LT_BARRIER: case LT_BCAST: case LT_ALLGATHER: return lt_alg_index(LT_NB(k->coll), alg) >= 0 ? 0 : -1;
     case LT_REDUCE:
         if (0 == strcmp(alg, "binomial")) return 0;
         if (0 == strcmp(alg, "twotree") || 0 == strcmp(alg, "hierarchical")) return !comm;
@@ -981,7 +902,7 @@ static void check_counters(const call_t *k, const lt_counts_t *b, const lt_count
     const lt_coll_t lc = k->coll;
     if (oracle_only) return;
     nchecks++;
-    nb_diff(lc, b, a, &d);
+    lt_diff(LT_NB(lc), b, a, &d);
     lt_diff(lc, bb, ba, &db);
     if (db.changed)
         FAIL("%s: a non-blocking call moved loom's blocking %s counters: %s", k->label, lt_coll_name(lc), db.desc);
@@ -1002,8 +923,8 @@ static void check_counters(const call_t *k, const lt_counts_t *b, const lt_count
         else auto_fallback[lc]++;
         return;
     }
-    const int fi = nb_alg_index(lc, forced);
-    const char *ran = d.which == LT_WHICH_FALLBACK ? "the previous component (libnbc)" : nbpv[lc].name[d.which];
+    const int fi = lt_alg_index(LT_NB(lc), forced);
+    const char *ran = d.which == LT_WHICH_FALLBACK ? "the previous component (libnbc)" : lt_alg_name(LT_NB(lc), d.which);
     if (fi < 0) {
         FAIL("%s: forced algorithm %s has no coll_loom_%s_%s_calls counter", k->label, forced, icoll(lc), forced);
         return;
@@ -1015,7 +936,7 @@ static void check_counters(const call_t *k, const lt_counts_t *b, const lt_count
     if (d.which == fi) forced_served[lc][fi]++;
     if (r == 1) {
         int other = 0;
-        for (int i = 0; i < nbpv[lc].n; i++) other |= 0 == refuses(k, nbpv[lc].name[i]);
+        for (int i = 0; i < lt_nalgs(LT_NB(lc)); i++) other |= 0 == refuses(k, lt_alg_name(LT_NB(lc), i));
         if (d.which == fi)
             FAIL("%s: forced %s may NOT serve this call (its declared restrictions), but it ran", k->label, forced);
         else if (d.which == LT_WHICH_FALLBACK ? other : 1 == refuses(k, ran))
@@ -1181,8 +1102,8 @@ static int build_settings(lt_coll_t c, setting_t *ss, int max)
     int n = 0;
     ss[n++] = (setting_t){"auto", -1};
     if (oracle_only) return n;
-    for (int a = 0; a < nbpv[c].n && n < max; a++) {
-        const char *name = nbpv[c].name[a];
+    for (int a = 0; a < lt_nalgs(LT_NB(c)) && n < max; a++) {
+        const char *name = lt_alg_name(LT_NB(c), a);
         int knobs[2] = {-1, -1};
         ss[n] = (setting_t){"", -1};
         snprintf(ss[n++].alg, LT_NAME_LEN, "%s", name);
@@ -1405,14 +1326,14 @@ static void auto_sweep(comm_t *c)
                         check_counters(&k[form], &b, &a, &bb, &ba);
                     }
                     if (MPI_SUCCESS == rc) call_verify(&k[form]);
-                    if (form) nb_diff((lt_coll_t) coll, &b, &a, &d[1]);
+                    if (form) lt_diff(LT_NB((lt_coll_t) coll), &b, &a, &d[1]);
                     else lt_diff((lt_coll_t) coll, &bb, &ba, &d[0]);
                     call_free(&k[form]);
                 }
                 if (compare) {
                     const char *bran = d[0].which >= 0 ? lt_alg_name((lt_coll_t) coll, d[0].which)
                                                        : d[0].which == LT_WHICH_FALLBACK ? "previous" : "none";
-                    const char *nran = d[1].which >= 0 ? nbpv[coll].name[d[1].which]
+                    const char *nran = d[1].which >= 0 ? lt_alg_name(LT_NB(coll), d[1].which)
                                                        : d[1].which == LT_WHICH_FALLBACK ? "previous" : "none";
                     nchecks++;
                     blocking_noshm_calls[coll]++;
@@ -1436,7 +1357,7 @@ static void auto_sweep(comm_t *c)
                 } else if (verbose && 0 == wrank) {
                     printf("  auto %s %ld B %s P=%d: %s (non-blocking only)\n", lt_coll_name((lt_coll_t) coll),
                            bytes[bi], tname[k[1].t], P,
-                           d[1].which >= 0 ? nbpv[coll].name[d[1].which] : d[1].which == LT_WHICH_FALLBACK ? "previous" : "none");
+                           d[1].which >= 0 ? lt_alg_name(LT_NB(coll), d[1].which) : d[1].which == LT_WHICH_FALLBACK ? "previous" : "none");
                 }
             next:;
             }
@@ -1525,9 +1446,9 @@ static void section_outstanding(comm_t **cs, int ncs, int rounds)
         for (int o = 0; o < NOS; o++) {
             const ospec_t *sp = &ospecs[o];
             for (int ci = 0; ci < ncs; ci++) {
-                const int i = o * ncs + ci, P = cs[ci]->size, na = oracle_only ? 0 : nbpv[sp->coll].n;
+                const int i = o * ncs + ci, P = cs[ci]->size, na = oracle_only ? 0 : lt_nalgs(LT_NB(sp->coll));
                 const int a = (round + o + ci) % (na + 1);
-                snprintf(set[i].alg, LT_NAME_LEN, "%s", a == na ? "auto" : nbpv[sp->coll].name[a]);
+                snprintf(set[i].alg, LT_NAME_LEN, "%s", a == na ? "auto" : lt_alg_name(LT_NB(sp->coll), a));
                 set[i].knob = -1;
                 snprintf(ctx[i], sizeof(ctx[i]), "outstanding round %d, request %d of %d, completed by %s", round, i,
                          n, mname);
@@ -1665,7 +1586,7 @@ static void persistent_loop(call_t *k, int iters, const setting_t *after)
     nb_read(k->coll, &b1);
     if (!oracle_only) {
         lt_diff_t d;
-        nb_diff(k->coll, &b0, &b1, &d);
+        lt_diff(LT_NB(k->coll), &b0, &b1, &d);
         nchecks++;
         if (d.changed) FAIL("%s: counters moved during the starts of a persistent request (%s); "
                             "they count once per _init", k->label, d.desc);
@@ -1706,10 +1627,10 @@ static void section_persistent(comm_t *cs, int ncs)
      * shuffled communicator, then the parity split */
     for (int c = 0; c < NB_COLLS && !oracle_only; c++) {
         const pspec_t *p = &pspecs[c];
-        for (int a = 0; a < nbpv[c].n; a++) {
+        for (int a = 0; a < lt_nalgs(LT_NB(c)); a++) {
             setting_t s = {"", -1};
             comm_t *cm = &cs[(a % (ncs - 1)) + 1];
-            snprintf(s.alg, sizeof(s.alg), "%s", nbpv[c].name[a]);
+            snprintf(s.alg, sizeof(s.alg), "%s", lt_alg_name(LT_NB(c), a));
             if (MPI_SUCCESS != apply_setting((lt_coll_t) c, &s)) continue;
             snprintf(ctx, sizeof(ctx), "persistent, forced at the _init only");
             call_t k = {.coll = p->coll, .c = cm, .s = &s, .t = p->t, .o = p->o, .count = p->count * 3 + 1,
@@ -1726,12 +1647,12 @@ static void section_persistent(comm_t *cs, int ncs)
     static const lt_coll_t bigc[3] = {LT_BCAST, LT_ALLREDUCE, LT_ALLGATHER};
     for (int b = 0; b < 3; b++) {
         lt_coll_t c = bigc[b];
-        const int na = oracle_only ? 0 : nbpv[c].n;
+        const int na = oracle_only ? 0 : lt_nalgs(LT_NB(c));
         for (int a = 0; a <= na; a++) {
             setting_t s = {"auto", -1};
             comm_t *cm = &cs[a % ncs];
             const long big = large_np() ? 25000 : 200000;
-            if (a < na) snprintf(s.alg, sizeof(s.alg), "%s", nbpv[c].name[a]);
+            if (a < na) snprintf(s.alg, sizeof(s.alg), "%s", lt_alg_name(LT_NB(c), a));
             if (MPI_SUCCESS != apply_setting(c, &s)) continue;
             snprintf(ctx, sizeof(ctx), "persistent, pipelined count");
             call_t k = {.coll = c, .c = cm, .s = &s, .t = T_INT, .o = O_SUM, .count = big, .big = 1,
@@ -1979,10 +1900,10 @@ static void leak_loop(comm_t *w, comm_t *sh, long n, long first)
             /* every 500 iterations other algorithms (auto picks the previous component for
              * these bcasts on one node, so bcast is always forced) */
             const long e = it / 500;
-            const int na = nbpv[LT_ALLREDUCE].n, nbc = nbpv[LT_BCAST].n;
+            const int na = lt_nalgs(LT_NB(LT_ALLREDUCE)), nbc = lt_nalgs(LT_NB(LT_BCAST));
             setting_t sa = {"auto", -1}, sb = {"", -1};
-            if (e % (na + 1) < na) snprintf(sa.alg, sizeof(sa.alg), "%s", nbpv[LT_ALLREDUCE].name[e % (na + 1)]);
-            if (nbc > 0) snprintf(sb.alg, sizeof(sb.alg), "%s", nbpv[LT_BCAST].name[e % nbc]);
+            if (e % (na + 1) < na) snprintf(sa.alg, sizeof(sa.alg), "%s", lt_alg_name(LT_NB(LT_ALLREDUCE), e % (na + 1)));
+            if (nbc > 0) snprintf(sb.alg, sizeof(sb.alg), "%s", lt_alg_name(LT_NB(LT_BCAST), e % nbc));
             apply_setting(LT_ALLREDUCE, &sa);
             if (nbc > 0) apply_setting(LT_BCAST, &sb);
         }
@@ -2061,7 +1982,7 @@ static void section_leak(comm_t *w, comm_t *sh, long n, long bound_kib)
     unsigned long long served[2] = {0, 0};
     for (int c = 0; c < 2; c++) {
         lt_coll_t lc = c ? LT_BCAST : LT_ALLREDUCE;
-        for (int i = 0; i < nbpv[lc].n; i++) served[c] += a[c].alg[i] - b[c].alg[i];
+        for (int i = 0; i < lt_nalgs(LT_NB(lc)); i++) served[c] += a[c].alg[i] - b[c].alg[i];
     }
     printf("leak rank %d: %ld iterations (%ld non-blocking calls, %ld persistent) in %.2f s: RSS %ld KiB -> %ld KiB "
            "(%+ld KiB, bound %ld); loom served %llu iallreduce, %llu ibcast\n",
@@ -2122,12 +2043,12 @@ int main(int argc, char **argv)
         return 2;
     }
     if (!oracle_only) {
-        if (nb_discover() <= 0) FAIL("no coll_loom_i<coll>_<alg>_calls performance variable: loom has no "
+        if (nb_found() <= 0) FAIL("no coll_loom_i<coll>_<alg>_calls performance variable: loom has no "
                                      "non-blocking collectives");
         for (int c = 0; c < NB_COLLS; c++) {
             char cvar[96];
-            if (nbpv[c].n == 0) FAIL("no coll_loom_%s_<alg>_calls counter", icoll(c));
-            if (!nbpv[c].has_fb) FAIL("no coll_loom_%s_fallback_calls counter", icoll(c));
+            if (lt_nalgs(LT_NB(c)) == 0) FAIL("no coll_loom_%s_<alg>_calls counter", icoll(c));
+            if (!lt_has_fallback(LT_NB(c))) FAIL("no coll_loom_%s_fallback_calls counter", icoll(c));
             snprintf(cvar, sizeof(cvar), "coll_loom_%s_algorithm", lt_coll_name((lt_coll_t) c));
             if (MPI_SUCCESS != lt_cvar_read_str(cvar, default_alg[c], LT_NAME_LEN)) {
                 FAIL("cannot read cvar %s", cvar);
@@ -2135,7 +2056,7 @@ int main(int argc, char **argv)
             }
             if (verbose && 0 == wrank) {
                 printf("%s algorithms:", icoll(c));
-                for (int i = 0; i < nbpv[c].n; i++) printf(" %s", nbpv[c].name[i]);
+                for (int i = 0; i < lt_nalgs(LT_NB(c)); i++) printf(" %s", lt_alg_name(LT_NB(c), i));
                 printf("\n");
             }
         }
@@ -2197,12 +2118,12 @@ int main(int argc, char **argv)
         /* 4. every forced (collective, algorithm) ran, and auto ran loom's algorithms */
         if (!oracle_only && wsize > 1) {
             for (int c = 0; c < NB_COLLS; c++) {
-                for (int a = 0; a < nbpv[c].n; a++) {
+                for (int a = 0; a < lt_nalgs(LT_NB(c)); a++) {
                     nchecks++;
                     if (forced_calls[c][a] > 0 && 0 == forced_served[c][a])
                         FAIL("%s forced to %s in %ld calls on communicators loom serves: "
-                             "coll_loom_%s_%s_calls never grew", icoll(c), nbpv[c].name[a], forced_calls[c][a],
-                             icoll(c), nbpv[c].name[a]);
+                             "coll_loom_%s_%s_calls never grew", icoll(c), lt_alg_name(LT_NB(c), a), forced_calls[c][a],
+                             icoll(c), lt_alg_name(LT_NB(c), a));
                 }
                 /* auto: loom's algorithms must have served some call wherever the blocking form
                  * without the node segment (decided by the same rules) ran one */

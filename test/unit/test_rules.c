@@ -283,7 +283,7 @@ typedef struct {
 
 static const bad_t bad[] = {
     /* the collective */
-    {"unknown collective", OK2 "  alltoall -> pairwise\n", 3, 3, 0, "collective|alltoall"},
+    {"unknown collective", OK2 "  scatter -> pairwise\n", 3, 3, 0, "collective|scatter"},
     {"unknown collective (first line)", "gather P=2 -> pairwise\n", 1, 1, 0, "collective|gather"},
     {"condition before the collective", "P=4 allreduce -> pairwise\n", 1, 1, 0, "collective|P=4"},
     /* condition keys */

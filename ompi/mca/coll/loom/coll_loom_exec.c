@@ -291,6 +291,26 @@ static inline void task_posted(mca_coll_loom_task_t *t, int32_t i)
     }
 }
 
+/* Posts transfer op i (n elements of dt at buf) to its peer. */
+static int task_post(mca_coll_loom_task_t *t, int32_t i, bool send, char *buf, size_t n, ompi_datatype_t *dt)
+{
+    const int peer = t->s->ops[i].peer;
+    int rc;
+
+    if (send) {
+        rc = MCA_PML_CALL(isend(buf, n, dt, peer, t->tag, MCA_PML_BASE_SEND_STANDARD, t->comm, &t->req[i]));
+    } else {
+        rc = MCA_PML_CALL(irecv(buf, n, dt, peer, t->tag, t->comm, &t->req[i]));
+    }
+    if (OMPI_SUCCESS != rc) {
+        t->req[i] = NULL;
+        return rc;
+    }
+    t->inflight[t->ninflight++] = i;
+    task_posted(t, i);
+    return OMPI_SUCCESS;
+}
+
 /* Where parts blk .. blk+nblk-1 of RESULT or INPUT lie under t->parts. */
 static int parts_range(const mca_coll_loom_task_t *t, int slot, int blk, int nblk, char **ptr, size_t *n,
                        ompi_datatype_t **dtype)
@@ -382,18 +402,7 @@ static int parts_transfer(mca_coll_loom_task_t *t, int32_t i)
         task_done(t, i);
         return OMPI_SUCCESS;
     }
-    if (send) {
-        rc = MCA_PML_CALL(isend(buf, n, dt, o->peer, t->tag, MCA_PML_BASE_SEND_STANDARD, t->comm, &t->req[i]));
-    } else {
-        rc = MCA_PML_CALL(irecv(buf, n, dt, o->peer, t->tag, t->comm, &t->req[i]));
-    }
-    if (OMPI_SUCCESS != rc) {
-        t->req[i] = NULL;
-        return rc;
-    }
-    t->inflight[t->ninflight++] = i;
-    task_posted(t, i);
-    return OMPI_SUCCESS;
+    return task_post(t, i, send, buf, n, dt);
 }
 
 /* Starts op i, whose predecessors are all done.  Local ops run to completion here. */
@@ -449,19 +458,8 @@ static int task_start_op(mca_coll_loom_task_t *t, int32_t i)
         if (OPAL_UNLIKELY(o->peer < 0 || o->peer >= ompi_comm_size(t->comm))) {
             return OMPI_ERR_BAD_PARAM;
         }
-        if (MCA_COLL_LOOM_OP_SEND == o->kind) {
-            rc = MCA_PML_CALL(isend(src, n, t->dtype, o->peer, t->tag, MCA_PML_BASE_SEND_STANDARD, t->comm,
-                                    &t->req[i]));
-        } else {
-            rc = MCA_PML_CALL(irecv(dst, n, t->dtype, o->peer, t->tag, t->comm, &t->req[i]));
-        }
-        if (OMPI_SUCCESS != rc) {
-            t->req[i] = NULL;
-            return rc;
-        }
-        t->inflight[t->ninflight++] = i;
-        task_posted(t, i);
-        return OMPI_SUCCESS;
+        return MCA_COLL_LOOM_OP_SEND == o->kind ? task_post(t, i, true, src, n, t->dtype)
+                                                : task_post(t, i, false, dst, n, t->dtype);
 
     default:
         break;
