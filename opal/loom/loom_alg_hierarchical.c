@@ -70,6 +70,8 @@ const char *mca_coll_loom_hierarchical_refusal(const mca_coll_loom_params_t *p)
     case MCA_COLL_LOOM_COLL_REDUCE:
         return "the op is not commutative and the reduce combines node by node from the root's "
                "node, out of rank order";
+    case MCA_COLL_LOOM_COLL_ALLTOALL:
+        return "a node has too many ranks: its leader would need more than 64 buffers";
     default:
         return "the op is not commutative and the ranks of a node are not consecutive, so "
                "combining node by node would leave rank order";
@@ -81,6 +83,8 @@ bool mca_coll_loom_hierarchical_can_serve(const mca_coll_loom_params_t *p)
     switch (p->coll) {
     case MCA_COLL_LOOM_COLL_ALLGATHER:
         return true; /* data movement addressed by rank: any node map */
+    case MCA_COLL_LOOM_COLL_ALLTOALL:
+        return mca_coll_loom_hierarchical_alltoall_fits(p); /* any node map, slots permitting */
     case MCA_COLL_LOOM_COLL_SCAN:
     case MCA_COLL_LOOM_COLL_EXSCAN:
         return node_consecutive(p); /* a node's prefix must be a range of ranks */
@@ -522,6 +526,9 @@ int mca_coll_loom_build_hierarchical(mca_coll_loom_sched_t *s, const mca_coll_lo
 
     if (P < 1 || r < 0 || r >= P || p->root < 0 || p->root >= P) {
         return MCA_COLL_LOOM_ERR_BADPARAM;
+    }
+    if (MCA_COLL_LOOM_COLL_ALLTOALL == p->coll) {
+        return mca_coll_loom_hierarchical_alltoall(s, p); /* loom_alg_hierarchical_alltoall.c */
     }
     if (NULL == p->node_of) {
         /* one node: its ranks are the communicator (identity peers), rank 0 leads */

@@ -255,14 +255,19 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
     {EXSCAN, .max_bytes = 2048, .min_P = 3, .alg = "recursive_doubling"},
     {EXSCAN, .max_bytes = SIZE_MAX, .alg = NULL},
 
-    /* alltoall (bytes: the whole send buffer).  From 16 ranks tuned sends parts under
-     * 512 B through its Bruck (several hops, and wrong data when the send and receive
-     * types differ in layout, docs/performance.md); direct took 0.45-0.76x its time
-     * at np 16 up to 256 B per part.  The rows bound the total, so at P near a row's
-     * top only the smaller parts of that region come here.  Elsewhere on one node
-     * direct is what tuned runs (linear), 1.0-1.2x its time: left to tuned. */
-    {ALLTOALL, .max_bytes = KIB(8) - 1, .min_P = 16, .max_P = 31, .alg = "direct"},
-    {ALLTOALL, .max_bytes = KIB(16) - 1, .min_P = 32, .alg = "direct"},
+    /* alltoall (bytes: the whole send buffer; docs/performance.md "Alltoall").  Several
+     * nodes: hierarchical (one message per node pair) up to 8 KiB per part with 2 ranks
+     * per node, 2 KiB with 4; Bruck's concatenation for 4 KiB parts with 4 per node */
+    {ALLTOALL, .max_bytes = KIB(64), .min_nodes = 2, .max_P = 8, .alg = "hierarchical"},
+    {ALLTOALL, .max_bytes = KIB(32), .min_nodes = 2, .min_P = 9, .max_P = 16, .alg = "hierarchical"},
+    {ALLTOALL, .max_bytes = KIB(64), .min_nodes = 2, .min_P = 9, .max_P = 16, .alg = "bruck"},
+    /* one node, from 16 ranks: tuned sends parts under 512 B through its Bruck (several
+     * hops, and wrong data when the send and receive types differ in layout), direct
+     * is faster there.  The rows bound the total, so at P near a row's top only the
+     * smaller parts of that region come here.  Elsewhere on one node direct is what
+     * tuned runs (linear): left to tuned. */
+    {ALLTOALL, .max_bytes = KIB(8) - 1, .max_nodes = 1, .min_P = 16, .max_P = 31, .alg = "direct"},
+    {ALLTOALL, .max_bytes = KIB(16) - 1, .max_nodes = 1, .min_P = 32, .alg = "direct"},
     /* the non-blocking forms: libnbc runs the same linear exchange, and its in-place
      * ialltoallv returned wrong data at np 5-7 in test_alltoall (Open MPI 4.1.4) */
     {ALLTOALL, .max_bytes = SIZE_MAX, NB, .alg = "direct"},

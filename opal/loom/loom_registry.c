@@ -94,7 +94,7 @@ const mca_coll_loom_alg_t mca_coll_loom_algs[] = {
         .colls = COLL_BIT(MCA_COLL_LOOM_COLL_ALLREDUCE) | COLL_BIT(MCA_COLL_LOOM_COLL_BARRIER) |
                  COLL_BIT(MCA_COLL_LOOM_COLL_BCAST) | COLL_BIT(MCA_COLL_LOOM_COLL_REDUCE) |
                  COLL_BIT(MCA_COLL_LOOM_COLL_ALLGATHER) | COLL_BIT(MCA_COLL_LOOM_COLL_SCAN) |
-                 COLL_BIT(MCA_COLL_LOOM_COLL_EXSCAN),
+                 COLL_BIT(MCA_COLL_LOOM_COLL_EXSCAN) | COLL_BIT(MCA_COLL_LOOM_COLL_ALLTOALL),
         .needs = 0,
         .knob = "hierarchical_segment_size",
         .knob_default = 0,
@@ -107,6 +107,8 @@ const mca_coll_loom_alg_t mca_coll_loom_algs[] = {
                        "the nodes; "
                        "allgather: node gather, leaders' dissemination, node bcast; scan/exscan: "
                        "node prefix, prefix among the nodes, node bcast (node-consecutive ranks); "
+                       "alltoall: node gather, one message per node pair among the leaders, node "
+                       "scatter; "
                        "any op on node-consecutive ranks. Knob: bytes per segment, 0 = "
                        "automatic (bcast 256 KiB, reduce 512 KiB, the leaders' ring 1 MiB)",
         .reference = "seed 003, sections 3.1-3.5",

@@ -156,6 +156,10 @@ int mca_coll_loom_build_recursive_doubling(mca_coll_loom_sched_t *s, const mca_c
 int mca_coll_loom_build_direct(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);
 int mca_coll_loom_build_hierarchical(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);
 bool mca_coll_loom_hierarchical_can_serve(const mca_coll_loom_params_t *p);
+/* hierarchical's alltoall (loom_alg_hierarchical_alltoall.c), and whether its leaders'
+ * slots fit this node map */
+int mca_coll_loom_hierarchical_alltoall(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);
+bool mca_coll_loom_hierarchical_alltoall_fits(const mca_coll_loom_params_t *p);
 
 /* The pairwise alltoall exchange (steps 1..P-1, `window` of them per round, 0: all at
  * once) of `direct` and `pairwise` (loom_alg_direct.c). */

@@ -4,7 +4,7 @@
 #   run-cluster-tests.sh [DIR]
 #
 # DIR holds test_allreduce, test_colls, test_barrier, test_lifecycle, test_rules, test_pipeline,
-# test_faults, test_nonblocking
+# test_faults, test_nonblocking, test_alltoall
 # (default $LOOM_MPI_TEST_DIR, else ../mpi beside this script); a missing one, and
 # smoke, are compiled with mpicc into the log directory.  Needs root, iproute2 (ip,
 # tc) and util-linux (unshare); without root it prints SKIP and exits 77.
@@ -18,7 +18,8 @@
 # Runs, each printed as one PASS/FAIL line:
 #   1. cluster.sh: up, up again (idempotent), status;
 #   2. 4 nodes x 2: smoke (distinct nodes, one shared-memory communicator per node,
-#      loom loaded and serving on every rank), test_allreduce, test_colls, test_barrier;
+#      loom loaded and serving on every rank), test_allreduce, test_colls, test_barrier,
+#      test_alltoall (also round-robin, 3 x 3 and on uneven nodes: hierarchical's alltoall);
 #      a rules file one node cannot read (every call to the previous component, reported);
 #      a negative control (--mca coll ^loom: smoke must FAIL); smoke over UCX;
 #   3. 4 x 2 with round-robin placement (rank i on node i mod 4), with failures injected
@@ -97,8 +98,9 @@ build() { # build NAME SOURCE: echo the binary's path, or nothing
 SMOKE=$(build smoke "$here/smoke.c")
 [ -n "$SMOKE" ] || result FAIL "build smoke" 0 "$logdir/smoke.build.log"
 test_allreduce="" test_colls="" test_barrier="" test_lifecycle="" test_rules="" test_pipeline="" test_faults=""
-test_nonblocking=""
-for p in test_allreduce test_colls test_barrier test_lifecycle test_rules test_pipeline test_faults test_nonblocking; do
+test_nonblocking="" test_alltoall=""
+for p in test_allreduce test_colls test_barrier test_lifecycle test_rules test_pipeline test_faults test_nonblocking \
+    test_alltoall; do
     if [ -x "$bindir/$p" ]; then
         eval "$p=\$bindir/\$p"
     else
@@ -174,6 +176,7 @@ run "test_colls 4x2" 0 --ppn 2 -- "$test_colls"
 run "test_barrier 4x2" 0 --ppn 2 -- "$test_barrier"
 run "test_nonblocking 4x2 (non-blocking and persistent forms, hierarchical point to point)" 0 --ppn 2 \
     -- "$test_nonblocking" --sections matrix,auto,outstanding,persistent,startall,errors,crossed
+run "test_alltoall 4x2 (every form and algorithm)" 0 --ppn 2 -- "$test_alltoall"
 # hierarchical's node phases through each node's shared segment (the default up to
 # coll_loom_shm_slot_size): 1000 communicators, no segment file left, no mapping kept
 run "test_lifecycle 4x2, 1000 cycles, shared-memory node phases, nothing left" 0 --ppn 2 \
@@ -225,6 +228,7 @@ run "test_allreduce 4x2 round-robin" 0 --ppn 2 --rr -- "$test_allreduce"
 run "test_colls 4x2 round-robin" 0 --ppn 2 --rr -- "$test_colls"
 run "test_nonblocking 4x2 round-robin" 0 --ppn 2 --rr -- "$test_nonblocking" \
     --sections matrix,outstanding,persistent
+run "test_alltoall 4x2 round-robin" 0 --ppn 2 --rr -- "$test_alltoall"
 run "test_pipeline 4x2 round-robin" 0 --ppn 2 --rr --mca coll_loom_shm_setup_call 1 -- "$test_pipeline" 1500
 run "test_faults 4x2 round-robin (every node's communicator)" 0 --ppn 2 --rr \
     --mca coll_loom_shm_setup_call 1 -- "$test_faults"
@@ -240,6 +244,7 @@ cl "cluster.sh up 3 (rebuilt at another size)" up 3
 run "smoke 3x3" 0 --ppn 3 -- "$SMOKE"
 run "test_allreduce 3x3" 0 --ppn 3 -- "$test_allreduce"
 run "test_colls 3x3" 0 --ppn 3 -- "$test_colls"
+run "test_alltoall 3x3" 0 --ppn 3 -- "$test_alltoall"
 run "test_pipeline 3x3" 0 --ppn 3 --mca coll_loom_shm_setup_call 1 -- "$test_pipeline" 1500
 
 # ---- 5. uneven nodes -------------------------------------------------------------------------------
@@ -251,6 +256,7 @@ run "test_pipeline map 1,3,2 round-robin" 0 --map 1,3,2 --rr --mca coll_loom_shm
 run "test_faults map 1,3,2 round-robin (every node's communicator)" 0 --map 1,3,2 --rr \
     --mca coll_loom_shm_setup_call 1 -- "$test_faults"
 run "smoke map 3,1,2 consecutive" 0 --map 3,1,2 -- "$SMOKE"
+run "test_alltoall map 3,1,2 consecutive" 0 --map 3,1,2 -- "$test_alltoall"
 # a node of one rank has no segment; the others do
 run "test_lifecycle map 1,3,2 round-robin, 200 cycles, shared memory" 0 --map 1,3,2 --rr \
     --mca coll_loom_shm_setup_call 1 -- "$test_lifecycle" 200 --shm --reuse

@@ -120,7 +120,8 @@ static int expected_rounds(const char *name, mca_coll_loom_coll_t coll, int P, i
     if (0 == strcmp(name, "bruck") && (MCA_COLL_LOOM_COLL_ALLGATHER == coll || MCA_COLL_LOOM_COLL_ALLTOALL == coll)) {
         return P <= 1 ? 0 : smallest_k(n, P); /* the concatenation: ceil(log_{n+1} P) */
     }
-    if (MCA_COLL_LOOM_COLL_ALLTOALL == coll || MCA_COLL_LOOM_COLL_ALLTOALLV == coll) {
+    if ((MCA_COLL_LOOM_COLL_ALLTOALL == coll || MCA_COLL_LOOM_COLL_ALLTOALLV == coll) &&
+        (0 == strcmp(name, "pairwise") || 0 == strcmp(name, "direct"))) {
         /* P-1 exchange steps, one per round (pairwise) or n per round (direct, 0: all) */
         const int w = 0 == strcmp(name, "pairwise") ? 1 : (0 == n || n > P - 1 ? P - 1 : n);
         return P <= 1 ? 0 : (P - 1 + w - 1) / w;
@@ -1492,13 +1493,33 @@ static int raw_node(int kind, int b, int r, int P)
 /* hierarchical: every collective on node maps that are consecutive, round-robin,
  * random and uneven, every root, every op kind (non-commutative ones only where the
  * ranks are node-consecutive, else the refusal is checked). */
+/* hierarchical alltoall's leader of a node of n ranks holds 2 (n - 1) slots of its
+ * members and, per node pair, ceil(n m / P) pack and as many unpack slots (m: the
+ * largest other node): at most MCA_COLL_LOOM_MAX_SLOTS in all */
+static bool a2a_fits(const int *node_of, int nn, int P)
+{
+    int count[64] = {0};
+    bool fits = true;
+    for (int r = 0; r < P; ++r) {
+        count[node_of[r]]++;
+    }
+    for (int k = 0; k < nn; ++k) {
+        int m = 0;
+        for (int j = 0; j < nn; ++j) {
+            m = j != k && count[j] > m ? count[j] : m;
+        }
+        fits = fits && 2 + 2 * (count[k] - 1) + 2 * ((count[k] * m + P - 1) / P) <= MCA_COLL_LOOM_MAX_SLOTS;
+    }
+    return fits;
+}
+
 static void test_hierarchical_maps(void)
 {
     const int alg = mca_coll_loom_alg_find(MCA_COLL_LOOM_COLL_ALLREDUCE, "hierarchical");
     static const int colls[] = {MCA_COLL_LOOM_COLL_ALLREDUCE, MCA_COLL_LOOM_COLL_BARRIER,
                                 MCA_COLL_LOOM_COLL_BCAST,     MCA_COLL_LOOM_COLL_REDUCE,
                                 MCA_COLL_LOOM_COLL_ALLGATHER, MCA_COLL_LOOM_COLL_SCAN,
-                                MCA_COLL_LOOM_COLL_EXSCAN};
+                                MCA_COLL_LOOM_COLL_EXSCAN,    MCA_COLL_LOOM_COLL_ALLTOALL};
     long verified = 0, refused = 0;
     int node_of[64], map[64];
     char err[256];
@@ -1528,13 +1549,14 @@ static void test_hierarchical_maps(void)
                     for (size_t kd = 0; kd < sizeof(kinds) / sizeof(kinds[0]); ++kd) {
                         const int coll = colls[ci];
                         const bool rooted = MCA_COLL_LOOM_COLL_BCAST == coll || MCA_COLL_LOOM_COLL_REDUCE == coll;
+                        const bool a2a = MCA_COLL_LOOM_COLL_ALLTOALL == coll;
                         const bool no_op = MCA_COLL_LOOM_COLL_BCAST == coll || MCA_COLL_LOOM_COLL_BARRIER == coll ||
-                                           MCA_COLL_LOOM_COLL_ALLGATHER == coll;
+                                           MCA_COLL_LOOM_COLL_ALLGATHER == coll || a2a;
                         const bool prefix = MCA_COLL_LOOM_COLL_SCAN == coll || MCA_COLL_LOOM_COLL_EXSCAN == coll;
                         const unsigned call = no_op ? (C | E | I) : kinds[kd].call;
                         mca_coll_loom_params_t p = {.P = P, .call = call, .coll = coll, .node_of = node_of,
                                                     .nodes = nn, .root = rooted ? MCA_COLL_LOOM_VERIFY_ALL_ROOTS : 0};
-                        const bool may = MCA_COLL_LOOM_COLL_ALLGATHER == coll ||
+                        const bool may = a2a ? a2a_fits(node_of, nn, P) : MCA_COLL_LOOM_COLL_ALLGATHER == coll ||
                                          (prefix ? consecutive
                                                  : (call & C) || (MCA_COLL_LOOM_COLL_REDUCE != coll && consecutive));
                         mca_coll_loom_params_t q = p;
@@ -1545,7 +1567,9 @@ static void test_hierarchical_maps(void)
                         if (!may) {
                             /* the reason names what this collective needs */
                             const char *why = mca_coll_loom_alg_refusal(alg, &q);
-                            CHECK(NULL != why && NULL != strstr(why, prefix ? "not consecutive" : "not commutative"),
+                            CHECK(NULL != why && NULL != strstr(why, a2a      ? "too many ranks"
+                                                                     : prefix ? "not consecutive"
+                                                                              : "not commutative"),
                                   "hierarchical %s refusal: '%s'", mca_coll_loom_coll_name(coll), why);
                             refused++;
                             continue;
@@ -1556,7 +1580,7 @@ static void test_hierarchical_maps(void)
                         const bool bc = MCA_COLL_LOOM_COLL_BCAST == coll, ar = MCA_COLL_LOOM_COLL_ALLREDUCE == coll;
                         const bool ag = MCA_COLL_LOOM_COLL_ALLGATHER == coll;
                         const bool seg2 = ar || MCA_COLL_LOOM_COLL_REDUCE == coll;
-                        for (int ip = 0; ip < (bc ? 3 : seg2 ? 4 : ag ? 1 : 2); ++ip) {
+                        for (int ip = 0; ip < (bc ? 3 : seg2 ? 4 : ag || a2a ? 1 : 2); ++ip) {
                             p.segs = bc ? (int[]){1, 2, 5}[ip] : seg2 && ip >= 2 ? 2 + 3 * (ip % 2) : 0;
                             int rc = mca_coll_loom_verify(alg, coll, &p, bc ? 0 : ip % 2, NULL, err, sizeof(err));
                             CHECK(0 == rc, "hierarchical %s P=%d map %d/%d %s%s segs %d: %s",
