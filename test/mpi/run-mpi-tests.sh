@@ -518,7 +518,7 @@ if [ -n "$bench" ] && [ -x "$tuner" ] && command -v python3 >/dev/null 2>&1; the
         result PASS "loom-tune writes a rules file (np=4, up to 64 B)" $((SECONDS - t0))
         # a rule for every collective measured, for this job's shape
         missing=""
-        for c in allreduce barrier bcast reduce allgather reduce_scatter reduce_scatter_block scan exscan; do
+        for c in allreduce barrier bcast reduce allgather reduce_scatter reduce_scatter_block scan exscan alltoall; do
             grep -q "^$c P=4 nodes=1 rpn=4 " "$tuned_rules" || missing="$missing $c"
         done
         if [ -z "$missing" ] && grep -q "geometric mean" "$logdir/tuner.md"; then
