@@ -398,7 +398,7 @@ static void section_matrix(comm_t *cs, int ncs)
                              * setting, the largest count on WORLD only */
                             if (large && (c != (f + si) % ncs || (ni == 3 && c != 0))) continue;
                             for (int ip = 0; ip < 2; ip++) {
-                                if (ip && (p >= 2 || (ni + f + si) % 2)) continue; /* in place: half the cells */
+                                if (ip && (p == 2 || (ni + f + si) % 2)) continue; /* in place (receive type only): half the cells */
                                 call_t k = {.coll = coll, .form = (form_t) f, .c = &cs[c], .s = &ss[si],
                                             .st = pairs[p][0], .rt = pairs[p][1],
                                             .n = p >= 2 && counts[ni] % 2 ? counts[ni] + 1 : counts[ni],
