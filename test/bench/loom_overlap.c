@@ -27,9 +27,10 @@
  *                [--algs A,B,...] [--adapt] [--pure] [-q]
  *
  * COLL: iallreduce (default), ibcast, ireduce, iallgather, ireduce_scatter,
- * ireduce_scatter_block, iscan, iexscan, ibarrier.  Sizes (default 8 B, 2040 B = 255
- * doubles, 64 KiB, 1 MiB, 16 MiB, up to maxbytes): the vector (allreduce, bcast, reduce,
- * scan, exscan), the whole result (allgather) or the whole input (reduce_scatter).
+ * ireduce_scatter_block, iscan, iexscan, ibarrier, ialltoall.  Sizes (default 8 B, 2040 B =
+ * 255 doubles, 64 KiB, 1 MiB, 16 MiB, up to maxbytes): the vector (allreduce, bcast, reduce,
+ * scan, exscan), the whole result (allgather), the whole input (reduce_scatter) or the
+ * whole send buffer (alltoall).
  * Exit status 1 when a check failed (a wrong allreduce or bcast result, loom not
  * serving a forced loom algorithm, or serving another component's variant).
  */
@@ -43,11 +44,11 @@
 #include "../mpi/loom_test_util.h" /* lt_mono_time, lt_shuffle, lt_fail, lt_dup_with_pref */
 
 #define NVAR 16
-#define NCOLL 9
+#define NCOLL 10
 
 static const char *coll_names[NCOLL] = {"iallreduce", "ibcast", "ireduce", "iallgather", "ireduce_scatter",
-                                        "ireduce_scatter_block", "iscan", "iexscan", "ibarrier"};
-enum { C_ALLREDUCE, C_BCAST, C_REDUCE, C_ALLGATHER, C_RS, C_RSB, C_SCAN, C_EXSCAN, C_BARRIER };
+                                        "ireduce_scatter_block", "iscan", "iexscan", "ibarrier", "ialltoall"};
+enum { C_ALLREDUCE, C_BCAST, C_REDUCE, C_ALLGATHER, C_RS, C_RSB, C_SCAN, C_EXSCAN, C_BARRIER, C_ALLTOALL };
 
 typedef struct {
     char name[48];
@@ -163,6 +164,7 @@ static void start(int coll, double *buf, double *res, int n, MPI_Comm comm, MPI_
     case C_SCAN: MPI_Iscan(buf, res, n, MPI_DOUBLE, MPI_SUM, comm, req); break;
     case C_EXSCAN: MPI_Iexscan(buf, res, n, MPI_DOUBLE, MPI_SUM, comm, req); break;
     case C_BARRIER: MPI_Ibarrier(comm, req); break;
+    case C_ALLTOALL: MPI_Ialltoall(buf, n / P, MPI_DOUBLE, res, n / P, MPI_DOUBLE, comm, req); break;
     default: MPI_Iallreduce(buf, res, n, MPI_DOUBLE, MPI_SUM, comm, req); break;
     }
 }
@@ -268,7 +270,7 @@ int main(int argc, char **argv)
         double *buf, *res, *pure[NVAR], *overall[NVAR], *comp[NVAR], mp[NVAR], mo[NVAR], mc[NVAR], ov[NVAR];
         int order[NVAR], handed_on[NVAR] = {0};
 
-        if (C_ALLGATHER == coll || C_RS == coll || C_RSB == coll) {
+        if (C_ALLGATHER == coll || C_RS == coll || C_RSB == coll || C_ALLTOALL == coll) {
             n = n / P * P; /* whole blocks per rank */
         }
         for (int q = 0; q < P; ++q) {

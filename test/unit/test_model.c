@@ -470,9 +470,11 @@ int main(void)
                                 slower += tg > tr * (1 + 1e-9);
                                 worst = tg / tr > worst ? tg / tr : worst;
                                 /* (1e-6: the two sum the same costs in different orders) */
-                                /* Bruck's alltoall with one element per part: the graph
-                                 * 6-8% above the rounds (P = 8, 17), not explained yet
-                                 * (larger parts hold the rule) */
+                                /* Bruck's alltoall with 2 ports or more: the graph 1-7%
+                                 * above the rounds (about one overhead o for small parts,
+                                 * P = 8, 14, 17; one port matches them), not explained
+                                 * yet; the sizes checked here hold the rule but the
+                                 * smallest */
                                 const bool a2a_tiny = parts && 0 == strcmp(mca_coll_loom_algs[alg].name, "bruck") &&
                                                       n <= (size_t) Ps[pi] * 8;
                                 CHECK(tg <= tr * (1 + 1e-6) || (prefix && tg <= (tr + dm.G * n) * (1 + 1e-6)) ||
