@@ -363,9 +363,19 @@ static int parts_local(mca_coll_loom_task_t *t, int32_t i)
         dn = mca_coll_loom_layout_start(&t->layout, o->dblk + o->nblk) - first;
         dst += (ptrdiff_t) first * t->extent;
     }
-    if (OMPI_SUCCESS == rc && sn > 0) {
-        rc = sdt == ddt && sn == dn ? mca_coll_loom_copy_content(sdt, sn, dst, src)
-                                    : ompi_datatype_sndrcv(src, (int32_t) sn, sdt, dst, (int32_t) dn, ddt);
+    if (OMPI_SUCCESS == rc && sn > 0 && sdt == ddt && sn == dn) {
+        rc = mca_coll_loom_copy_content(sdt, sn, dst, src);
+    } else if (OMPI_SUCCESS == rc && sn > 0) {
+        /* sndrcv counts are int: part by part (a part's count is one) when the range is
+         * longer */
+        const int k = sn <= INT32_MAX && dn <= INT32_MAX ? 1 : o->nblk;
+        for (int b = 0; b < k && OMPI_SUCCESS == rc; ++b) {
+            ptrdiff_t sl, se, dl, de;
+            ompi_datatype_get_extent(sdt, &sl, &se);
+            ompi_datatype_get_extent(ddt, &dl, &de);
+            rc = ompi_datatype_sndrcv(src + (ptrdiff_t) (b * (sn / k)) * se, (int32_t) (sn / k), sdt,
+                                      dst + (ptrdiff_t) (b * (dn / k)) * de, (int32_t) (dn / k), ddt);
+        }
     }
     if (OMPI_SUCCESS == rc) {
         task_done(t, i);
