@@ -84,21 +84,23 @@ bool mca_coll_loom_hierarchical_alltoall_fits(const mca_coll_loom_params_t *p)
     return fits;
 }
 
-/* Copies (pack) or back (unpack) the parts members src[0..ns-1] send to dst[0..nd-1]:
- * part j of source k sits at position k * nd + j of the packed slots base, base + 1 ...
- * (P positions each).  Pack reads G (in_of) at block dst[j]; unpack writes O (out_of)
- * at block src[k]. */
+/* Packs, or unpacks, the parts that ranks src[0..ns-1] send to ranks dst[0..nd-1]: the
+ * part from source k to destination j sits at position k * nd + j of the packed slots
+ * base, base + 1, ... (P positions each).  Packing reads it from the send buffer of
+ * source k, a member of this node (INPUT for k = 0, else slot member_slot + k - 1), at
+ * block dst[j]; unpacking writes it to the result of destination j, a member of this
+ * node (RESULT for j = 0, else slot member_slot + j - 1), at block src[k]. */
 static void pack_pair(mca_coll_loom_sched_t *s, int P, const int *src, int ns, const int *dst, int nd, int base,
-                      int first_member_slot, bool pack)
+                      int member_slot, bool pack)
 {
     for (int k = 0; k < ns; ++k) {
         for (int j = 0; j < nd; ++j) {
             const int pos = k * nd + j;
             if (pack) {
-                const int g = 0 == k ? IN : first_member_slot + k - 1;
+                const int g = 0 == k ? IN : member_slot + k - 1;
                 mca_coll_loom_sched_copy_move(s, g, dst[j], base + pos / P, pos % P, 1);
             } else {
-                const int o = 0 == j ? RES : first_member_slot + j - 1;
+                const int o = 0 == j ? RES : member_slot + j - 1;
                 mca_coll_loom_sched_copy_move(s, base + pos / P, pos % P, o, src[k], 1);
             }
         }
@@ -137,7 +139,8 @@ int mca_coll_loom_hierarchical_alltoall(mca_coll_loom_sched_t *s, const mca_coll
     } else if (slots_needed(P, n, nmax) > MCA_COLL_LOOM_MAX_SLOTS) {
         rc = MCA_COLL_LOOM_ERR_NOTSUP;
     } else {
-        /* G_k = O_k - (n - 1): member k's send buffer, O_k its result */
+        /* slots: G + k - 1 member k's send buffer, O + k - 1 its result (k >= 1), from K
+         * the pack and from U the unpack slots of one node pair */
         const int G = MCA_COLL_LOOM_SLOT_SCRATCH0, O = G + n - 1, K = O + n - 1;
         const int per_pair = (n * nmax + P - 1) / P, U = K + per_pair;
 
