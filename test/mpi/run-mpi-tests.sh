@@ -46,7 +46,9 @@
 #      its own negative control), negative controls (loom excluded, loom not selected) and
 #      the oracle check;
 #  12. alltoall and alltoallv, blocking, non-blocking and persistent (test_alltoall): every
-#      process count, every algorithm and knob through MPI_T, negative controls, the oracle check.
+#      process count, every algorithm and knob through MPI_T, negative controls, the oracle check;
+#  13. the info keys loom_bcast_threshold, loom_reduce_threshold, loom_reduce_engage
+#      (test_threshold) at several process counts, and its negative control.
 # Ends with "N passed, M failed[, K skipped]" and exits non-zero on any failure.
 
 set -u
@@ -129,7 +131,7 @@ else
 fi
 
 # ---- binaries -------------------------------------------------------------------
-progs="test_allreduce test_barrier test_lifecycle test_rules test_colls test_bigcount test_threads test_pipeline test_faults test_nonblocking test_alltoall"
+progs="test_allreduce test_barrier test_lifecycle test_rules test_colls test_bigcount test_threads test_pipeline test_faults test_nonblocking test_alltoall test_threshold"
 for p in $progs; do
     if [ ! -x "$bindir/$p" ]; then
         if [ -f "$here/$p.c" ] && command -v mpicc >/dev/null; then
@@ -213,6 +215,7 @@ T_PIPE=${bin_test_pipeline:-}
 T_FAULTS=${bin_test_faults:-}
 T_NB=${bin_test_nonblocking:-}
 T_A2A=${bin_test_alltoall:-}
+T_THR=${bin_test_threshold:-}
 
 # ---- 1. every process count --------------------------------------------------------
 for np in $NPS; do
@@ -707,6 +710,14 @@ for np in 4 8; do
     run "oracle check: --mca coll ^loom test_alltoall --oracle-only passes np=$np" $np 0 --mca coll '^loom' \
         -- "$T_A2A" --oracle-only
 done
+
+# ---- 13. thresholds (info keys) ----------------------------------------------------------
+for np in 2 3 5 8 16 17; do
+    run "test_threshold np=$np" "$np" 0 -- "$T_THR"
+done
+name="negative control: coll_loom_priority -1 must FAIL (test_threshold: keys ignored)"
+run "$name" 3 nonzero --mca coll_loom_priority -1 -- "$T_THR"
+check_log "negative control: it failed on the delivered elements" "$(log_of "$name")" "750 elements wrong"
 
 echo
 if [ $fail -gt 0 ]; then

@@ -154,6 +154,14 @@ typedef struct {
     mca_coll_loom_sched_t sched;
 } mca_coll_loom_sched_entry_t;
 
+/* the opt-in thresholds of a communicator (coll_loom_threshold.c) */
+enum {
+    MCA_COLL_LOOM_THRESHOLD_BCAST = 0, /* info key loom_bcast_threshold */
+    MCA_COLL_LOOM_THRESHOLD_REDUCE,    /* loom_reduce_threshold */
+    MCA_COLL_LOOM_THRESHOLD_ENGAGE,    /* loom_reduce_engage */
+    MCA_COLL_LOOM_NUM_THRESHOLDS
+};
+
 typedef struct mca_coll_loom_module_t {
     mca_coll_base_module_t super;
 
@@ -231,6 +239,13 @@ typedef struct mca_coll_loom_module_t {
     /* a collective of loom's failed here in a way that may leave other ranks inside
      * it (mca_coll_loom_mark_failed): later calls on this communicator fail at once */
     bool failed;
+
+    /* the communicator's info keys loom_bcast_threshold, loom_reduce_threshold,
+     * loom_reduce_engage (1: off), and what the last such call delivered (elements,
+     * elements, ranks), read through MPI_T */
+    double threshold[MCA_COLL_LOOM_NUM_THRESHOLDS];
+    size_t delivered[MCA_COLL_LOOM_NUM_THRESHOLDS];
+    bool warned_engage;
 } mca_coll_loom_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_loom_module_t);
@@ -621,6 +636,32 @@ int mca_coll_loom_alltoallv_init(const void *sbuf, const int *scounts, const int
                                  const int *rdispls, struct ompi_datatype_t *rdtype,
                                  struct ompi_communicator_t *comm, struct ompi_info_t *info,
                                  ompi_request_t **request, mca_coll_base_module_t *module);
+
+/* Threshold bcast and reduce (coll_loom_threshold.c): reads the communicator's info keys
+ * and follows MPI_Comm_set_info; registers the MPI_T variables bound to communicators. */
+void mca_coll_loom_thresholds_enable(mca_coll_loom_module_t *m, struct ompi_communicator_t *comm);
+void mca_coll_loom_thresholds_register(void);
+/* The count a bcast (which: MCA_COLL_LOOM_THRESHOLD_BCAST) or reduce (_REDUCE) of `count`
+ * elements delivers under the communicator's threshold; remembered for MPI_T. */
+size_t mca_coll_loom_threshold_count(mca_coll_loom_module_t *m, int which, size_t count);
+static inline int mca_coll_loom_threshold_apply(mca_coll_loom_module_t *m, int which, int count)
+{
+    if (OPAL_LIKELY(m->threshold[which] >= 1.0)) {
+        m->delivered[which] = (size_t) (count > 0 ? count : 0);
+        return count;
+    }
+    return (int) mca_coll_loom_threshold_count(m, which, (size_t) count);
+}
+/* MPI_Reduce, MPI_Ireduce, MPIX_Reduce_init under loom_reduce_engage (request NULL: the
+ * blocking form).  OMPI_ERR_NOT_AVAILABLE: not engaged here (no key, or an op that is not
+ * commutative), the caller goes on as usual. */
+int mca_coll_loom_reduce_engaged(mca_coll_loom_module_t *m, const void *sbuf, void *rbuf, int count,
+                                 struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
+                                 struct ompi_communicator_t *comm, bool persistent, ompi_request_t **request);
+/* The reduce of loom_reduce_engage: a finished schedule in s (caller's to fini), the
+ * binomial reduce among the engaged ranks, empty on the others. */
+int mca_coll_loom_engage_schedule(mca_coll_loom_module_t *m, struct ompi_communicator_t *comm, int root,
+                                  unsigned call, mca_coll_loom_sched_t *s);
 
 /* call flags of a collective without an op (bcast, allgather): no restriction applies */
 #define MCA_COLL_LOOM_CALL_NO_OP (MCA_COLL_LOOM_CALL_COMMUTATIVE | MCA_COLL_LOOM_CALL_EXACT)

@@ -20,6 +20,7 @@ int mca_coll_loom_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int
     mca_coll_loom_choice_t choice;
     size_t tsize = 0;
 
+    count = mca_coll_loom_threshold_apply(m, MCA_COLL_LOOM_THRESHOLD_BCAST, count);
     if (mca_coll_loom_empty((size_t) count, dtype, &tsize)) {
         return OMPI_SUCCESS;
     }
@@ -86,7 +87,10 @@ int mca_coll_loom_ibcast(void *buf, int count, struct ompi_datatype_t *dtype, in
                          mca_coll_base_module_t *module)
 {
     mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
-    int rc = bcast_post(buf, count, dtype, root, comm, m, false, request);
+    int rc;
+
+    count = mca_coll_loom_threshold_apply(m, MCA_COLL_LOOM_THRESHOLD_BCAST, count);
+    rc = bcast_post(buf, count, dtype, root, comm, m, false, request);
 
     if (OMPI_ERR_NOT_AVAILABLE == rc) {
         rc = m->previous_ibcast(buf, count, dtype, root, comm, request, m->previous_ibcast_module);
@@ -99,7 +103,10 @@ int mca_coll_loom_bcast_init(void *buf, int count, struct ompi_datatype_t *dtype
                              ompi_request_t **request, mca_coll_base_module_t *module)
 {
     mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
-    int rc = bcast_post(buf, count, dtype, root, comm, m, true, request);
+    int rc;
+
+    count = mca_coll_loom_threshold_apply(m, MCA_COLL_LOOM_THRESHOLD_BCAST, count);
+    rc = bcast_post(buf, count, dtype, root, comm, m, true, request);
 
     if (OMPI_ERR_NOT_AVAILABLE == rc) {
         rc = m->previous_bcast_init(buf, count, dtype, root, comm, info, request, m->previous_bcast_init_module);

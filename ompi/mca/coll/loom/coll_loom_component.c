@@ -400,6 +400,7 @@ static int loom_register(void)
                                            MCA_BASE_VAR_SCOPE_READONLY, &cm->scratch_keep);
     register_shm_params();
     register_pvars();
+    mca_coll_loom_thresholds_register();
     return OMPI_SUCCESS;
 }
 

@@ -257,6 +257,7 @@ int mca_coll_loom_module_enable(mca_coll_base_module_t *module, struct ompi_comm
 #undef LOOM_SAVE_PREVIOUS
 
     m->in_job = mca_coll_loom_comm_in_job(comm);
+    mca_coll_loom_thresholds_enable(m, comm);
     /* MPI_COMM_WORLD compares the settings of every process of the job now, inside
      * MPI_Init, where a blocking exchange is harmless: a non-blocking call must never
      * wait for one (mca_coll_loom_plan_nb) */

@@ -25,7 +25,13 @@ int mca_coll_loom_reduce(const void *sbuf, void *rbuf, int count, struct ompi_da
     mca_coll_loom_choice_t choice;
     size_t tsize = 0;
     unsigned call;
+    int rc;
 
+    count = mca_coll_loom_threshold_apply(m, MCA_COLL_LOOM_THRESHOLD_REDUCE, count);
+    rc = mca_coll_loom_reduce_engaged(m, sbuf, rbuf, count, dtype, op, root, comm, false, NULL);
+    if (OMPI_ERR_NOT_AVAILABLE != rc) {
+        return rc;
+    }
     if (mca_coll_loom_empty((size_t) count, dtype, &tsize)) {
         return OMPI_SUCCESS;
     }
@@ -40,7 +46,7 @@ int mca_coll_loom_reduce(const void *sbuf, void *rbuf, int count, struct ompi_da
                                   m->previous_reduce_module);
     }
     if (choice.shm) {
-        int rc = mca_coll_loom_shm_reduce(m, sbuf, rbuf, (size_t) count, dtype, op, root, comm, call);
+        rc = mca_coll_loom_shm_reduce(m, sbuf, rbuf, (size_t) count, dtype, op, root, comm, call);
         if (OMPI_ERR_NOT_AVAILABLE != rc) {
             return mca_coll_loom_shm_outcome(m, comm, rc);
         }
@@ -56,8 +62,14 @@ int mca_coll_loom_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_d
                           ompi_request_t **request, mca_coll_base_module_t *module)
 {
     mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
-    int rc = mca_coll_loom_nb_vector(m, MCA_COLL_LOOM_COLL_REDUCE, sbuf, rbuf, count, dtype, op, root, comm, false,
+    int rc;
+
+    count = mca_coll_loom_threshold_apply(m, MCA_COLL_LOOM_THRESHOLD_REDUCE, count);
+    rc = mca_coll_loom_reduce_engaged(m, sbuf, rbuf, count, dtype, op, root, comm, false, request);
+    if (OMPI_ERR_NOT_AVAILABLE == rc) {
+        rc = mca_coll_loom_nb_vector(m, MCA_COLL_LOOM_COLL_REDUCE, sbuf, rbuf, count, dtype, op, root, comm, false,
                                      request);
+    }
 
     if (OMPI_ERR_NOT_AVAILABLE == rc) {
         rc = m->previous_ireduce(sbuf, rbuf, count, dtype, op, root, comm, request, m->previous_ireduce_module);
@@ -70,8 +82,14 @@ int mca_coll_loom_reduce_init(const void *sbuf, void *rbuf, int count, struct om
                               struct ompi_info_t *info, ompi_request_t **request, mca_coll_base_module_t *module)
 {
     mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
-    int rc = mca_coll_loom_nb_vector(m, MCA_COLL_LOOM_COLL_REDUCE, sbuf, rbuf, count, dtype, op, root, comm, true,
+    int rc;
+
+    count = mca_coll_loom_threshold_apply(m, MCA_COLL_LOOM_THRESHOLD_REDUCE, count);
+    rc = mca_coll_loom_reduce_engaged(m, sbuf, rbuf, count, dtype, op, root, comm, true, request);
+    if (OMPI_ERR_NOT_AVAILABLE == rc) {
+        rc = mca_coll_loom_nb_vector(m, MCA_COLL_LOOM_COLL_REDUCE, sbuf, rbuf, count, dtype, op, root, comm, true,
                                      request);
+    }
 
     if (OMPI_ERR_NOT_AVAILABLE == rc) {
         rc = m->previous_reduce_init(sbuf, rbuf, count, dtype, op, root, comm, info, request,

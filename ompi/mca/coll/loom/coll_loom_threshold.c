@@ -1,0 +1,233 @@
+/*
+ * coll/loom: threshold bcast and reduce (seed 002, section III.B), opt-in per
+ * communicator through info keys (MPI_Comm_dup_with_info, MPI_Comm_set_info):
+ *
+ *   loom_bcast_threshold  = F (0 < F <= 1): a bcast delivers only the first
+ *                           ceil(F * count) elements; the rest of every non-root buffer
+ *                           is left as it was;
+ *   loom_reduce_threshold = F: the same for reduce (the root's buffer beyond them is
+ *                           left as it was);
+ *   loom_reduce_engage    = F: a reduce combines the whole vector, but only of the ranks
+ *                           of the first stages of a binomial tree rooted at the root:
+ *                           the ranks root, root+1, ... (mod P), as many as the smallest
+ *                           power of two >= ceil(F * P), at most P.  The others return at
+ *                           once; a commutative op is needed (otherwise the whole
+ *                           reduce runs, said at coll_loom_verbose 1).
+ *
+ * What the last call delivered is readable through MPI_T performance variables bound
+ * to the communicator: coll_loom_bcast_delivered, coll_loom_reduce_delivered (elements)
+ * and coll_loom_reduce_engaged (ranks).  Every rank must give the same values (a bcast
+ * of different lengths does not match); a persistent request takes them at its _init.
+ */
+#include "ompi_config.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi.h"
+#include "opal/mca/base/mca_base_pvar.h"
+#include "opal/util/info_subscriber.h"
+#include "opal/util/output.h"
+#include "ompi/communicator/communicator.h"
+#include "ompi/constants.h"
+#include "ompi/mca/coll/base/coll_tags.h"
+
+#include "coll_loom.h"
+
+static const char *const keys[MCA_COLL_LOOM_NUM_THRESHOLDS] = {"loom_bcast_threshold", "loom_reduce_threshold",
+                                                               "loom_reduce_engage"};
+
+/* The module a callback is about: the one being enabled (its communicator's function
+ * slots are not set yet), else the one serving the communicator's bcast. */
+static mca_coll_loom_module_t *enabling;
+
+static mca_coll_loom_module_t *module_of(ompi_communicator_t *comm)
+{
+    if (NULL != enabling) {
+        return enabling;
+    }
+    if (NULL != comm->c_coll && mca_coll_loom_bcast == comm->c_coll->coll_bcast) {
+        return (mca_coll_loom_module_t *) comm->c_coll->coll_bcast_module;
+    }
+    return NULL;
+}
+
+/* opal_infosubscribe callback: parses the new value of one key; returns what the
+ * communicator's info keeps. */
+static char *threshold_changed(opal_infosubscriber_t *obj, char *key, char *value)
+{
+    ompi_communicator_t *comm = (ompi_communicator_t *) obj;
+    mca_coll_loom_module_t *m = module_of(comm);
+    char *end = NULL;
+    double f;
+    int k;
+
+    for (k = 0; k < MCA_COLL_LOOM_NUM_THRESHOLDS && 0 != strcmp(key, keys[k]); ++k) {
+    }
+    if (NULL == m || k == MCA_COLL_LOOM_NUM_THRESHOLDS) {
+        return value;
+    }
+    f = NULL != value ? strtod(value, &end) : 1.0;
+    if (NULL == value || end == value || '\0' != *end || !(f > 0.0 && f <= 1.0)) {
+        if (NULL != value && 0 != strcmp(value, "1")) {
+            opal_output_verbose(1, mca_coll_loom_component.output,
+                                "coll/loom: info key %s = \"%s\" on communicator %s: not a number in "
+                                "(0, 1]; the whole data is used", key, value, comm->c_name);
+        }
+        f = 1.0;
+    }
+    m->threshold[k] = f;
+    return value;
+}
+
+void mca_coll_loom_thresholds_enable(mca_coll_loom_module_t *m, ompi_communicator_t *comm)
+{
+    for (int k = 0; k < MCA_COLL_LOOM_NUM_THRESHOLDS; ++k) {
+        m->threshold[k] = 1.0;
+        m->delivered[k] = 0;
+    }
+    m->warned_engage = false;
+    /* the callback runs at once with the communicator's current value (or "1") */
+    enabling = m;
+    for (int k = 0; k < MCA_COLL_LOOM_NUM_THRESHOLDS; ++k) {
+        (void) opal_infosubscribe_subscribe(&comm->super, (char *) keys[k], "1", threshold_changed);
+    }
+    enabling = NULL;
+}
+
+size_t mca_coll_loom_threshold_count(mca_coll_loom_module_t *m, int which, size_t count)
+{
+    const double f = m->threshold[which];
+
+    if (f < 1.0) {
+        const double part = ceil(f * (double) count);
+        count = part < (double) count ? (size_t) part : count;
+    }
+    m->delivered[which] = count;
+    return count;
+}
+
+int mca_coll_loom_engage_schedule(mca_coll_loom_module_t *m, ompi_communicator_t *comm, int root, unsigned call,
+                                  mca_coll_loom_sched_t *s)
+{
+    const int P = ompi_comm_size(comm), rank = ompi_comm_rank(comm);
+    const int vrank = (rank - root + P) % P;
+    int engaged = 1, *peers, rc;
+    mca_coll_loom_sched_t sub;
+    mca_coll_loom_params_t p = {.root = 0, .call = call, .coll = MCA_COLL_LOOM_COLL_REDUCE};
+
+    while (engaged < P && engaged < ceil(m->threshold[MCA_COLL_LOOM_THRESHOLD_ENGAGE] * P)) {
+        engaged *= 2; /* the binomial tree's stages */
+    }
+    engaged = engaged < P ? engaged : P;
+    m->delivered[MCA_COLL_LOOM_THRESHOLD_ENGAGE] = (size_t) engaged;
+    mca_coll_loom_sched_init(s);
+    if (vrank >= engaged) {
+        return mca_coll_loom_sched_finish(s); /* not engaged: nothing to do */
+    }
+    peers = malloc(sizeof(int) * (size_t) engaged);
+    if (NULL == peers) {
+        free(peers);
+        return MCA_COLL_LOOM_ERR_NOMEM;
+    }
+    for (int v = 0; v < engaged; ++v) {
+        peers[v] = (v + root) % P;
+    }
+    p.P = engaged;
+    p.rank = vrank;
+    mca_coll_loom_sched_init(&sub);
+    rc = mca_coll_loom_build_binomial(&sub, &p);
+    if (MCA_COLL_LOOM_OK == rc) {
+        mca_coll_loom_sched_append_mapped(s, &sub, peers, MCA_COLL_LOOM_SLOT_RESULT, MCA_COLL_LOOM_SLOT_INPUT,
+                                          MCA_COLL_LOOM_SLOT_SCRATCH0);
+        rc = mca_coll_loom_sched_finish(s);
+    }
+    mca_coll_loom_sched_fini(&sub);
+    free(peers);
+    return rc;
+}
+
+int mca_coll_loom_reduce_engaged(mca_coll_loom_module_t *m, const void *sbuf, void *rbuf, int count,
+                                 ompi_datatype_t *dtype, ompi_op_t *op, int root, ompi_communicator_t *comm,
+                                 bool persistent, ompi_request_t **request)
+{
+    const bool is_root = ompi_comm_rank(comm) == root;
+    mca_coll_loom_sched_t s;
+    size_t tsize = 0;
+    unsigned call;
+    int rc;
+
+    if (OPAL_LIKELY(m->threshold[MCA_COLL_LOOM_THRESHOLD_ENGAGE] >= 1.0) || ompi_comm_size(comm) < 2 ||
+        mca_coll_loom_empty((size_t) count, dtype, &tsize)) {
+        return OMPI_ERR_NOT_AVAILABLE;
+    }
+    call = mca_coll_loom_module_call_flags(m, op, dtype);
+    if (!(call & MCA_COLL_LOOM_CALL_COMMUTATIVE)) {
+        if (!m->warned_engage) {
+            m->warned_engage = true;
+            opal_output_verbose(1, mca_coll_loom_component.output,
+                                "coll/loom: loom_reduce_engage on communicator %s: the op is not "
+                                "commutative, so every rank contributes", comm->c_name);
+        }
+        m->delivered[MCA_COLL_LOOM_THRESHOLD_ENGAGE] = (size_t) ompi_comm_size(comm);
+        return OMPI_ERR_NOT_AVAILABLE;
+    }
+    if (OPAL_UNLIKELY(m->failed)) {
+        return OMPI_ERROR;
+    }
+    rc = mca_coll_loom_engage_schedule(m, comm, root, call, &s);
+    if (MCA_COLL_LOOM_OK != rc) {
+        mca_coll_loom_sched_fini(&s);
+        mca_coll_loom_mark_failed(m, comm, OMPI_ERR_OUT_OF_RESOURCE); /* the others run theirs */
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    /* the receive buffer is the root's alone (coll_loom_reduce.c) */
+    if (!is_root) {
+        rbuf = NULL;
+        sbuf = MPI_IN_PLACE != sbuf ? sbuf : NULL;
+    }
+    if (NULL == request) {
+        rc = mca_coll_loom_exec(m, &s, sbuf, rbuf, (size_t) count, dtype, op, comm, MCA_COLL_BASE_TAG_REDUCE, call,
+                                NULL);
+    } else {
+        mca_coll_loom_nb_call_t c;
+        mca_coll_loom_nb_call_init(&c, m, comm, sbuf, rbuf, (size_t) count, dtype, op, call);
+        rc = mca_coll_loom_nb_post(&s, &c, persistent, request);
+    }
+    mca_coll_loom_sched_fini(&s);
+    return rc;
+}
+
+/* ---- MPI_T: what the last call on a communicator delivered -------------------------- */
+
+static int delivered_value(const mca_base_pvar_t *pvar, void *value, void *obj)
+{
+    ompi_communicator_t *comm = (ompi_communicator_t *) obj;
+    mca_coll_loom_module_t *m = NULL != comm ? module_of(comm) : NULL;
+
+    *(unsigned long long *) value = NULL != m ? (unsigned long long) m->delivered[(intptr_t) pvar->ctx] : 0;
+    return OMPI_SUCCESS;
+}
+
+void mca_coll_loom_thresholds_register(void)
+{
+    static const char *const names[MCA_COLL_LOOM_NUM_THRESHOLDS] = {"bcast_delivered", "reduce_delivered",
+                                                                    "reduce_engaged"};
+    static const char *const descs[MCA_COLL_LOOM_NUM_THRESHOLDS] = {
+        "Elements the last MPI_Bcast on this communicator delivered (fewer than its count under "
+        "the info key loom_bcast_threshold)",
+        "Elements the last MPI_Reduce on this communicator combined (fewer than its count under "
+        "the info key loom_reduce_threshold)",
+        "Ranks whose contributions the last MPI_Reduce under the info key loom_reduce_engage "
+        "combined"};
+
+    for (intptr_t k = 0; k < MCA_COLL_LOOM_NUM_THRESHOLDS; ++k) {
+        (void) mca_base_component_pvar_register(&mca_coll_loom_component.super.collm_version, names[k], descs[k],
+                                                OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_LEVEL,
+                                                MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
+                                                MCA_BASE_VAR_BIND_MPI_COMM,
+                                                MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS,
+                                                delivered_value, NULL, NULL, (void *) k);
+    }
+}
