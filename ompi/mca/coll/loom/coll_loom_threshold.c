@@ -38,9 +38,10 @@
 static const char *const keys[MCA_COLL_LOOM_NUM_THRESHOLDS] = {"loom_bcast_threshold", "loom_reduce_threshold",
                                                                "loom_reduce_engage"};
 
-/* The module a callback is about: the one being enabled (its communicator's function
- * slots are not set yet), else the one serving the communicator's bcast. */
-static mca_coll_loom_module_t *enabling;
+/* The module a callback is about: the one this thread is enabling (its communicator's
+ * function slots are not set yet; threads may create communicators at once), else the
+ * one serving the communicator's bcast. */
+static _Thread_local mca_coll_loom_module_t *enabling;
 
 static mca_coll_loom_module_t *module_of(ompi_communicator_t *comm)
 {
