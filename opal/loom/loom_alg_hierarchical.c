@@ -44,17 +44,12 @@
 #define NODE_SCRATCH (MCA_COLL_LOOM_SLOT_SCRATCH0 + 1) /* scratch of the node phase (2 slots) */
 #define SUB          (MCA_COLL_LOOM_SLOT_SCRATCH0 + 3) /* scratch of the leaders' phase */
 
-static int node_of(const mca_coll_loom_params_t *p, int r)
-{
-    return NULL != p->node_of ? p->node_of[r] : 0;
-}
-
 /* node-consecutive: nodes are numbered by their lowest rank, so the node index never
  * decreases along the ranks exactly when every node is one range */
 static bool node_consecutive(const mca_coll_loom_params_t *p)
 {
     for (int r = 1; r < p->P; ++r) {
-        if (node_of(p, r) < node_of(p, r - 1)) {
+        if (mca_coll_loom_node_of(p, r) < mca_coll_loom_node_of(p, r - 1)) {
             return false;
         }
     }
@@ -181,7 +176,7 @@ typedef struct {
 static int chain_tree(const mca_coll_loom_params_t *p, const int *mem, int n, int me, int mynode, int *rep,
                       int nn, chain_tree_t *t)
 {
-    const int rootnode = node_of(p, p->root);
+    const int rootnode = mca_coll_loom_node_of(p, p->root);
     const int pos = (mynode - rootnode + nn) % nn; /* my node's place in the nodes' chain */
     int top, j, depth, maxdepth = 0, parent = -1, nchild = 0;
     int *size;
@@ -211,7 +206,7 @@ static int chain_tree(const mca_coll_loom_params_t *p, const int *mem, int n, in
         return MCA_COLL_LOOM_ERR_NOMEM;
     }
     for (int r = 0; r < p->P; ++r) {
-        size[node_of(p, r)]++;
+        size[mca_coll_loom_node_of(p, r)]++;
     }
     for (int k = 0; k < nn; ++k) {
         const int d = (k - rootnode + nn) % nn + size[k] - 1;
@@ -321,11 +316,11 @@ static void move_nodes(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p
 {
     for (int r = 0; r < p->P;) {
         int end = r;
-        if (!in_set[node_of(p, r)]) {
+        if (!in_set[mca_coll_loom_node_of(p, r)]) {
             ++r;
             continue;
         }
-        while (end + 1 < p->P && in_set[node_of(p, end + 1)]) {
+        while (end + 1 < p->P && in_set[mca_coll_loom_node_of(p, end + 1)]) {
             ++end;
         }
         if (send) {
@@ -474,11 +469,11 @@ static int build_levels(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *
             rc = bcast_pipelined(s, p, mem, n, me, mynode, rep, nn);
             break;
         }
-        rep[node_of(p, p->root)] = p->root;
+        rep[mca_coll_loom_node_of(p, p->root)] = p->root;
         top = node_index(mem, n, rep[mynode]);
         if (me == top) {
             rc = sub_phase(s, p, mca_coll_loom_build_binomial, MCA_COLL_LOOM_COLL_BCAST, rep, nn, mynode,
-                           node_of(p, p->root), RES, IN, SUB, 0);
+                           mca_coll_loom_node_of(p, p->root), RES, IN, SUB, 0);
             /* the representative only sends in its node's bcast: its first send into the
              * node need not wait for its last send to another node to complete */
             if (MCA_COLL_LOOM_OK == rc && n > 1 && !p->leaders_only) {
@@ -495,12 +490,12 @@ static int build_levels(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *
             rc = reduce_pipelined(s, p, mem, n, me, mynode, rep, nn);
             break;
         }
-        rep[node_of(p, p->root)] = p->root;
+        rep[mca_coll_loom_node_of(p, p->root)] = p->root;
         top = node_index(mem, n, rep[mynode]);
         part = node_reduce(s, p, mem, n, me, top, IN, &rc);
         if (MCA_COLL_LOOM_OK == rc && me == top) {
             rc = sub_phase(s, p, mca_coll_loom_build_binomial, MCA_COLL_LOOM_COLL_REDUCE, rep, nn, mynode,
-                           node_of(p, p->root), RES, part, SUB, 0);
+                           mca_coll_loom_node_of(p, p->root), RES, part, SUB, 0);
         }
         break;
     }
@@ -548,10 +543,10 @@ int mca_coll_loom_build_hierarchical(mca_coll_loom_sched_t *s, const mca_coll_lo
      * representatives, first the leaders (the root stands in for its own node's leader
      * in bcast and reduce, below).  Nodes numbered by their lowest rank appear in
      * order, each new one as the next index. */
-    mynode = node_of(p, r);
+    mynode = mca_coll_loom_node_of(p, r);
     n = 0;
     for (int i = 0; i < P; ++i) {
-        const int k = node_of(p, i);
+        const int k = mca_coll_loom_node_of(p, i);
         if (k == nn) {
             rep[nn++] = i;
         } else if (k < 0 || k > nn) {

@@ -25,17 +25,12 @@
 #define RES MCA_COLL_LOOM_SLOT_RESULT
 #define IN  MCA_COLL_LOOM_SLOT_INPUT
 
-static int node_of(const mca_coll_loom_params_t *p, int r)
-{
-    return NULL != p->node_of ? p->node_of[r] : 0;
-}
-
 /* The ranks of node k in increasing order into out; returns how many. */
 static int members(const mca_coll_loom_params_t *p, int k, int *out)
 {
     int n = 0;
     for (int r = 0; r < p->P; ++r) {
-        if (node_of(p, r) == k) {
+        if (mca_coll_loom_node_of(p, r) == k) {
             out[n++] = r;
         }
     }
@@ -69,7 +64,7 @@ bool mca_coll_loom_hierarchical_alltoall_fits(const mca_coll_loom_params_t *p)
         return false;
     }
     for (int r = 0; r < p->P; ++r) {
-        const int k = node_of(p, r);
+        const int k = mca_coll_loom_node_of(p, r);
         if (k < 0 || k >= p->P) {
             free(count);
             return false;
@@ -109,7 +104,7 @@ static void pack_pair(mca_coll_loom_sched_t *s, int P, const int *src, int ns, c
 
 int mca_coll_loom_hierarchical_alltoall(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p)
 {
-    const int P = p->P, r = p->rank, mynode = node_of(p, r);
+    const int P = p->P, r = p->rank, mynode = mca_coll_loom_node_of(p, r);
     /* other: the ranks of the two nodes of one step, which may be one node twice */
     int *mine = malloc(sizeof(int) * (size_t) P), *other = malloc(2 * sizeof(int) * (size_t) P);
     int n, nn = 0, nmax = 0, rc = MCA_COLL_LOOM_OK; /* nmax: the largest other node */
@@ -120,7 +115,7 @@ int mca_coll_loom_hierarchical_alltoall(mca_coll_loom_sched_t *s, const mca_coll
         return MCA_COLL_LOOM_ERR_NOMEM;
     }
     for (int q = 0; q < P; ++q) {
-        nn = node_of(p, q) + 1 > nn ? node_of(p, q) + 1 : nn;
+        nn = mca_coll_loom_node_of(p, q) + 1 > nn ? mca_coll_loom_node_of(p, q) + 1 : nn;
     }
     for (int k = 0; k < nn; ++k) {
         const int c = k != mynode ? members(p, k, other) : 0;

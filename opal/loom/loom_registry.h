@@ -137,6 +137,12 @@ const char *mca_coll_loom_hierarchical_refusal(const mca_coll_loom_params_t *p);
 /* Builds rank p->rank's schedule into s (reset first) and finishes it. */
 int mca_coll_loom_alg_build(int alg, mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);
 
+/* The node index of rank r (p->node_of; all on node 0 when it is NULL). */
+static inline int mca_coll_loom_node_of(const mca_coll_loom_params_t *p, int r)
+{
+    return NULL != p->node_of ? p->node_of[r] : 0;
+}
+
 /* a mod P in 0..P-1 for any sign of a: peers on the ring of ranks. */
 static inline int mca_coll_loom_rank_mod(long a, int P)
 {

@@ -654,10 +654,21 @@ static inline int mca_coll_loom_threshold_apply(mca_coll_loom_module_t *m, int w
 }
 /* MPI_Reduce, MPI_Ireduce, MPIX_Reduce_init under loom_reduce_engage (request NULL: the
  * blocking form).  OMPI_ERR_NOT_AVAILABLE: not engaged here (no key, or an op that is not
- * commutative), the caller goes on as usual. */
-int mca_coll_loom_reduce_engaged(mca_coll_loom_module_t *m, const void *sbuf, void *rbuf, int count,
-                                 struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
-                                 struct ompi_communicator_t *comm, bool persistent, ompi_request_t **request);
+ * commutative), the caller goes on as usual.  The key is tested in line: every reduce
+ * passes here. */
+int mca_coll_loom_reduce_engaged_run(mca_coll_loom_module_t *m, const void *sbuf, void *rbuf, int count,
+                                     struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
+                                     struct ompi_communicator_t *comm, bool persistent, ompi_request_t **request);
+static inline int mca_coll_loom_reduce_engaged(mca_coll_loom_module_t *m, const void *sbuf, void *rbuf, int count,
+                                               struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
+                                               struct ompi_communicator_t *comm, bool persistent,
+                                               ompi_request_t **request)
+{
+    if (OPAL_LIKELY(m->threshold[MCA_COLL_LOOM_THRESHOLD_ENGAGE] >= 1.0)) {
+        return OMPI_ERR_NOT_AVAILABLE;
+    }
+    return mca_coll_loom_reduce_engaged_run(m, sbuf, rbuf, count, dtype, op, root, comm, persistent, request);
+}
 /* The reduce of loom_reduce_engage: a finished schedule in s (caller's to fini), the
  * binomial reduce among the engaged ranks, empty on the others. */
 int mca_coll_loom_engage_schedule(mca_coll_loom_module_t *m, struct ompi_communicator_t *comm, int root,

@@ -28,11 +28,9 @@ int mca_coll_loom_reduce(const void *sbuf, void *rbuf, int count, struct ompi_da
     int rc;
 
     count = mca_coll_loom_threshold_apply(m, MCA_COLL_LOOM_THRESHOLD_REDUCE, count);
-    if (OPAL_UNLIKELY(m->threshold[MCA_COLL_LOOM_THRESHOLD_ENGAGE] < 1.0)) {
-        rc = mca_coll_loom_reduce_engaged(m, sbuf, rbuf, count, dtype, op, root, comm, false, NULL);
-        if (OMPI_ERR_NOT_AVAILABLE != rc) {
-            return rc;
-        }
+    rc = mca_coll_loom_reduce_engaged(m, sbuf, rbuf, count, dtype, op, root, comm, false, NULL);
+    if (OMPI_ERR_NOT_AVAILABLE != rc) {
+        return rc;
     }
     if (mca_coll_loom_empty((size_t) count, dtype, &tsize)) {
         return OMPI_SUCCESS;

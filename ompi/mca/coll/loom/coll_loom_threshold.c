@@ -149,9 +149,9 @@ int mca_coll_loom_engage_schedule(mca_coll_loom_module_t *m, ompi_communicator_t
     return rc;
 }
 
-int mca_coll_loom_reduce_engaged(mca_coll_loom_module_t *m, const void *sbuf, void *rbuf, int count,
-                                 ompi_datatype_t *dtype, ompi_op_t *op, int root, ompi_communicator_t *comm,
-                                 bool persistent, ompi_request_t **request)
+int mca_coll_loom_reduce_engaged_run(mca_coll_loom_module_t *m, const void *sbuf, void *rbuf, int count,
+                                     ompi_datatype_t *dtype, ompi_op_t *op, int root, ompi_communicator_t *comm,
+                                     bool persistent, ompi_request_t **request)
 {
     const bool is_root = ompi_comm_rank(comm) == root;
     mca_coll_loom_sched_t s;
@@ -159,8 +159,7 @@ int mca_coll_loom_reduce_engaged(mca_coll_loom_module_t *m, const void *sbuf, vo
     unsigned call;
     int rc;
 
-    if (OPAL_LIKELY(m->threshold[MCA_COLL_LOOM_THRESHOLD_ENGAGE] >= 1.0) || ompi_comm_size(comm) < 2 ||
-        mca_coll_loom_empty((size_t) count, dtype, &tsize)) {
+    if (ompi_comm_size(comm) < 2 || mca_coll_loom_empty((size_t) count, dtype, &tsize)) {
         return OMPI_ERR_NOT_AVAILABLE;
     }
     call = mca_coll_loom_module_call_flags(m, op, dtype);
