@@ -246,6 +246,17 @@ typedef struct mca_coll_loom_module_t {
     double threshold[MCA_COLL_LOOM_NUM_THRESHOLDS];
     size_t delivered[MCA_COLL_LOOM_NUM_THRESHOLDS];
     bool warned_engage;
+
+    /* the stale-synchronous allreduce (coll_loom_ssp.c): the info key
+     * loom_allreduce_slack (-1: off), this rank's clock, the oldest clock in the last
+     * result and the waits for fresher data (MPI_T), the exchange (NULL: none yet) */
+    int ssp_slack;
+    int64_t ssp_clock;
+    int64_t ssp_oldest;
+    uint64_t ssp_waits;
+    struct mca_coll_loom_ssp_t *ssp;
+    bool warned_ssp;
+    bool ssp_attached;    /* the attribute that drains at MPI_Comm_free is set */
 } mca_coll_loom_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_loom_module_t);
@@ -673,6 +684,25 @@ static inline int mca_coll_loom_reduce_engaged(mca_coll_loom_module_t *m, const 
  * binomial reduce among the engaged ranks, empty on the others. */
 int mca_coll_loom_engage_schedule(mca_coll_loom_module_t *m, struct ompi_communicator_t *comm, int root,
                                   unsigned call, mca_coll_loom_sched_t *s);
+
+/* The module serving comm's collectives, also while it is being enabled (for info-key
+ * callbacks and MPI_T variables bound to communicators; NULL: not loom's). */
+mca_coll_loom_module_t *mca_coll_loom_info_module(struct ompi_communicator_t *comm);
+
+/* The stale-synchronous allreduce under the info key loom_allreduce_slack
+ * (coll_loom_ssp.c).  The calls return OMPI_ERR_NOT_AVAILABLE when they leave the call to
+ * the ordinary allreduce (an op that is not commutative, nothing to reduce). */
+void mca_coll_loom_ssp_open(void);
+void mca_coll_loom_ssp_close(void);
+void mca_coll_loom_ssp_register(void);
+void mca_coll_loom_ssp_enable(mca_coll_loom_module_t *m, struct ompi_communicator_t *comm);
+void mca_coll_loom_ssp_fini(mca_coll_loom_module_t *m);
+int mca_coll_loom_ssp_allreduce(mca_coll_loom_module_t *m, const void *sbuf, void *rbuf, int count,
+                                struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                struct ompi_communicator_t *comm);
+int mca_coll_loom_ssp_iallreduce(mca_coll_loom_module_t *m, const void *sbuf, void *rbuf, int count,
+                                 struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                 struct ompi_communicator_t *comm, bool persistent, ompi_request_t **request);
 
 /* call flags of a collective without an op (bcast, allgather): no restriction applies */
 #define MCA_COLL_LOOM_CALL_NO_OP (MCA_COLL_LOOM_CALL_COMMUTATIVE | MCA_COLL_LOOM_CALL_EXACT)

@@ -113,6 +113,12 @@ int mca_coll_loom_allreduce(const void *sbuf, void *rbuf, int count, struct ompi
     size_t tsize = 0;
     unsigned call;
 
+    if (OPAL_UNLIKELY(m->ssp_slack >= 0)) {
+        int rc = mca_coll_loom_ssp_allreduce(m, sbuf, rbuf, count, dtype, op, comm);
+        if (OMPI_ERR_NOT_AVAILABLE != rc) {
+            return rc;
+        }
+    }
     if (mca_coll_loom_empty((size_t) count, dtype, &tsize)) {
         return OMPI_SUCCESS;
     }
@@ -143,8 +149,15 @@ int mca_coll_loom_iallreduce(const void *sbuf, void *rbuf, int count, struct omp
                              mca_coll_base_module_t *module)
 {
     mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
-    int rc = mca_coll_loom_nb_vector(m, MCA_COLL_LOOM_COLL_ALLREDUCE, sbuf, rbuf, count, dtype, op, 0, comm, false,
+    int rc = OMPI_ERR_NOT_AVAILABLE;
+
+    if (OPAL_UNLIKELY(m->ssp_slack >= 0)) {
+        rc = mca_coll_loom_ssp_iallreduce(m, sbuf, rbuf, count, dtype, op, comm, false, request);
+    }
+    if (OMPI_ERR_NOT_AVAILABLE == rc) {
+        rc = mca_coll_loom_nb_vector(m, MCA_COLL_LOOM_COLL_ALLREDUCE, sbuf, rbuf, count, dtype, op, 0, comm, false,
                                      request);
+    }
 
     if (OMPI_ERR_NOT_AVAILABLE == rc) {
         rc = m->previous_iallreduce(sbuf, rbuf, count, dtype, op, comm, request, m->previous_iallreduce_module);
@@ -157,8 +170,15 @@ int mca_coll_loom_allreduce_init(const void *sbuf, void *rbuf, int count, struct
                                  ompi_request_t **request, mca_coll_base_module_t *module)
 {
     mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
-    int rc = mca_coll_loom_nb_vector(m, MCA_COLL_LOOM_COLL_ALLREDUCE, sbuf, rbuf, count, dtype, op, 0, comm, true,
+    int rc = OMPI_ERR_NOT_AVAILABLE;
+
+    if (OPAL_UNLIKELY(m->ssp_slack >= 0)) {
+        rc = mca_coll_loom_ssp_iallreduce(m, sbuf, rbuf, count, dtype, op, comm, true, request);
+    }
+    if (OMPI_ERR_NOT_AVAILABLE == rc) {
+        rc = mca_coll_loom_nb_vector(m, MCA_COLL_LOOM_COLL_ALLREDUCE, sbuf, rbuf, count, dtype, op, 0, comm, true,
                                      request);
+    }
 
     if (OMPI_ERR_NOT_AVAILABLE == rc) {
         rc = m->previous_allreduce_init(sbuf, rbuf, count, dtype, op, comm, info, request,

@@ -401,6 +401,7 @@ static int loom_register(void)
     register_shm_params();
     register_pvars();
     mca_coll_loom_thresholds_register();
+    mca_coll_loom_ssp_register();
     return OMPI_SUCCESS;
 }
 
@@ -427,6 +428,7 @@ static int loom_open(void)
     memset(cm->nb_alg_calls, 0, sizeof(cm->nb_alg_calls));
     memset(cm->nb_fallback_calls, 0, sizeof(cm->nb_fallback_calls));
     mca_coll_loom_nbc_init();
+    mca_coll_loom_ssp_open();
     cm->job_agreed = 0;
     cm->shm_node_phases = 0;
     cm->shm_segments_created = 0;
@@ -447,6 +449,7 @@ static int loom_close(void)
 {
     mca_coll_loom_component_t *cm = &mca_coll_loom_component;
 
+    mca_coll_loom_ssp_close();
     mca_coll_loom_nbc_fini();
 
     for (int coll = 0; coll < MCA_COLL_LOOM_NUM_COLLS; ++coll) {

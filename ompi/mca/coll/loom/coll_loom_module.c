@@ -51,11 +51,14 @@ static void loom_module_construct(mca_coll_loom_module_t *m)
     m->shm.gen[0] = m->shm.gen[1] = 0;
     m->shm.members = NULL;
     m->shm.offer = NULL;
+    m->ssp_slack = -1;
+    m->ssp = NULL;
 }
 
 /* Also runs when enable failed half-way: every field is checked. */
 static void loom_module_destruct(mca_coll_loom_module_t *m)
 {
+    mca_coll_loom_ssp_fini(m); /* before the communicator's transfers end */
     for (int i = 0; i < MCA_COLL_LOOM_SCHED_CACHE; ++i) {
         mca_coll_loom_sched_fini(&m->cache[i].sched);
         m->cache[i].used = false;

@@ -43,7 +43,7 @@ static const char *const keys[MCA_COLL_LOOM_NUM_THRESHOLDS] = {"loom_bcast_thres
  * one serving the communicator's bcast. */
 static _Thread_local mca_coll_loom_module_t *enabling;
 
-static mca_coll_loom_module_t *module_of(ompi_communicator_t *comm)
+mca_coll_loom_module_t *mca_coll_loom_info_module(ompi_communicator_t *comm)
 {
     if (NULL != enabling) {
         return enabling;
@@ -59,7 +59,7 @@ static mca_coll_loom_module_t *module_of(ompi_communicator_t *comm)
 static char *threshold_changed(opal_infosubscriber_t *obj, char *key, char *value)
 {
     ompi_communicator_t *comm = (ompi_communicator_t *) obj;
-    mca_coll_loom_module_t *m = module_of(comm);
+    mca_coll_loom_module_t *m = mca_coll_loom_info_module(comm);
     char *end = NULL;
     double f;
     int k;
@@ -94,6 +94,7 @@ void mca_coll_loom_thresholds_enable(mca_coll_loom_module_t *m, ompi_communicato
     for (int k = 0; k < MCA_COLL_LOOM_NUM_THRESHOLDS; ++k) {
         (void) opal_infosubscribe_subscribe(&comm->super, (char *) keys[k], "1", threshold_changed);
     }
+    mca_coll_loom_ssp_enable(m, comm);
     enabling = NULL;
 }
 
@@ -204,7 +205,7 @@ int mca_coll_loom_reduce_engaged_run(mca_coll_loom_module_t *m, const void *sbuf
 static int delivered_value(const mca_base_pvar_t *pvar, void *value, void *obj)
 {
     ompi_communicator_t *comm = (ompi_communicator_t *) obj;
-    mca_coll_loom_module_t *m = NULL != comm ? module_of(comm) : NULL;
+    mca_coll_loom_module_t *m = NULL != comm ? mca_coll_loom_info_module(comm) : NULL;
 
     *(unsigned long long *) value = NULL != m ? (unsigned long long) m->delivered[(intptr_t) pvar->ctx] : 0;
     return OMPI_SUCCESS;
