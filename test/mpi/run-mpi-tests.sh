@@ -48,7 +48,10 @@
 #  12. alltoall and alltoallv, blocking, non-blocking and persistent (test_alltoall): every
 #      process count, every algorithm and knob through MPI_T, negative controls, the oracle check;
 #  13. the info keys loom_bcast_threshold, loom_reduce_threshold, loom_reduce_engage
-#      (test_threshold) at several process counts, and its negative control.
+#      (test_threshold) at several process counts, and its negative control;
+#  14. the stale-synchronous allreduce under loom_allreduce_slack (test_ssp): staleness bound,
+#      progress of the fast ranks, slack 0 bit for bit the ordinary allreduce, at several
+#      process counts, and its negative control.
 # Ends with "N passed, M failed[, K skipped]" and exits non-zero on any failure.
 
 set -u
@@ -131,7 +134,7 @@ else
 fi
 
 # ---- binaries -------------------------------------------------------------------
-progs="test_allreduce test_barrier test_lifecycle test_rules test_colls test_bigcount test_threads test_pipeline test_faults test_nonblocking test_alltoall test_threshold"
+progs="test_allreduce test_barrier test_lifecycle test_rules test_colls test_bigcount test_threads test_pipeline test_faults test_nonblocking test_alltoall test_threshold test_ssp"
 for p in $progs; do
     if [ ! -x "$bindir/$p" ]; then
         if [ -f "$here/$p.c" ] && command -v mpicc >/dev/null; then
@@ -216,6 +219,7 @@ T_FAULTS=${bin_test_faults:-}
 T_NB=${bin_test_nonblocking:-}
 T_A2A=${bin_test_alltoall:-}
 T_THR=${bin_test_threshold:-}
+T_SSP=${bin_test_ssp:-}
 
 # ---- 1. every process count --------------------------------------------------------
 for np in $NPS; do
@@ -718,6 +722,15 @@ done
 name="negative control: coll_loom_priority -1 must FAIL (test_threshold: keys ignored)"
 run "$name" 3 nonzero --mca coll_loom_priority -1 -- "$T_THR"
 check_log "negative control: it failed on the delivered elements" "$(log_of "$name")" "750 elements wrong"
+
+# ---- 14. stale-synchronous allreduce (info key loom_allreduce_slack) ---------------------
+for np in 2 3 5 8 13 16 32; do
+    run "test_ssp np=$np" "$np" 0 -- "$T_SSP"
+done
+name="negative control: coll_loom_priority -1 must FAIL (test_ssp: key ignored)"
+run "$name" 3 nonzero --mca coll_loom_priority -1 -- "$T_SSP"
+check_log "negative control: it failed because no call advanced loom's clock" "$(log_of "$name")" \
+    "coll_loom_allreduce_clock 0, expected 1"
 
 echo
 if [ $fail -gt 0 ]; then

@@ -6,7 +6,8 @@
 # the node segment's protocol (test_faults), and non-blocking and persistent requests
 # (test_nonblocking: many outstanding, Startall, cancel and free errors), and alltoall(v)
 # in every form with every algorithm (test_alltoall), and the info-key thresholds
-# (test_threshold), at np 3.  Fails when any
+# (test_threshold), and the stale-synchronous allreduce with contributions in flight at
+# communicator free (test_ssp), at np 3.  Fails when any
 # memcheck error or definite/indirect leak has a loom frame in its stack.  Open
 # MPI's own noise (PMIx, hwloc, ORTE) is not loom's to fix and is ignored.
 # Open MPI unloads components at MPI_Finalize; --keep-debuginfo lets valgrind
@@ -24,7 +25,7 @@ logdir=$(mktemp -d /tmp/loom-valgrind.XXXXXX)
 trap 'rm -rf "$logdir"' EXIT
 rc=0
 for prog in "test_lifecycle 30 --reuse" "test_pipeline 300" "test_faults" \
-    "test_nonblocking --sections outstanding,startall,errors,crossed" "test_alltoall" "test_threshold"; do
+    "test_nonblocking --sections outstanding,startall,errors,crossed" "test_alltoall" "test_threshold" "test_ssp"; do
     set -- $prog
     # the segment at each communicator's first call, as its calls are few
     if ! timeout -k 10 300 "$mpirun" -np 3 --oversubscribe --bind-to none \

@@ -138,6 +138,7 @@ static opal_mutex_t ssp_lock;
 static bool progress_registered;
 static int ssp_progress(void);
 static int attach_attributes(mca_coll_loom_module_t *m, ompi_communicator_t *comm);
+static int comm_keyval = MPI_KEYVAL_INVALID, self_keyval = MPI_KEYVAL_INVALID;
 
 static const ssp_hdr_t *hdr_of(const char *buf)
 {
@@ -759,10 +760,12 @@ static int self_freed(MPI_Comm comm, int keyval, void *attr_val, void *extra)
         opal_mutex_unlock(&ssp_lock);
         drain(sts, n);
     } while (64 == n);
+    /* the keyvals go with the last attribute (the attribute system is finalized before
+     * the components are closed); attribute callbacks run without its lock */
+    (void) ompi_attr_free_keyval(COMM_ATTR, &comm_keyval, false);
+    (void) ompi_attr_free_keyval(COMM_ATTR, &self_keyval, false);
     return OMPI_SUCCESS;
 }
-
-static int comm_keyval = MPI_KEYVAL_INVALID, self_keyval = MPI_KEYVAL_INVALID;
 
 /* The attributes that make MPI_Comm_free and MPI_Finalize drain. */
 static int attach_attributes(mca_coll_loom_module_t *m, ompi_communicator_t *comm)
@@ -1119,8 +1122,7 @@ void mca_coll_loom_ssp_open(void)
 
 void mca_coll_loom_ssp_close(void)
 {
-    /* the keyvals went with the attribute system, finalized before the components */
-    comm_keyval = self_keyval = MPI_KEYVAL_INVALID;
+    comm_keyval = self_keyval = MPI_KEYVAL_INVALID; /* freed at MPI_Finalize (self_freed) */
     if (progress_registered) {
         (void) opal_progress_unregister(ssp_progress);
         progress_registered = false;
