@@ -10,9 +10,9 @@
  *    contribution is there exactly once (count == P, no clock missing) and from within
  *    the slack (clock >= c - N), its own current one where the algorithm promises it
  *    (the hypercube: always; the ring: within the slack), and the MPI_T variables
- *    coll_loom_allreduce_clock and coll_loom_allreduce_oldest_clock.  The fast ranks
- *    must have run ahead of the slow one (seen its contribution at least one clock old)
- *    when N > 0, and never when N = 0.  For both algorithms (hypercube, ring), blocking,
+ *    coll_loom_allreduce_clock and coll_loom_allreduce_oldest_clock.  A fast rank must
+ *    have run ahead of the slow one (seen its contribution at least one clock old) when
+ *    N >= 2, and none when N = 0.  For both algorithms (hypercube, ring), blocking,
  *    several outstanding MPI_Iallreduce, and persistent requests.
  * 2. Exactness: with N = 0 the result is bit for bit that of the ordinary allreduce of
  *    the same algorithm (random doubles), and an integer sum equals the one computed
@@ -172,7 +172,7 @@ static void staleness_case(MPI_Comm base, const char *alg, int slack, form_t for
 
     if (F_BLOCKING == form) {
         for (long long c = 1; c <= ITERS; c++) {
-            if (me == slow) usleep(3000);
+            if (me == slow) usleep(5000);
             fill_clock(in, n, P, me, c);
             MPI_Allreduce(in, out, (int) n, el, op, comm);
             long lag = check_clocks(out, n, P, me, c, slack, strcmp(alg, "ring") != 0, slow, what);
@@ -188,7 +188,7 @@ static void staleness_case(MPI_Comm base, const char *alg, int slack, form_t for
         /* three calls outstanding at once, in clock order */
         for (long long c = 1; c <= ITERS; c += 3) {
             MPI_Request req[3];
-            if (me == slow) usleep(6000);
+            if (me == slow) usleep(15000);
             for (int k = 0; k < 3; k++) {
                 fill_clock(in + k * n * (P + 1), n, P, me, c + k);
                 MPI_Iallreduce(in + k * n * (P + 1), out + k * n * (P + 1), (int) n, el, op, comm, &req[k]);
@@ -203,7 +203,7 @@ static void staleness_case(MPI_Comm base, const char *alg, int slack, form_t for
         MPI_Request req;
         MPIX_Allreduce_init(in, out, (int) n, el, op, comm, MPI_INFO_NULL, &req);
         for (long long c = 1; c <= ITERS; c++) {
-            if (me == slow) usleep(3000);
+            if (me == slow) usleep(5000);
             fill_clock(in, n, P, me, c);
             MPI_Start(&req);
             MPI_Wait(&req, MPI_STATUS_IGNORE);
@@ -218,8 +218,12 @@ static void staleness_case(MPI_Comm base, const char *alg, int slack, form_t for
     nchecks++;
     if (maxlag > slack) FAIL("%s: saw rank %d's contribution %ld clocks old", what, slow, maxlag);
     if (0 == slack && maxlag != 0) FAIL("%s: slack 0 but a lag of %ld", what, maxlag);
-    if (slack >= 2 && me != slow && maxlag < 1)
-        FAIL("%s: this fast rank never ran ahead of the slow rank %d", what, slow);
+    {
+        /* the fast ranks (any of them: scheduling on shared cores decides which) ran ahead */
+        long fast = me != slow ? maxlag : 0, best = 0;
+        MPI_Allreduce(&fast, &best, 1, MPI_LONG, MPI_MAX, base);
+        if (slack >= 2 && best < 1) FAIL("%s: no fast rank ever ran ahead of the slow rank %d", what, slow);
+    }
     if (verbose) printf("[%d] %s: largest lag %ld, waits %lld\n", wrank, what, maxlag, read_bound(V_WAITS, comm));
     force_alg("auto");
     /* freed with the last contributions still on their way */
@@ -342,7 +346,16 @@ static void misc_cases(MPI_Comm base)
     nchecks++;
     if (read_bound(V_CLOCK, plain) != 0) FAIL("a communicator without the key counts SSP calls");
     MPI_Comm_free(&plain);
-    MPI_Comm_free(&comm);
+    /* freed with a non-blocking call outstanding (MPI allows it): the call completes */
+    {
+        MPI_Request req;
+        v = me + 1;
+        MPI_Iallreduce(&v, &r, 1, MPI_INT, MPI_SUM, comm, &req);
+        MPI_Comm_free(&comm);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        nchecks++;
+        if (r != P * (P + 1) / 2) FAIL("Iallreduce outstanding at MPI_Comm_free: sum %d, expected %d", r, P * (P + 1) / 2);
+    }
 }
 
 static void run_comm(MPI_Comm base, const char *bname)

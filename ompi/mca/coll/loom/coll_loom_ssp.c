@@ -692,13 +692,12 @@ static bool drain_step(ssp_t *st)
 }
 
 /* Drains the exchanges of n modules at once (they may be read in any order by the
- * peers) and frees them.  Collective: the peers drain too (communicator free, the
+ * peers) and frees them; no call may be queued.  Collective: the peers drain too (communicator free, the
  * same change of signature, MPI_Finalize). */
 static void drain(ssp_t **sts, int n)
 {
     bool busy = true;
 
-    /* no call is queued: a non-blocking one holds its communicator until it is freed */
     while (busy) {
         busy = false;
         for (int i = 0; i < n; ++i) {
@@ -713,6 +712,20 @@ static void drain(ssp_t **sts, int n)
     }
 }
 
+/* Runs the queued calls to completion (before a drain: MPI_Comm_free may come with
+ * non-blocking calls still outstanding, which the peers complete too). */
+static void finish_calls(ssp_t *st)
+{
+    while (NULL != st->head) {
+        opal_mutex_lock(&ssp_lock);
+        state_progress(st);
+        opal_mutex_unlock(&ssp_lock);
+        if (NULL != st->head) {
+            opal_progress();
+        }
+    }
+}
+
 void mca_coll_loom_ssp_fini(mca_coll_loom_module_t *m)
 {
     ssp_t *st = m->ssp;
@@ -720,6 +733,7 @@ void mca_coll_loom_ssp_fini(mca_coll_loom_module_t *m)
     if (NULL == st) {
         return;
     }
+    finish_calls(st);
     opal_mutex_lock(&ssp_lock);
     list_remove(st);
     opal_mutex_unlock(&ssp_lock);
@@ -758,6 +772,9 @@ static int self_freed(MPI_Comm comm, int keyval, void *attr_val, void *extra)
             sts[n]->m->ssp = NULL;
         }
         opal_mutex_unlock(&ssp_lock);
+        for (int i = 0; i < n; ++i) {
+            finish_calls(sts[i]);
+        }
         drain(sts, n);
     } while (64 == n);
     /* the keyvals go with the last attribute (the attribute system is finalized before
@@ -821,13 +838,7 @@ static int submit(mca_coll_loom_module_t *m, ompi_communicator_t *comm, size_t c
     ssp_t *st = m->ssp;
 
     if (NULL != st && (st->count != count || st->dtype != dtype || st->op != op || st->alg != alg)) {
-        while (NULL != st->head) { /* the earlier calls first, in order */
-            opal_mutex_lock(&ssp_lock);
-            state_progress(st);
-            opal_mutex_unlock(&ssp_lock);
-            opal_progress();
-        }
-        mca_coll_loom_ssp_fini(m);
+        mca_coll_loom_ssp_fini(m); /* the earlier calls first, in order */
         st = NULL;
     }
     if (NULL == st) {
