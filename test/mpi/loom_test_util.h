@@ -131,6 +131,12 @@ static void lt_shuffle(int *order, int n, unsigned long long seed);
 /* true when `name` is an element of the comma-separated `list` (a benchmark's --algs) */
 static int lt_in_list(const char *list, const char *name);
 
+/* MPI_T performance variables bound to a communicator (those of the info-key features):
+ * the index of `name` (-1: absent, or not bound to communicators), and its value on comm
+ * (MPI_SUCCESS or the MPI_T error). */
+static int lt_comm_pvar_index(const char *name);
+static int lt_comm_pvar_read(MPI_T_pvar_session session, int index, MPI_Comm comm, unsigned long long *value);
+
 
 /* ------------------------------------------------------------------------- */
 /* Implementation (header-only, so every program just includes this file).   */
@@ -733,6 +739,35 @@ LT_MAYBE_UNUSED static int lt_force(const lt_coll_t *colls, int n, const char *a
         }
     }
     return bad;
+}
+
+LT_MAYBE_UNUSED static int lt_comm_pvar_index(const char *name)
+{
+    int num = 0;
+    MPI_T_pvar_get_num(&num);
+    for (int i = 0; i < num; i++) {
+        char n[256], desc[1024];
+        int nl = sizeof(n), dl = sizeof(desc), verb, cls, bind, ro, cont, at;
+        MPI_Datatype dt;
+        MPI_T_enum et;
+        if (MPI_SUCCESS == MPI_T_pvar_get_info(i, n, &nl, &verb, &cls, &dt, &et, desc, &dl, &bind, &ro, &cont, &at) &&
+            0 == strcmp(n, name))
+            return MPI_T_BIND_MPI_COMM == bind ? i : -1;
+    }
+    return -1;
+}
+
+LT_MAYBE_UNUSED static int lt_comm_pvar_read(MPI_T_pvar_session session, int index, MPI_Comm comm,
+                                             unsigned long long *value)
+{
+    MPI_T_pvar_handle h;
+    int count = 0, rc;
+    if (index < 0) return MPI_T_ERR_INVALID_INDEX;
+    rc = MPI_T_pvar_handle_alloc(session, index, &comm, &h, &count);
+    if (MPI_SUCCESS != rc) return rc;
+    rc = MPI_T_pvar_read(session, h, value);
+    MPI_T_pvar_handle_free(session, &h);
+    return rc;
 }
 
 #endif /* LOOM_TEST_UTIL_H */

@@ -42,15 +42,11 @@ static int vindex[NV];
 /* the value of a variable bound to comm */
 static unsigned long long read_bound(int v, MPI_Comm comm)
 {
-    MPI_T_pvar_handle h;
     unsigned long long val = 0;
-    int count = 0;
-    if (vindex[v] < 0 || MPI_SUCCESS != MPI_T_pvar_handle_alloc(session, vindex[v], &comm, &h, &count)) {
-        FAIL("cannot bind %s to a communicator", vnames[v]);
+    if (MPI_SUCCESS != lt_comm_pvar_read(session, vindex[v], comm, &val)) {
+        FAIL("cannot read %s on a communicator", vnames[v]);
         return ~0ull;
     }
-    if (MPI_SUCCESS != MPI_T_pvar_read(session, h, &val)) FAIL("cannot read %s", vnames[v]);
-    MPI_T_pvar_handle_free(session, &h);
     return val;
 }
 
@@ -207,7 +203,7 @@ int main(int argc, char **argv)
 {
     MPI_Comm with_info, split, plain;
     MPI_Info info;
-    int provided, num;
+    int provided;
     long tot[2], mine[2];
 
     MPI_Init(&argc, &argv);
@@ -221,24 +217,10 @@ int main(int argc, char **argv)
     }
     MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
     MPI_T_pvar_session_create(&session);
-    MPI_T_pvar_get_num(&num);
-    for (int v = 0; v < NV; v++) vindex[v] = -1;
-    for (int i = 0; i < num; i++) {
-        char name[256], desc[1024];
-        int nl = sizeof(name), dl = sizeof(desc), verb, cls, bind, ro, cont, at;
-        MPI_Datatype dt;
-        MPI_T_enum et;
-        if (MPI_SUCCESS != MPI_T_pvar_get_info(i, name, &nl, &verb, &cls, &dt, &et, desc, &dl, &bind, &ro, &cont, &at))
-            continue;
-        for (int v = 0; v < NV; v++) {
-            if (0 == strcmp(name, vnames[v])) {
-                vindex[v] = i;
-                if (MPI_T_BIND_MPI_COMM != bind) FAIL("%s is not bound to a communicator", name);
-            }
-        }
+    for (int v = 0; v < NV; v++) {
+        vindex[v] = lt_comm_pvar_index(vnames[v]);
+        if (vindex[v] < 0) FAIL("no MPI_T variable %s bound to communicators", vnames[v]);
     }
-    for (int v = 0; v < NV; v++)
-        if (vindex[v] < 0) FAIL("no MPI_T variable %s", vnames[v]);
 
     /* the keys given at creation */
     MPI_Info_create(&info);
