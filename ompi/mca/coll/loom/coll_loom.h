@@ -278,6 +278,11 @@ void mca_coll_loom_apply_verbosity(void);
  * them at a communicator's first call. */
 uint64_t mca_coll_loom_settings_fingerprint(void);
 
+/* Whether every rank of comm decides with the same settings: a blocking call compares
+ * them when that is not known yet, a non-blocking one only takes the job's comparison
+ * (see mca_coll_loom_plan_nb).  For paths that bypass the planner. */
+bool mca_coll_loom_settings_ok(mca_coll_loom_module_t *m, struct ompi_communicator_t *comm, bool blocking);
+
 /* Decides for one call and returns the schedule to run (NULL: hand the call to the
  * previous component), and counts the call in the MPI_T counter of what serves it.
  * choice is filled in either way. */

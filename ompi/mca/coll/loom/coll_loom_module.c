@@ -927,3 +927,15 @@ int mca_coll_loom_pipeline_segs(int alg, mca_coll_loom_coll_t coll, int P, size_
     }
     return model_segs(alg, coll, P, bytes, knob);
 }
+
+bool mca_coll_loom_settings_ok(mca_coll_loom_module_t *m, struct ompi_communicator_t *comm, bool blocking)
+{
+    if (OPAL_UNLIKELY(0 == m->settings_agreed)) {
+        if (blocking) {
+            agree_on_settings(m, comm);
+        } else if (1 == mca_coll_loom_component.job_agreed && m->in_job) {
+            m->settings_agreed = 1; /* as mca_coll_loom_plan_nb */
+        }
+    }
+    return m->settings_agreed > 0;
+}

@@ -873,11 +873,15 @@ static int submit(mca_coll_loom_module_t *m, ompi_communicator_t *comm, size_t c
     return OMPI_SUCCESS;
 }
 
-/* Whether this call runs stale-synchronously; else (a non-commutative op) the caller
- * runs the ordinary allreduce. */
+/* Whether this call runs stale-synchronously; else (a non-commutative op, settings
+ * that differ between ranks: each could choose another algorithm) the caller runs the
+ * ordinary allreduce. */
 static bool ssp_serves(mca_coll_loom_module_t *m, ompi_communicator_t *comm, ompi_op_t *op,
-                       ompi_datatype_t *dtype, unsigned *call)
+                       ompi_datatype_t *dtype, bool blocking, unsigned *call)
 {
+    if (!mca_coll_loom_settings_ok(m, comm, blocking)) {
+        return false;
+    }
     *call = mca_coll_loom_module_call_flags(m, op, dtype);
     if (*call & MCA_COLL_LOOM_CALL_COMMUTATIVE) {
         return true;
@@ -900,7 +904,7 @@ int mca_coll_loom_ssp_allreduce(mca_coll_loom_module_t *m, const void *sbuf, voi
     int rc;
 
     if (ompi_comm_size(comm) < 2 || mca_coll_loom_empty((size_t) count, dtype, &tsize) ||
-        !ssp_serves(m, comm, op, dtype, &flags)) {
+        !ssp_serves(m, comm, op, dtype, true, &flags)) {
         return OMPI_ERR_NOT_AVAILABLE;
     }
     if (OPAL_UNLIKELY(m->failed)) {
@@ -1017,7 +1021,7 @@ int mca_coll_loom_ssp_iallreduce(mca_coll_loom_module_t *m, const void *sbuf, vo
     unsigned flags;
 
     if (ompi_comm_size(comm) < 2 || mca_coll_loom_empty((size_t) count, dtype, &tsize) ||
-        !ssp_serves(m, comm, op, dtype, &flags)) {
+        !ssp_serves(m, comm, op, dtype, false, &flags)) {
         return OMPI_ERR_NOT_AVAILABLE;
     }
     r = OBJ_NEW(ssp_request_t);
