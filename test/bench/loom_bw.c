@@ -8,7 +8,8 @@
  *           [--info KEY=VALUE]
  *
  * --info sets an info key on loom's communicator only (e.g. loom_bcast_threshold=0.25:
- * loom's bcasts then deliver a quarter of the buffer, and are checked for that).
+ * loom's bcasts then deliver a quarter of the buffer, and are checked for that; likewise
+ * loom_reduce_threshold, and loom_reduce_engage, checked for the engaged ranks' sum).
  *
  * Sizes are the powers of two from minbytes (64 KiB) to maxbytes (64 MiB): the vector
  * for allreduce/bcast/reduce, the whole gathered result for allgather, the whole send
@@ -117,7 +118,10 @@ static int wrank, wsize;
 static int errors = 0;
 static const char *info_kv = NULL; /* --info KEY=VALUE, set on loom's communicator */
 static double bcast_part = 1.0;    /* its loom_bcast_threshold, for the check */
-static double checked_part = 1.0;  /* ... of the variant being checked */
+static double reduce_part = 1.0;   /* its loom_reduce_threshold */
+static double engage_part = 1.0;   /* its loom_reduce_engage */
+static double checked_part = 1.0;  /* the bcast's or reduce's part of the variant being checked */
+static double checked_engage = 1.0;
 static lt_coll_t coll = LT_ALLREDUCE;
 static const int ROOT = 0;
 
@@ -208,10 +212,22 @@ static long check(const double *rbuf, long count)
     const double psum = (double) wsize * (wsize + 1) / 2;
     switch (coll) {
     case LT_ALLREDUCE:
-    case LT_REDUCE:
-        if (coll == LT_REDUCE && wrank != ROOT) return 0;
         for (long j = 0; j < count; j++) bad += rbuf[j] != psum + (double) wsize * (double) (j % 7);
         break;
+    case LT_REDUCE: {
+        /* under loom_reduce_threshold the first part only, the rest stays poisoned; under
+         * loom_reduce_engage the ranks ROOT, ROOT+1, ... of the first binomial stages */
+        const long part = checked_part < 1.0 ? (long) ceil(checked_part * (double) count) : count;
+        long e = 1;
+        double esum = 0;
+        if (wrank != ROOT) return 0;
+        while (e < wsize && e < ceil(checked_engage * wsize)) e *= 2;
+        e = e < wsize ? e : wsize;
+        for (long k = 0; k < e; k++) esum += (double) ((ROOT + k) % wsize + 1);
+        for (long j = 0; j < count; j++)
+            bad += rbuf[j] != (j < part ? esum + (double) e * (double) (j % 7) : -1.0);
+        break;
+    }
     case LT_BCAST: {
         /* under loom_bcast_threshold (--info, loom's communicator) the rest stays poisoned */
         const long part = checked_part < 1.0 ? (long) ceil(checked_part * (double) count) : count;
@@ -412,6 +428,8 @@ int main(int argc, char **argv)
         MPI_Comm_set_info(cl, info);
         MPI_Info_free(&info);
         if (0 == strcmp(key, "loom_bcast_threshold")) bcast_part = atof(strchr(info_kv, '=') + 1);
+        if (0 == strcmp(key, "loom_reduce_threshold")) reduce_part = atof(strchr(info_kv, '=') + 1);
+        if (0 == strcmp(key, "loom_reduce_engage")) engage_part = atof(strchr(info_kv, '=') + 1);
     }
     lt_dup_with_pref(MPI_COMM_WORLD, "tuned,^loom", &ct);
     vs[nv++] = (variant_t){"tuned", 1, 0, 0, "", 0, ct};
@@ -560,7 +578,9 @@ int main(int argc, char **argv)
                 cell_t *cell = &cells[s * nv + v];
                 lt_counts_t b, a;
                 if (!vs[v].tuned) set_loom(&vs[v]);
-                checked_part = vs[v].tuned ? 1.0 : bcast_part; /* tuned's communicators have no key */
+                /* tuned's communicators have no key */
+                checked_part = vs[v].tuned ? 1.0 : coll == LT_REDUCE ? reduce_part : bcast_part;
+                checked_engage = vs[v].tuned ? 1.0 : engage_part;
                 if (r == 0) { /* untimed first call, checked */
                     poison(rbuf, count);
                     run_coll(vs[v].comm, sbuf, rbuf, count);
