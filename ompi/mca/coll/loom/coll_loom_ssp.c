@@ -126,6 +126,8 @@ struct mca_coll_loom_ssp_t {
     int nchan;
     int32_t *chan_of;     /* [nops]: the channel of a transfer, -1 (empty range, other ops) */
     ssp_call_t *head, *tail;
+    bool busy;            /* calls queued or messages pending: the progress callback has
+                             work here (else arrivals wait for the next call's look) */
 };
 typedef struct mca_coll_loom_ssp_t ssp_t;
 
@@ -428,11 +430,22 @@ static void call_complete(ssp_t *st, ssp_call_t *call, int rc)
     }
 }
 
+static bool pending_sends(const ssp_t *st)
+{
+    for (int i = 0; i < st->nchan; ++i) {
+        if (st->chan[i].send && st->chan[i].full) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* Moves the exchange on: transfers, then the calls in order.  Caller holds ssp_lock. */
 static void state_progress(ssp_t *st)
 {
     int rc = pump(st);
 
+    st->busy = true;
     while (NULL != st->head) {
         ssp_call_t *call = st->head;
         if (OMPI_SUCCESS == rc && call->pc < 0) {
@@ -450,6 +463,7 @@ static void state_progress(ssp_t *st)
             rc = pump(st); /* the call's sends may go out at once */
         }
     }
+    st->busy = pending_sends(st);
 }
 
 static int ssp_progress(void)
@@ -457,8 +471,11 @@ static int ssp_progress(void)
     if (NULL == active || 0 != opal_mutex_trylock(&ssp_lock)) {
         return 0;
     }
+    /* an idle exchange costs the progress loop nothing but this walk */
     for (ssp_t *st = active; NULL != st; st = st->next) {
-        state_progress(st);
+        if (st->busy) {
+            state_progress(st);
+        }
     }
     opal_mutex_unlock(&ssp_lock);
     return 0;
