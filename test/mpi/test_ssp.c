@@ -165,10 +165,14 @@ static void staleness_case(MPI_Comm base, const char *alg, int slack, form_t for
     force_alg(alg);
     c0 = read_bound(V_CLOCK, comm);
     if (c0 != 0) FAIL("%s: clock %lld before the first call", what, c0);
+    const lt_coll_t lc = F_BLOCKING == form ? LT_ALLREDUCE : LT_NB(LT_ALLREDUCE);
+    lt_counts_t before, after;
+    lt_diff_t d;
+    lt_read(lc, &before);
 
     if (F_BLOCKING == form) {
         for (long long c = 1; c <= ITERS; c++) {
-            if (me == slow) usleep(5000);
+            if (me == slow) usleep(8000);
             fill_clock(in, n, P, me, c);
             MPI_Allreduce(in, out, (int) n, el, op, comm);
             long lag = check_clocks(out, n, P, me, c, slack, strcmp(alg, "ring") != 0, slow, what);
@@ -184,7 +188,7 @@ static void staleness_case(MPI_Comm base, const char *alg, int slack, form_t for
         /* three calls outstanding at once, in clock order */
         for (long long c = 1; c <= ITERS; c += 3) {
             MPI_Request req[3];
-            if (me == slow) usleep(15000);
+            if (me == slow) usleep(30000);
             for (int k = 0; k < 3; k++) {
                 fill_clock(in + k * n * (P + 1), n, P, me, c + k);
                 MPI_Iallreduce(in + k * n * (P + 1), out + k * n * (P + 1), (int) n, el, op, comm, &req[k]);
@@ -199,7 +203,7 @@ static void staleness_case(MPI_Comm base, const char *alg, int slack, form_t for
         MPI_Request req;
         MPIX_Allreduce_init(in, out, (int) n, el, op, comm, MPI_INFO_NULL, &req);
         for (long long c = 1; c <= ITERS; c++) {
-            if (me == slow) usleep(5000);
+            if (me == slow) usleep(8000);
             fill_clock(in, n, P, me, c);
             MPI_Start(&req);
             MPI_Wait(&req, MPI_STATUS_IGNORE);
@@ -208,6 +212,12 @@ static void staleness_case(MPI_Comm base, const char *alg, int slack, form_t for
         }
         MPI_Request_free(&req);
     }
+    /* every call served by loom, counted under the algorithm whose schedule ran */
+    lt_read(lc, &after);
+    lt_diff(lc, &before, &after, &d);
+    nchecks++;
+    if (d.changed != 1 || d.which != lt_alg_index(LT_ALLREDUCE, alg) || d.delta != ITERS)
+        FAIL("%s: loom counters moved by %s, expected %s+%d", what, d.desc, alg, ITERS);
     nchecks++;
     if (oldest_bad) FAIL("%s: coll_loom_allreduce_oldest_clock differs from the result's oldest clock %ld times", what, oldest_bad);
     /* progress: the fast ranks ran ahead of the slow one, within the slack */

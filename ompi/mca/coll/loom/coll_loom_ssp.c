@@ -879,6 +879,9 @@ static int submit(mca_coll_loom_module_t *m, ompi_communicator_t *comm, size_t c
         opal_mutex_unlock(&ssp_lock);
         m->ssp = st;
     }
+    /* counted like the planner's calls: the algorithm whose schedule runs */
+    mca_coll_loom_count(NULL == call->request ? &mca_coll_loom_component.alg_calls[MCA_COLL_LOOM_COLL_ALLREDUCE][alg]
+                                              : &mca_coll_loom_component.nb_alg_calls[MCA_COLL_LOOM_COLL_ALLREDUCE][alg]);
     call->next = NULL;
     call->pc = -1;
     call->done = false;
