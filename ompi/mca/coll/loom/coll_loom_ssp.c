@@ -807,31 +807,47 @@ static int self_freed(MPI_Comm comm, int keyval, void *attr_val, void *extra)
     return OMPI_SUCCESS;
 }
 
-/* The attributes that make MPI_Comm_free and MPI_Finalize drain. */
-static int attach_attributes(mca_coll_loom_module_t *m, ompi_communicator_t *comm)
+/* The keyvals, once per process (MPI_COMM_SELF's attribute with them). */
+static int create_keyvals(void)
 {
     ompi_attribute_fn_ptr_union_t copy_fn, del_fn;
-    int rc = OMPI_SUCCESS;
+    int rc;
 
     /* MPI_COMM_NULL_COPY_FN: a duplicate of the communicator sets up its own */
     copy_fn.attr_communicator_copy_fn = (MPI_Comm_internal_copy_attr_function *) (void (*)(void)) MPI_COMM_NULL_COPY_FN;
-    if (MPI_KEYVAL_INVALID == comm_keyval) {
-        del_fn.attr_communicator_delete_fn = comm_freed;
-        rc = ompi_attr_create_keyval(COMM_ATTR, copy_fn, del_fn, &comm_keyval, NULL, 0, NULL);
-        if (OMPI_SUCCESS != rc) {
-            return rc;
-        }
-        del_fn.attr_communicator_delete_fn = self_freed;
-        rc = ompi_attr_create_keyval(COMM_ATTR, copy_fn, del_fn, &self_keyval, NULL, 0, NULL);
-        if (OMPI_SUCCESS == rc) {
-            rc = ompi_attr_set_c(COMM_ATTR, &ompi_mpi_comm_self.comm, &ompi_mpi_comm_self.comm.c_keyhash,
-                                 self_keyval, NULL, false);
-        }
-        if (OMPI_SUCCESS != rc) {
-            return rc;
-        }
+    del_fn.attr_communicator_delete_fn = comm_freed;
+    rc = ompi_attr_create_keyval(COMM_ATTR, copy_fn, del_fn, &comm_keyval, NULL, 0, NULL);
+    if (OMPI_SUCCESS != rc) {
+        return rc;
     }
-    if (!m->ssp_attached) {
+    del_fn.attr_communicator_delete_fn = self_freed;
+    rc = ompi_attr_create_keyval(COMM_ATTR, copy_fn, del_fn, &self_keyval, NULL, 0, NULL);
+    if (OMPI_SUCCESS == rc) {
+        rc = ompi_attr_set_c(COMM_ATTR, &ompi_mpi_comm_self.comm, &ompi_mpi_comm_self.comm.c_keyhash,
+                             self_keyval, NULL, false);
+    }
+    if (OMPI_SUCCESS != rc) {
+        /* all or nothing: the next exchange tries again */
+        (void) ompi_attr_free_keyval(COMM_ATTR, &comm_keyval, false);
+        if (MPI_KEYVAL_INVALID != self_keyval) {
+            (void) ompi_attr_free_keyval(COMM_ATTR, &self_keyval, false);
+        }
+        comm_keyval = self_keyval = MPI_KEYVAL_INVALID;
+    }
+    return rc;
+}
+
+/* The attributes that make MPI_Comm_free and MPI_Finalize drain. */
+static int attach_attributes(mca_coll_loom_module_t *m, ompi_communicator_t *comm)
+{
+    int rc = OMPI_SUCCESS;
+
+    opal_mutex_lock(&ssp_lock); /* threads may set up their first exchanges at once */
+    if (MPI_KEYVAL_INVALID == comm_keyval) {
+        rc = create_keyvals();
+    }
+    opal_mutex_unlock(&ssp_lock);
+    if (OMPI_SUCCESS == rc && !m->ssp_attached) {
         rc = ompi_attr_set_c(COMM_ATTR, comm, &comm->c_keyhash, comm_keyval, m, false);
         m->ssp_attached = OMPI_SUCCESS == rc;
     }
