@@ -79,7 +79,7 @@ typedef struct {
 
 typedef struct {
     int peer, tag;
-    size_t first, len;    /* the op's element range */
+    size_t len;           /* elements of the op's range */
     bool send, strict;
     /* receive: [0] the posted receive's buffer, [1] the slot; send: [0] in flight, [1]
      * pending */
@@ -121,6 +121,7 @@ struct mca_coll_loom_ssp_t {
     int64_t *clk;         /* [nslots * nb] */
     char *slot[MCA_COLL_LOOM_MAX_SLOTS];
     char *inbuf;          /* the input of an in-place call */
+    char *slots_mem;      /* the scratch slots and inbuf, one allocation */
     char *mem;
     ssp_chan_t *chan;
     int nchan;
@@ -141,6 +142,8 @@ static bool progress_registered;
 static int ssp_progress(void);
 static int attach_attributes(mca_coll_loom_module_t *m, ompi_communicator_t *comm);
 static int comm_keyval = MPI_KEYVAL_INVALID, self_keyval = MPI_KEYVAL_INVALID;
+/* the registry indices of the two allreduce algorithms SSP runs (set at open) */
+static int alg_pairwise = -1, alg_ring = -1;
 
 static const ssp_hdr_t *hdr_of(const char *buf)
 {
@@ -498,7 +501,7 @@ static int build_schedule(ssp_t *st, int P, int rank)
 }
 
 /* The channels: per direction and peer, the k-th transfer gets tag base - k. */
-static int make_channels(ssp_t *st, int P, int rank, int tag_base, int fold_partner)
+static int make_channels(ssp_t *st, int P, int tag_base, int fold_partner)
 {
     const mca_coll_loom_sched_t *s = &st->sched;
     int *seq = calloc((size_t) (2 * P), sizeof(int));
@@ -515,6 +518,7 @@ static int make_channels(ssp_t *st, int P, int rank, int tag_base, int fold_part
         const mca_coll_loom_op_t *o = &s->ops[i];
         const bool send = MCA_COLL_LOOM_OP_SEND == o->kind;
         ssp_chan_t *ch;
+        size_t first;
         int b0, nbk;
 
         st->chan_of[i] = -1;
@@ -522,7 +526,7 @@ static int make_channels(ssp_t *st, int P, int rank, int tag_base, int fold_part
             continue;
         }
         ch = &st->chan[st->nchan];
-        op_range(st, o->blk, o->nblk, &ch->first, &ch->len, &b0, &nbk);
+        op_range(st, o->blk, o->nblk, &first, &ch->len, &b0, &nbk);
         if (0 == ch->len) {
             continue; /* both sides skip an empty range alike */
         }
@@ -534,7 +538,6 @@ static int make_channels(ssp_t *st, int P, int rank, int tag_base, int fold_part
         st->chan_of[i] = st->nchan++;
     }
     free(seq);
-    (void) rank;
 
     st->mem = calloc(1, bytes > 0 ? bytes : 1); /* zeroed: no undefined bytes reach the wire */
     if (NULL == st->mem) {
@@ -566,7 +569,8 @@ static int alloc_slots(ssp_t *st)
         free(p);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    st->inbuf = p - gap; /* the first buffer: freed through it */
+    st->slots_mem = p;
+    st->inbuf = p - gap;
     for (int s = MCA_COLL_LOOM_SLOT_SCRATCH0; s < nslots; ++s) {
         st->slot[s] = p + (size_t) (s - MCA_COLL_LOOM_SLOT_SCRATCH0 + 1) * stride - gap;
     }
@@ -575,11 +579,7 @@ static int alloc_slots(ssp_t *st)
 
 static void state_free(ssp_t *st)
 {
-    if (NULL != st->inbuf) {
-        ptrdiff_t gap = 0;
-        (void) opal_datatype_span(&st->dtype->super, st->count, &gap);
-        free(st->inbuf + gap);
-    }
+    free(st->slots_mem);
     free(st->clk);
     free(st->mem);
     free(st->chan);
@@ -610,7 +610,7 @@ static int fold_partner(const ssp_t *st, int P, int rank)
 {
     int p2 = 1;
 
-    if (0 != strcmp(mca_coll_loom_algs[st->alg].name, "pairwise")) {
+    if (st->alg != alg_pairwise) {
         return -1;
     }
     while (2 * p2 <= P) {
@@ -660,7 +660,7 @@ static int state_create(mca_coll_loom_module_t *m, ompi_communicator_t *comm, in
         st->nb = st->sched.nblocks > 0 ? st->sched.nblocks : 1;
         st->layout = (mca_coll_loom_layout_t) {
             .count = count, .nseg = nseg, .nparts = st->sched.nblocks / nseg, .part_displ = NULL};
-        rc = make_channels(st, P, rank, tag_base, fold_partner(st, P, rank));
+        rc = make_channels(st, P, tag_base, fold_partner(st, P, rank));
     }
     if (OMPI_SUCCESS == rc) {
         rc = alloc_slots(st);
@@ -859,13 +859,11 @@ static int attach_attributes(mca_coll_loom_module_t *m, ompi_communicator_t *com
 static int choose_alg(ompi_communicator_t *comm, size_t count, size_t bytes)
 {
     const int forced = mca_coll_loom_forced_alg(MCA_COLL_LOOM_COLL_ALLREDUCE);
-    const int ring = mca_coll_loom_alg_find(MCA_COLL_LOOM_COLL_ALLREDUCE, "ring");
-    const int pairwise = mca_coll_loom_alg_find(MCA_COLL_LOOM_COLL_ALLREDUCE, "pairwise");
 
-    if (forced == ring || forced == pairwise) {
+    if (forced >= 0 && (forced == alg_ring || forced == alg_pairwise)) {
         return forced;
     }
-    return bytes >= SSP_RING_MIN && count >= (size_t) ompi_comm_size(comm) ? ring : pairwise;
+    return bytes >= SSP_RING_MIN && count >= (size_t) ompi_comm_size(comm) ? alg_ring : alg_pairwise;
 }
 
 /* Queues a call on the communicator's exchange (set up, or set up again for another
@@ -1175,6 +1173,8 @@ void mca_coll_loom_ssp_open(void)
     OBJ_CONSTRUCT(&ssp_lock, opal_mutex_t);
     active = NULL;
     progress_registered = false;
+    alg_pairwise = mca_coll_loom_alg_find(MCA_COLL_LOOM_COLL_ALLREDUCE, "pairwise");
+    alg_ring = mca_coll_loom_alg_find(MCA_COLL_LOOM_COLL_ALLREDUCE, "ring");
 }
 
 void mca_coll_loom_ssp_close(void)
