@@ -187,7 +187,10 @@ int mca_coll_loom_reduce_engaged_run(mca_coll_loom_module_t *m, const void *sbuf
         /* counted like the calls the planner serves: binomial runs it on every rank
          * (a rank left out does its part by returning) */
         mca_coll_loom_component_t *cm = &mca_coll_loom_component;
-        const int alg = mca_coll_loom_alg_find(MCA_COLL_LOOM_COLL_REDUCE, "binomial");
+        static int alg = -2; /* the registry is constant: looked up once */
+        if (-2 == alg) {
+            alg = mca_coll_loom_alg_find(MCA_COLL_LOOM_COLL_REDUCE, "binomial");
+        }
         if (alg >= 0) {
             mca_coll_loom_count(NULL == request ? &cm->alg_calls[MCA_COLL_LOOM_COLL_REDUCE][alg]
                                                 : &cm->nb_alg_calls[MCA_COLL_LOOM_COLL_REDUCE][alg]);
