@@ -31,13 +31,10 @@
 #include <string.h>
 
 #include <mpi.h>
-#include <mpi-ext.h>
 
+#include "loom_test_pcoll.h"
 #include "loom_test_util.h"
 
-#if !defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)
-#error "test_alltoall needs Open MPI's pcollreq extension (MPIX_<coll>_init, mpi-ext.h)"
-#endif
 
 #define GUARD 64
 #define FILL  0xA5
@@ -228,7 +225,7 @@ static int post(const call_t *k, const void *sb, const layout_t *sl, void *rb, c
         switch (k->form) {
         case F_BLOCKING: return MPI_Alltoall(sb, sc, sdt, rb, rc, rdt, cm);
         case F_NONBLOCKING: return MPI_Ialltoall(sb, sc, sdt, rb, rc, rdt, cm, req);
-        default: return MPIX_Alltoall_init(sb, sc, sdt, rb, rc, rdt, cm, MPI_INFO_NULL, req);
+        default: return MPI_Alltoall_init(sb, sc, sdt, rb, rc, rdt, cm, MPI_INFO_NULL, req);
         }
     }
     switch (k->form) {
@@ -236,7 +233,7 @@ static int post(const call_t *k, const void *sb, const layout_t *sl, void *rb, c
     case F_NONBLOCKING:
         return MPI_Ialltoallv(sb, sl->counts, sl->displs, sdt, rb, rl->counts, rl->displs, rdt, cm, req);
     default:
-        return MPIX_Alltoallv_init(sb, sl->counts, sl->displs, sdt, rb, rl->counts, rl->displs, rdt, cm,
+        return MPI_Alltoallv_init(sb, sl->counts, sl->displs, sdt, rb, rl->counts, rl->displs, rdt, cm,
                                   MPI_INFO_NULL, req);
     }
 }

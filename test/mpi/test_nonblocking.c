@@ -1,8 +1,8 @@
 /*
  * loom: correctness test of the non-blocking collectives (MPI_Iallreduce, MPI_Ibarrier,
  * MPI_Ibcast, MPI_Ireduce, MPI_Iallgather, MPI_Ireduce_scatter, MPI_Ireduce_scatter_block,
- * MPI_Iscan, MPI_Iexscan) and of their persistent forms (Open MPI 4.1's pcollreq extension:
- * MPIX_<Coll>_init, MPI_Start, MPI_Startall), proving through MPI_T that loom served them.
+ * MPI_Iscan, MPI_Iexscan) and of their persistent forms (MPI_<Coll>_init, MPI_Start,
+ * MPI_Startall; MPIX_<Coll>_init on Open MPI 4.1), proving through MPI_T that loom served them.
  *
  * Sections (run in this order; --sections LIST picks some, default all):
  *   matrix       every collective x every algorithm loom exposes through a
@@ -88,13 +88,10 @@
 #include <unistd.h>
 
 #include <mpi.h>
-#include <mpi-ext.h>
 
+#include "loom_test_pcoll.h"
 #include "loom_test_util.h"
 
-#if !defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)
-#error "test_nonblocking needs Open MPI's pcollreq extension (MPIX_<coll>_init, mpi-ext.h)"
-#endif
 
 /* ------------------------------------------------------------------------- */
 /* datatypes, operations, values                                             */
@@ -771,30 +768,30 @@ static int call_post(call_t *k, int persistent)
     k->posted = 1;
     switch (k->coll) {
     case LT_ALLREDUCE:
-        return persistent ? MPIX_Allreduce_init(sb, k->recv, cnt, dt, op, cm, in, r)
+        return persistent ? MPI_Allreduce_init(sb, k->recv, cnt, dt, op, cm, in, r)
                           : MPI_Iallreduce(sb, k->recv, cnt, dt, op, cm, r);
-    case LT_BARRIER: return persistent ? MPIX_Barrier_init(cm, in, r) : MPI_Ibarrier(cm, r);
+    case LT_BARRIER: return persistent ? MPI_Barrier_init(cm, in, r) : MPI_Ibarrier(cm, r);
     case LT_BCAST:
-        return persistent ? MPIX_Bcast_init(k->recv, cnt, dt, k->root, cm, in, r)
+        return persistent ? MPI_Bcast_init(k->recv, cnt, dt, k->root, cm, in, r)
                           : MPI_Ibcast(k->recv, cnt, dt, k->root, cm, r);
     case LT_REDUCE:
         sb = (k->inplace && me == k->root) ? MPI_IN_PLACE : k->send;
-        return persistent ? MPIX_Reduce_init(sb, k->recv, cnt, dt, op, k->root, cm, in, r)
+        return persistent ? MPI_Reduce_init(sb, k->recv, cnt, dt, op, k->root, cm, in, r)
                           : MPI_Ireduce(sb, k->recv, cnt, dt, op, k->root, cm, r);
     case LT_ALLGATHER:
-        return persistent ? MPIX_Allgather_init(sb, cnt, dt, k->recv, cnt, dt, cm, in, r)
+        return persistent ? MPI_Allgather_init(sb, cnt, dt, k->recv, cnt, dt, cm, in, r)
                           : MPI_Iallgather(sb, cnt, dt, k->recv, cnt, dt, cm, r);
     case LT_REDUCE_SCATTER:
-        return persistent ? MPIX_Reduce_scatter_init(sb, k->recv, k->rcounts, dt, op, cm, in, r)
+        return persistent ? MPI_Reduce_scatter_init(sb, k->recv, k->rcounts, dt, op, cm, in, r)
                           : MPI_Ireduce_scatter(sb, k->recv, k->rcounts, dt, op, cm, r);
     case LT_REDUCE_SCATTER_BLOCK:
-        return persistent ? MPIX_Reduce_scatter_block_init(sb, k->recv, cnt, dt, op, cm, in, r)
+        return persistent ? MPI_Reduce_scatter_block_init(sb, k->recv, cnt, dt, op, cm, in, r)
                           : MPI_Ireduce_scatter_block(sb, k->recv, cnt, dt, op, cm, r);
     case LT_SCAN:
-        return persistent ? MPIX_Scan_init(sb, k->recv, cnt, dt, op, cm, in, r)
+        return persistent ? MPI_Scan_init(sb, k->recv, cnt, dt, op, cm, in, r)
                           : MPI_Iscan(sb, k->recv, cnt, dt, op, cm, r);
     case LT_EXSCAN:
-        return persistent ? MPIX_Exscan_init(sb, k->recv, cnt, dt, op, cm, in, r)
+        return persistent ? MPI_Exscan_init(sb, k->recv, cnt, dt, op, cm, in, r)
                           : MPI_Iexscan(sb, k->recv, cnt, dt, op, cm, r);
     default: return MPI_ERR_OTHER;
     }
@@ -1917,7 +1914,7 @@ static void leak_loop(comm_t *w, comm_t *sh, long n, long first)
         rc |= MPI_Waitall(3, r, MPI_STATUSES_IGNORE);
         if (it % 16 == 0) {
             MPI_Request pr;
-            rc |= MPIX_Bcast_init(vbuf, 4, mdt[T_VEC], root, w->comm, MPI_INFO_NULL, &pr);
+            rc |= MPI_Bcast_init(vbuf, 4, mdt[T_VEC], root, w->comm, MPI_INFO_NULL, &pr);
             rc |= MPI_Start(&pr);
             rc |= MPI_Wait(&pr, MPI_STATUS_IGNORE);
             rc |= MPI_Request_free(&pr);

@@ -32,8 +32,8 @@
 #include <unistd.h>
 
 #include <mpi.h>
-#include <mpi-ext.h>
 
+#include "loom_test_pcoll.h"
 #include "loom_test_util.h"
 
 static int wrank, wsize, verbose;
@@ -201,7 +201,7 @@ static void staleness_case(MPI_Comm base, const char *alg, int slack, form_t for
         }
     } else {
         MPI_Request req;
-        MPIX_Allreduce_init(in, out, (int) n, el, op, comm, MPI_INFO_NULL, &req);
+        MPI_Allreduce_init(in, out, (int) n, el, op, comm, MPI_INFO_NULL, &req);
         for (long long c = 1; c <= ITERS; c++) {
             if (me == slow) usleep(8000);
             fill_clock(in, n, P, me, c);

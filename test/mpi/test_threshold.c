@@ -25,8 +25,8 @@
 #include <string.h>
 
 #include <mpi.h>
-#include <mpi-ext.h>
 
+#include "loom_test_pcoll.h"
 #include "loom_test_util.h"
 
 static int wrank, wsize, verbose;
@@ -94,7 +94,7 @@ static void bcast_case(MPI_Comm comm, const char *cname, double f, form_t form, 
     for (long i = 0; i < count; i++) buf[i] = me == root ? value(root, i) : -1 - (int) i;
     if (F_BLOCKING == form) MPI_Bcast(buf, (int) count, MPI_INT, root, comm);
     else if (F_NB == form) MPI_Ibcast(buf, (int) count, MPI_INT, root, comm, &req);
-    else MPIX_Bcast_init(buf, (int) count, MPI_INT, root, comm, MPI_INFO_NULL, &req);
+    else MPI_Bcast_init(buf, (int) count, MPI_INT, root, comm, MPI_INFO_NULL, &req);
     wait_form(form, &req);
     for (long i = 0; i < count; i++) {
         const int exp = me == root || i < want ? value(root, i) : -1 - (int) i;
@@ -134,7 +134,7 @@ static void reduce_case(MPI_Comm comm, const char *cname, double f, double engag
     }
     if (F_BLOCKING == form) MPI_Reduce(in, out, (int) count, MPI_INT, op, root, comm);
     else if (F_NB == form) MPI_Ireduce(in, out, (int) count, MPI_INT, op, root, comm, &req);
-    else MPIX_Reduce_init(in, out, (int) count, MPI_INT, op, root, comm, MPI_INFO_NULL, &req);
+    else MPI_Reduce_init(in, out, (int) count, MPI_INT, op, root, comm, MPI_INFO_NULL, &req);
     wait_form(form, &req);
     if (me == root) {
         for (long i = 0; i < count; i++) {

@@ -16,11 +16,12 @@
 
 #include "mpi.h"
 #include "opal/class/opal_list.h"
-#include "opal/threads/mutex.h"
 #include "ompi/communicator/communicator.h"
 #include "ompi/datatype/ompi_datatype.h"
 #include "ompi/mca/coll/coll.h"
 #include "ompi/op/op.h"
+
+#include "coll_loom_compat.h" /* also opal_mutex_t, whose header moved in 5.0 */
 
 #include "opal/loom/loom_decide.h"
 #include "opal/loom/loom_model.h"
@@ -36,7 +37,6 @@ BEGIN_C_DECLS
  * registration time (extra entries are ignored with a warning). */
 #define MCA_COLL_LOOM_MAX_ALGS        32
 #define MCA_COLL_LOOM_MAX_KNOBS       16
-#define MCA_COLL_LOOM_SETTING_LEN     32 /* coll_loom_<coll>_algorithm values kept per call shape */
 /* Distinct bad values remembered per parameter, so each is warned about once. */
 #define MCA_COLL_LOOM_MAX_WARNED      8
 /* Executor scratch kept per communicator between calls (larger is freed per call). */
@@ -56,17 +56,15 @@ typedef struct {
     int warned[MCA_COLL_LOOM_MAX_WARNED];
 } mca_coll_loom_knob_t;
 
-/* State of one coll_loom_<coll>_algorithm string parameter. */
+/* State of one coll_loom_<coll>_algorithm parameter: an integer whose enumerator names
+ * "auto" (-1) and the registry index of every algorithm serving the collective, so
+ * ompi_info lists the valid names and Open MPI refuses any other value. */
 typedef struct {
-    char *value;        /* MCA storage (owned by the MCA variable system) */
-    char *last;         /* copy of the string parsed last (owned by loom) */
-    int forced;         /* registry index parsed from `last`, -1 = auto */
-    int nwarned;
-    char *warned[MCA_COLL_LOOM_MAX_WARNED];
+    int value;          /* MCA storage */
 } mca_coll_loom_alg_param_t;
 
 typedef struct mca_coll_loom_component_t {
-    mca_coll_base_component_2_0_0_t super;
+    mca_coll_base_component_t super;
 
     int priority;
     int verbose;
@@ -128,7 +126,7 @@ typedef struct mca_coll_loom_component_t {
     int job_agreed;
 } mca_coll_loom_component_t;
 
-OMPI_MODULE_DECLSPEC extern mca_coll_loom_component_t mca_coll_loom_component;
+MCA_COLL_LOOM_DECLSPEC extern mca_coll_loom_component_t mca_coll_loom_component;
 
 /* The module's function slots loom fills, one X(name) per coll_<name>, from the list of
  * collectives (loom_registry.h): the blocking collectives (loom needs the previous
@@ -188,8 +186,7 @@ typedef struct mca_coll_loom_module_t {
         int root;
         /* the settings it was made with, as stored by the MCA variable system: equal
          * raw values mean an equal decision, without parsing or validating again */
-        bool kept;          /* false: the algorithm string was too long to keep */
-        char forced_value[MCA_COLL_LOOM_SETTING_LEN];
+        int forced;
         int knob_value[MCA_COLL_LOOM_MAX_KNOBS];
         mca_coll_loom_choice_t choice;
         mca_coll_loom_sched_entry_t *entry; /* NULL: previous component */

@@ -4,6 +4,7 @@
  */
 #include "ompi_config.h"
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "opal/mca/base/mca_base_pvar.h"
 #include "opal/mca/base/mca_base_var.h"
 #include "opal/util/output.h"
+#include "opal/util/show_help.h"
 #include "opal/util/proc.h"
 #include "ompi/communicator/communicator.h"
 #include "ompi/constants.h"
@@ -20,13 +22,14 @@
 #include "coll_loom.h"
 
 static int loom_register(void);
+static void add_help_dir(void);
 static int loom_open(void);
 static int loom_close(void);
 
 mca_coll_loom_component_t mca_coll_loom_component = {
     .super = {
         .collm_version = {
-            MCA_COLL_BASE_VERSION_2_0_0,
+            MCA_COLL_LOOM_COLL_VERSION,
 
             .mca_component_name = "loom",
             MCA_BASE_MAKE_VERSION(component, 0, 1, 0),
@@ -59,35 +62,52 @@ static void desc_append(char *buf, size_t len, const char *fmt, const char *a, c
     }
 }
 
+/* The enumerators' items: "auto" and the algorithms serving each collective, ended by a
+ * NULL string.  The MCA variable system keeps pointers into them for the process's life. */
+static mca_base_var_enum_value_t alg_names[MCA_COLL_LOOM_NUM_COLLS][MCA_COLL_LOOM_MAX_ALGS + 2];
+
 static void register_algorithm_param(mca_coll_loom_coll_t coll)
 {
     mca_base_component_t *c = &mca_coll_loom_component.super.collm_version;
     mca_coll_loom_alg_param_t *p = &mca_coll_loom_component.alg_param[coll];
+    mca_base_var_enum_value_t *items = alg_names[coll];
+    mca_base_var_enum_t *names = NULL;
     const char *cname = mca_coll_loom_coll_name(coll);
     char name[64], desc[2048];
+    int n = 0;
 
     snprintf(desc, sizeof(desc),
              "Algorithm loom uses for MPI_%c%s: \"auto\" (the rules of coll_loom_rules_file, "
              "then loom's built-in rules; they may also leave a call to the component selected "
              "before loom) or the name of one algorithm:",
              cname[0] - 'a' + 'A', cname + 1);
-    for (int a = 0, n = 0; a < mca_coll_loom_component.nalgs; ++a) {
+    items[n++] = (mca_base_var_enum_value_t) {-1, "auto"};
+    for (int a = 0; a < mca_coll_loom_component.nalgs; ++a) {
         if (mca_coll_loom_alg_serves(a, coll)) {
-            desc_append(desc, sizeof(desc), n++ ? "; \"%s\" (%s)" : " \"%s\" (%s)",
+            desc_append(desc, sizeof(desc), n > 1 ? "; \"%s\" (%s)" : " \"%s\" (%s)",
                         mca_coll_loom_algs[a].name, mca_coll_loom_algs[a].description);
+            items[n++] = (mca_base_var_enum_value_t) {a, mca_coll_loom_algs[a].name};
         }
     }
+    items[n] = (mca_base_var_enum_value_t) {0, NULL};
     desc_append(desc, sizeof(desc), "%s%s",
                 ". A forced algorithm that cannot serve a call (for example a non-commutative op) "
-                "is replaced by the rules' choice, with a warning at coll_loom_verbose >= 1; an "
-                "unknown name gives a warning and \"auto\". May be changed at run time through "
-                "MPI_T (MPI_T_cvar_write), with the same value on every process.", "");
+                "is replaced by the rules' choice, with a warning at coll_loom_verbose >= 1; "
+                "Open MPI refuses any other name with a warning, and \"auto\" stays. May be "
+                "changed at run time through MPI_T (MPI_T_cvar_write), with the same value on "
+                "every process.", "");
 
-    snprintf(name, sizeof(name), "%s_algorithm", cname);
-    p->value = "auto";
-    (void) mca_base_component_var_register(c, name, desc, MCA_BASE_VAR_TYPE_STRING, NULL, 0,
-                                           MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5,
+    snprintf(name, sizeof(name), "coll_loom_%s_algorithm", cname);
+    p->value = -1;
+    if (OPAL_SUCCESS != mca_base_var_enum_create(name, items, &names)) {
+        names = NULL; /* still registered, as a number */
+    }
+    (void) mca_base_component_var_register(c, name + strlen("coll_loom_"), desc, MCA_BASE_VAR_TYPE_INT,
+                                           names, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5,
                                            MCA_BASE_VAR_SCOPE_ALL_EQ, &p->value);
+    if (NULL != names) {
+        OBJ_RELEASE(names); /* the variable holds its own reference */
+    }
 }
 
 /* One parameter per distinct knob name in the registry. */
@@ -336,6 +356,7 @@ static int loom_register(void)
     mca_coll_loom_component_t *cm = &mca_coll_loom_component;
     mca_base_component_t *c = &cm->super.collm_version;
 
+    add_help_dir();
     cm->nalgs = mca_coll_loom_num_algs;
     if (cm->nalgs > MCA_COLL_LOOM_MAX_ALGS) {
         opal_output(0, "coll/loom: the registry holds %d algorithms, only the first %d are used",
@@ -405,6 +426,27 @@ static int loom_register(void)
     return OMPI_SUCCESS;
 }
 
+/* help-coll-loom.txt lies next to mca_coll_loom.so (make install puts it there, and the
+ * build copies it next to the build tree's), where Open MPI, which searches only its own
+ * data directory, is told to look. */
+static void add_help_dir(void)
+{
+    static bool added;
+    Dl_info info;
+    char *dir, *slash;
+
+    if (added || 0 == dladdr((void *) &mca_coll_loom_component, &info) || NULL == info.dli_fname) {
+        return;
+    }
+    dir = strdup(info.dli_fname);
+    slash = NULL != dir ? strrchr(dir, '/') : NULL;
+    if (NULL != slash) {
+        *slash = '\0';
+        added = OPAL_SUCCESS == opal_show_help_add_dir(dir);
+    }
+    free(dir);
+}
+
 static int loom_open(void)
 {
     mca_coll_loom_component_t *cm = &mca_coll_loom_component;
@@ -414,11 +456,6 @@ static int loom_open(void)
     cm->output_verbosity = cm->verbose;
     opal_output_set_verbosity(cm->output, cm->verbose);
 
-    for (int coll = 0; coll < MCA_COLL_LOOM_NUM_COLLS; ++coll) {
-        cm->alg_param[coll].last = NULL;
-        cm->alg_param[coll].forced = -1;
-        cm->alg_param[coll].nwarned = 0;
-    }
     for (int k = 0; k < cm->nknobs; ++k) {
         cm->knobs[k].checked = false;
         cm->knobs[k].nwarned = 0;
@@ -452,15 +489,6 @@ static int loom_close(void)
     mca_coll_loom_ssp_close();
     mca_coll_loom_nbc_fini();
 
-    for (int coll = 0; coll < MCA_COLL_LOOM_NUM_COLLS; ++coll) {
-        mca_coll_loom_alg_param_t *p = &cm->alg_param[coll];
-        free(p->last);
-        p->last = NULL;
-        for (int i = 0; i < p->nwarned; ++i) {
-            free(p->warned[i]);
-        }
-        p->nwarned = 0;
-    }
     mca_coll_loom_rules_free(&cm->rules);
     mca_coll_loom_scratch_release_all();
     mca_coll_loom_topo_cache_fini();
@@ -492,10 +520,11 @@ static void load_rules(void)
     }
     if (0 == opal_process_info.my_local_rank) {
         if (err.line > 0) {
-            opal_output(0, "coll/loom: %s:%d:%d: %s; using the built-in rules", cm->rules_file, err.line,
-                        err.column, err.reason);
+            opal_show_help("help-coll-loom.txt", "rules-file-syntax", true, cm->rules_file, err.line,
+                           err.column, err.reason);
         } else {
-            opal_output(0, "coll/loom: %s: %s; using the built-in rules", cm->rules_file, err.reason);
+            opal_show_help("help-coll-loom.txt", "rules-file-unreadable", true, cm->rules_file,
+                           err.reason);
         }
     }
 }

@@ -10,6 +10,7 @@
 
 #include "mpi.h"
 #include "opal/util/output.h"
+#include "opal/util/show_help.h"
 #include "opal/util/proc.h"
 #include "ompi/communicator/communicator.h"
 #include "ompi/constants.h"
@@ -95,69 +96,14 @@ void mca_coll_loom_apply_verbosity(void)
     opal_output_set_verbosity(cm->output, cm->verbose);
 }
 
-static bool remember_bad_string(mca_coll_loom_alg_param_t *p, const char *value)
-{
-    for (int i = 0; i < p->nwarned; ++i) {
-        if (0 == strcmp(p->warned[i], value)) {
-            return false;
-        }
-    }
-    if (p->nwarned < MCA_COLL_LOOM_MAX_WARNED) {
-        char *copy = strdup(value);
-        if (NULL != copy) {
-            p->warned[p->nwarned++] = copy;
-        }
-    }
-    return true;
-}
-
-static int parse_algorithm(mca_coll_loom_coll_t coll, const char *value)
-{
-    mca_coll_loom_alg_param_t *p = &mca_coll_loom_component.alg_param[coll];
-    const char *cname = mca_coll_loom_coll_name(coll);
-    char known[512];
-    int alg;
-
-    if (NULL == value || '\0' == value[0] || 0 == strcmp(value, "auto")) {
-        return -1;
-    }
-    alg = mca_coll_loom_alg_find(coll, value);
-    if (alg >= 0 && alg < mca_coll_loom_component.nalgs) {
-        return alg;
-    }
-
-    if (remember_bad_string(p, value)) {
-        snprintf(known, sizeof(known), "auto");
-        for (int a = 0; a < mca_coll_loom_component.nalgs; ++a) {
-            size_t used = strlen(known);
-            if (mca_coll_loom_alg_serves(a, coll) && used + 1 < sizeof(known)) {
-                snprintf(known + used, sizeof(known) - used, ", %s", mca_coll_loom_algs[a].name);
-            }
-        }
-        opal_output(0, "coll/loom: coll_loom_%s_algorithm=%s names no %s algorithm (known: %s); "
-                    "using auto", cname, value, cname, known);
-    }
-    return -1;
-}
-
+/* The algorithm forced for `coll`, -1 for auto.  The enumerator admits only the names
+ * of algorithms serving the collective; the range check guards MPI_T writes of raw
+ * integers all the same. */
 int mca_coll_loom_forced_alg(mca_coll_loom_coll_t coll)
 {
-    mca_coll_loom_component_t *cm = &mca_coll_loom_component;
-    mca_coll_loom_alg_param_t *p = &cm->alg_param[coll];
-    const char *value;
-    int forced;
+    const int v = mca_coll_loom_component.alg_param[coll].value;
 
-    OPAL_THREAD_LOCK(&cm->lock);
-    value = p->value;
-    /* re-parse only when the string changed since the last call */
-    if (NULL == p->last || NULL == value || 0 != strcmp(p->last, value)) {
-        free(p->last);
-        p->last = strdup(NULL == value ? "auto" : value);
-        p->forced = parse_algorithm(coll, value);
-    }
-    forced = p->forced;
-    OPAL_THREAD_UNLOCK(&cm->lock);
-    return forced;
+    return v >= 0 && v < mca_coll_loom_component.nalgs && mca_coll_loom_alg_serves(v, coll) ? v : -1;
 }
 
 static int knob_effective(mca_coll_loom_knob_t *kn)
@@ -183,8 +129,8 @@ static int knob_effective(mca_coll_loom_knob_t *kn)
     if (kn->nwarned < MCA_COLL_LOOM_MAX_WARNED) {
         kn->warned[kn->nwarned++] = v;
     }
-    opal_output(0, "coll/loom: coll_loom_%s=%d is out of range (%d..%d); using the default %d",
-                kn->name, v, kn->min, kn->max, kn->def);
+    opal_show_help("help-coll-loom.txt", "knob-out-of-range", true, kn->name, v, kn->min, kn->max,
+                   kn->def);
     return kn->def;
 }
 
@@ -224,10 +170,10 @@ int mca_coll_loom_module_enable(mca_coll_base_module_t *module, struct ompi_comm
 #define LOOM_AND_HAS_PREVIOUS(name) && LOOM_HAS_PREVIOUS(name)
     if (!(true MCA_COLL_LOOM_FOR_EACH_BLOCKING(LOOM_AND_HAS_PREVIOUS))) {
         opal_output_verbose(1, cm->output,
-                            "coll/loom: communicator %s (cid %u) lacks a previous component for "
+                            "coll/loom: communicator %s (cid %s) lacks a previous component for "
                             "one of allreduce, barrier, bcast, reduce, allgather, reduce_scatter(_block), "
                             "scan, exscan; "
-                            "loom disabled there", comm->c_name, (unsigned) comm->c_contextid);
+                            "loom disabled there", comm->c_name, mca_coll_loom_cid(comm).s);
         return OMPI_ERROR;
     }
 #undef LOOM_AND_HAS_PREVIOUS
@@ -235,9 +181,9 @@ int mca_coll_loom_module_enable(mca_coll_base_module_t *module, struct ompi_comm
     rc = mca_coll_loom_comm_topo(comm, &m->topo);
     if (OMPI_SUCCESS != rc) {
         opal_output_verbose(1, cm->output,
-                            "coll/loom: cannot compute the topology of communicator %s (cid %u): "
+                            "coll/loom: cannot compute the topology of communicator %s (cid %s): "
                             "error %d; loom disabled there", comm->c_name,
-                            (unsigned) comm->c_contextid, rc);
+                            mca_coll_loom_cid(comm).s, rc);
         return rc;
     }
     m->have_topo = true;
@@ -272,8 +218,8 @@ int mca_coll_loom_module_enable(mca_coll_base_module_t *module, struct ompi_comm
     if (MCA_COLL_LOOM_VERBOSE(10)) {
         char desc[512];
         mca_coll_loom_topo_describe(&m->topo, desc, sizeof(desc));
-        opal_output(cm->output, "coll/loom: communicator %s (cid %u) rank %d: %s", comm->c_name,
-                    (unsigned) comm->c_contextid, ompi_comm_rank(comm), desc);
+        opal_output(cm->output, "coll/loom: communicator %s (cid %s) rank %d: %s", comm->c_name,
+                    mca_coll_loom_cid(comm).s, ompi_comm_rank(comm), desc);
     }
     return OMPI_SUCCESS;
 }
@@ -342,10 +288,8 @@ void mca_coll_loom_mark_failed(mca_coll_loom_module_t *m, struct ompi_communicat
         return;
     }
     m->failed = true;
-    opal_output(0, "coll/loom: communicator %s (cid %u) rank %d: a collective failed (error %d) while "
-                "other ranks may still be inside it; this communicator's collectives now return "
-                "MPI_ERR_OTHER on this rank",
-                comm->c_name, (unsigned) comm->c_contextid, ompi_comm_rank(comm), rc);
+    opal_show_help("help-coll-loom.txt", "collective-failed", true, comm->c_name,
+                   mca_coll_loom_cid(comm).s, ompi_comm_rank(comm), rc);
 }
 
 static void print_call(const mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll,
@@ -378,8 +322,8 @@ static void print_call(const mca_coll_loom_module_t *m, mca_coll_loom_coll_t col
         snprintf(why, sizeof(why), "%s", NULL != choice->why ? choice->why : "?");
     }
     opal_output(mca_coll_loom_component.output,
-                "coll/loom: %s%s cid %u rank %d: bytes=%zu P=%d nodes=%d rpn=%d call=%s -> %s%s (%s%s%s%s)",
-                (call & MCA_COLL_LOOM_CALL_NB) ? "i" : "", mca_coll_loom_coll_name(coll), (unsigned) comm->c_contextid, ompi_comm_rank(comm),
+                "coll/loom: %s%s cid %s rank %d: bytes=%zu P=%d nodes=%d rpn=%d call=%s -> %s%s (%s%s%s%s)",
+                (call & MCA_COLL_LOOM_CALL_NB) ? "i" : "", mca_coll_loom_coll_name(coll), mca_coll_loom_cid(comm).s, ompi_comm_rank(comm),
                 bytes, ompi_comm_size(comm), m->have_topo ? m->topo.nnodes : 0,
                 m->have_topo ? m->topo.max_per_node : 0, flags, alg, knob, why,
                 NULL != choice->refused ? "; forced algorithm refused: " : "",
@@ -390,7 +334,7 @@ static void print_call(const mca_coll_loom_module_t *m, mca_coll_loom_coll_t col
  * (MPI_T may change them between calls).  Read before deciding, so a change made while
  * deciding makes the next call decide again. */
 typedef struct {
-    const char *forced_value;   /* coll_loom_<coll>_algorithm; NULL means auto */
+    int forced_value;           /* coll_loom_<coll>_algorithm as stored */
     int knob_value[MCA_COLL_LOOM_MAX_KNOBS];
 } loom_settings_t;
 
@@ -409,24 +353,9 @@ static void read_settings(mca_coll_loom_coll_t coll, loom_settings_t *st)
 static inline bool settings_unchanged(const mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, unsigned call)
 {
     const mca_coll_loom_component_t *cm = &mca_coll_loom_component;
-    const char *v = cm->alg_param[coll].value;
-    const char *kept = m->last[LOOM_FORM(call)][coll].forced_value;
 
-    if (!m->last[LOOM_FORM(call)][coll].kept) {
+    if (cm->alg_param[coll].value != m->last[LOOM_FORM(call)][coll].forced) {
         return false;
-    }
-    /* an algorithm name is a few characters: compared in line, not by a library call,
-     * on every call (kept is NUL-terminated within its array) */
-    if (NULL == v) {
-        v = "auto";
-    }
-    for (;; ++v, ++kept) {
-        if (*v != *kept) {
-            return false;
-        }
-        if ('\0' == *v) {
-            break;
-        }
     }
     for (int k = 0; k < cm->nknobs; ++k) {
         if (cm->knobs[k].value != m->last[LOOM_FORM(call)][coll].knob_value[k]) {
@@ -440,14 +369,8 @@ static void remember(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, size_
                      unsigned call, int root, const loom_settings_t *st,
                      const mca_coll_loom_choice_t *choice, mca_coll_loom_sched_entry_t *e)
 {
-    const char *v = NULL == st->forced_value ? "auto" : st->forced_value;
-    size_t len = strlen(v);
-
-    m->last[LOOM_FORM(call)][coll].kept = len < sizeof(m->last[LOOM_FORM(call)][coll].forced_value);
-    m->last[LOOM_FORM(call)][coll].valid = m->last[LOOM_FORM(call)][coll].kept;
-    if (m->last[LOOM_FORM(call)][coll].kept) {
-        memcpy(m->last[LOOM_FORM(call)][coll].forced_value, v, len + 1);
-    }
+    m->last[LOOM_FORM(call)][coll].valid = true;
+    m->last[LOOM_FORM(call)][coll].forced = st->forced_value;
     m->last[LOOM_FORM(call)][coll].bytes = bytes;
     m->last[LOOM_FORM(call)][coll].call = call;
     m->last[LOOM_FORM(call)][coll].root = root;
@@ -503,9 +426,8 @@ static void agree_on_settings(mca_coll_loom_module_t *m, struct ompi_communicato
         const uint64_t none[MCA_COLL_LOOM_SHM_OFFER_WORDS] = {0};
         mca_coll_loom_shm_adopt(m, none, false);
         m->settings_agreed = -1;
-        opal_output(0, "coll/loom: communicator %s (cid %u): comparing the loom settings of its "
-                    "ranks failed (error %d); every collective on it goes to the previous component",
-                    comm->c_name, (unsigned) comm->c_contextid, rc);
+        opal_show_help("help-coll-loom.txt", "settings-compare-failed", true, comm->c_name,
+                       mca_coll_loom_cid(comm).s, rc);
         return;
     }
     same_topo = v[LOOM_SETTINGS_TOPO] == ~v[LOOM_SETTINGS_TOPO + 1];
@@ -525,11 +447,8 @@ static void agree_on_settings(mca_coll_loom_module_t *m, struct ompi_communicato
             } else {
                 snprintf(shape, sizeof(shape), "none");
             }
-            opal_output(0, "coll/loom: the ranks of communicator %s (cid %u) do not all see the same "
-                        "nodes (a rank that cannot learn a peer's host name puts it on a node of its "
-                        "own); every collective on it goes to the previous component (rank %d on %s "
-                        "sees: %s)", comm->c_name, (unsigned) comm->c_contextid, rank,
-                        opal_process_info.nodename, shape);
+            opal_show_help("help-coll-loom.txt", "nodes-differ", true, comm->c_name,
+                           mca_coll_loom_cid(comm).s, rank, opal_process_info.nodename, shape);
         }
         return;
     }
@@ -543,13 +462,8 @@ static void agree_on_settings(mca_coll_loom_module_t *m, struct ompi_communicato
     /* once per process: a mismatch is usually the same on every communicator */
     if (0 == rank && !told_rank0) {
         told_rank0 = true;
-        opal_output(0, "coll/loom: the ranks of communicator %s (cid %u) do not all use the same "
-                    "loom settings (coll_loom_rules_file and its content, coll_loom_*_algorithm, "
-                    "knobs, coll_loom_model_*, coll_loom_shm*, or the loom build); every "
-                    "collective on it goes to the previous component. Give every process the "
-                    "same settings; coll_loom_verbose 1 names every rank that differs from rank 0 "
-                    "(rank 0: fingerprint %016llx, %s)",
-                    comm->c_name, (unsigned) comm->c_contextid, (unsigned long long) mine, rules);
+        opal_show_help("help-coll-loom.txt", "settings-differ", true, comm->c_name,
+                       mca_coll_loom_cid(comm).s, (unsigned long long) mine, rules);
     }
     /* a rank that differs from rank 0 says where it runs: on its node's lowest rank at
      * verbosity 0, on every rank at 1 */
@@ -557,10 +471,9 @@ static void agree_on_settings(mca_coll_loom_module_t *m, struct ompi_communicato
         (MCA_COLL_LOOM_VERBOSE(1) ||
          (m->have_topo && m->topo.leader[m->topo.node_of[rank]] == rank))) {
         told_differ = true;
-        opal_output(0, "coll/loom: rank %d of communicator %s on %s: loom settings fingerprint "
-                    "%016llx, rank 0's is %016llx (%s)", rank, comm->c_name,
-                    opal_process_info.nodename, (unsigned long long) mine,
-                    (unsigned long long) v[2], rules);
+        opal_show_help("help-coll-loom.txt", "settings-differ-rank", false, comm->c_name, rank,
+                       opal_process_info.nodename, (unsigned long long) mine,
+                       (unsigned long long) v[2], rules);
     }
 }
 
@@ -609,13 +522,15 @@ plan_decide(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, struct ompi_co
 
     if (NULL != choice->refused && forced >= 0 && m->warned_refused[coll] != forced + 1) {
         m->warned_refused[coll] = forced + 1;
-        opal_output_verbose(1, cm->output,
-                            "coll/loom: %s algorithm '%s' cannot serve this call (%s); using %s%s%s",
-                            mca_coll_loom_coll_name(coll), mca_coll_loom_algs[forced].name,
-                            choice->refused, choice->alg >= 0 ? "'" : "",
-                            choice->alg >= 0 ? mca_coll_loom_algs[choice->alg].name
-                                             : "the previous component",
-                            choice->alg >= 0 ? "'" : "");
+        if (MCA_COLL_LOOM_VERBOSE(1)) {
+            char what[160];
+            snprintf(what, sizeof(what), "%zu bytes on %d ranks; served by %s%s%s instead", bytes,
+                     params.P, choice->alg >= 0 ? "'" : "",
+                     choice->alg >= 0 ? mca_coll_loom_algs[choice->alg].name : "the previous component",
+                     choice->alg >= 0 ? "'" : "");
+            opal_show_help("help-coll-loom.txt", "forced-refused", true, mca_coll_loom_coll_name(coll),
+                           mca_coll_loom_algs[forced].name, what, choice->refused);
+        }
     }
 
     /* an index the component does not know (larger than its tables) is not run */

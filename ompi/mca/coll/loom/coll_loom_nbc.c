@@ -287,9 +287,9 @@ static int request_free(ompi_request_t **rptr)
     free(r->c.parts_mem);
     r->c.parts_mem = NULL;
     for (int k = 0; k < 2; ++k) {
-        if (NULL != r->super.data.objs.objs[k]) {
-            OBJ_RELEASE(r->super.data.objs.objs[k]);
-            r->super.data.objs.objs[k] = NULL;
+        if (NULL != MCA_COLL_LOOM_NBC_OBJS(&r->super)[k]) {
+            OBJ_RELEASE(MCA_COLL_LOOM_NBC_OBJS(&r->super)[k]);
+            MCA_COLL_LOOM_NBC_OBJS(&r->super)[k] = NULL;
         }
     }
     OBJ_RELEASE(r->c.comm);
@@ -308,7 +308,7 @@ static void retain(loom_request_t *r, int k, opal_object_t *obj)
 {
     if (NULL != obj) {
         OBJ_RETAIN(obj);
-        r->super.data.objs.objs[k] = obj;
+        MCA_COLL_LOOM_NBC_OBJS(&r->super)[k] = obj;
     }
 }
 
@@ -349,7 +349,7 @@ int mca_coll_loom_nb_post(const mca_coll_loom_sched_t *s, mca_coll_loom_nb_call_
      * release after the component's free, when this request is gone already) */
     retain(r, 0, NULL != c->op && !ompi_op_is_intrinsic(c->op) ? &c->op->super : NULL);
     retain(r, 1, NULL != c->udtype ? datatype_obj(c->udtype) : datatype_obj(c->dtype));
-    if (NULL != c->own_sdtype && NULL == r->super.data.objs.objs[0]) {
+    if (NULL != c->own_sdtype && NULL == MCA_COLL_LOOM_NBC_OBJS(&r->super)[0]) {
         retain(r, 0, datatype_obj(c->own_sdtype));
     }
     *request = &r->super.super;

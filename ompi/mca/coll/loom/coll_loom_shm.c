@@ -39,9 +39,9 @@
 #include "mpi.h"
 #include "opal/datatype/opal_convertor.h"
 #include "opal/loom/loom_copy.h"
-#include "opal/mca/pmix/pmix.h"
 #include "opal/runtime/opal_progress.h"
 #include "opal/util/output.h"
+#include "opal/util/show_help.h"
 #include "ompi/communicator/communicator.h"
 #include "ompi/constants.h"
 #include "ompi/datatype/ompi_datatype.h"
@@ -163,14 +163,35 @@ static int segment_dir(const char *dir)
         if (0 != mkdir(dir, 0700) && EEXIST != errno) {
             rc = errno;
         } else {
-            if (NULL != opal_pmix.register_cleanup) {
-                (void) opal_pmix.register_cleanup((char *) dir, true, false, false);
-            }
+            mca_coll_loom_register_cleanup((char *) dir);
             snprintf(loom_shm_dir_made, sizeof(loom_shm_dir_made), "%s", dir);
         }
     }
     OPAL_THREAD_UNLOCK(&cm->lock);
     return rc;
+}
+
+/* A segment that cannot be set up: the help message the first time in this process
+ * (the cause, a full or missing directory, is usually the same for every communicator),
+ * a line at coll_loom_verbose 1 after that. */
+static void shm_failed(ompi_communicator_t *comm, int rank, const char *path, const char *step, int err)
+{
+    static bool told;
+    bool first;
+
+    OPAL_THREAD_LOCK(&mca_coll_loom_component.lock);
+    first = !told;
+    told = true;
+    OPAL_THREAD_UNLOCK(&mca_coll_loom_component.lock);
+    if (first) {
+        opal_show_help("help-coll-loom.txt", "shm-failed", true, comm->c_name, mca_coll_loom_cid(comm).s,
+                       rank, path, step, strerror(err));
+    } else {
+        opal_output_verbose(1, mca_coll_loom_component.output,
+                            "coll/loom: communicator %s (cid %s) rank %d: shared segment %s: %s: %s; "
+                            "the node phases use point-to-point messages", comm->c_name,
+                            mca_coll_loom_cid(comm).s, rank, path, step, strerror(err));
+    }
 }
 
 /* MIN of `ok` over the communicator, by the previous component. */
@@ -188,7 +209,7 @@ static int setup(mca_coll_loom_module_t *m, ompi_communicator_t *comm)
     const size_t slot = (size_t) cm->shm_slot_size;
     opal_process_name_t lname;
     const char *what = "";
-    char dir[PATH_MAX - 16], path[PATH_MAX];
+    char dir[PATH_MAX - 48], path[PATH_MAX];
     int n, me, ok = 1, err = 0, rc;
     bool created = false;
 
@@ -204,7 +225,7 @@ static int setup(mca_coll_loom_module_t *m, ompi_communicator_t *comm)
     lname = ompi_group_get_proc_name(comm->c_local_group, leader);
     snprintf(dir, sizeof(dir), "%s/loom-%x-%x", NULL != cm->shm_dir ? cm->shm_dir : "/dev/shm",
              (unsigned) lname.jobid, (unsigned) lname.vpid);
-    snprintf(path, sizeof(path), "%s/%x", dir, (unsigned) comm->c_contextid);
+    snprintf(path, sizeof(path), "%s/%s", dir, mca_coll_loom_cid(comm).s);
 
     if (n >= 2 && 0 == me) {
         if (0 != (err = segment_dir(dir))) {
@@ -214,12 +235,10 @@ static int setup(mca_coll_loom_module_t *m, ompi_communicator_t *comm)
         }
         if (!created) {
             ok = 0;
-            opal_output_verbose(1, cm->output,
-                                "coll/loom: communicator %s (cid %u) rank %d: cannot create the "
-                                "node's shared segment %s (%zu bytes): %s: %s; the node phases "
-                                "use point-to-point messages", comm->c_name,
-                                (unsigned) comm->c_contextid, rank, path,
-                                mca_coll_loom_shm_segment_bytes(n, slot), what, strerror(err));
+            char step[96];
+            snprintf(step, sizeof(step), "create (%zu bytes): %s", mca_coll_loom_shm_segment_bytes(n, slot),
+                     what);
+            shm_failed(comm, rank, path, step, err);
         }
     }
     rc = agree(m, comm, &ok);
@@ -230,11 +249,9 @@ static int setup(mca_coll_loom_module_t *m, ompi_communicator_t *comm)
     if (created_everywhere && n >= 2 && 0 != me) {
         if (0 != mca_coll_loom_shm_attach(&m->shm.seg, path, n, me, slot, &err, &what)) {
             ok = 0;
-            opal_output_verbose(1, cm->output,
-                                "coll/loom: communicator %s (cid %u) rank %d: cannot map the "
-                                "node's shared segment %s: %s: %s; the node phases use "
-                                "point-to-point messages", comm->c_name,
-                                (unsigned) comm->c_contextid, rank, path, what, strerror(err));
+            char step[96];
+            snprintf(step, sizeof(step), "map: %s", what);
+            shm_failed(comm, rank, path, step, err);
         }
     }
     if (created_everywhere) {
@@ -249,8 +266,8 @@ static int setup(mca_coll_loom_module_t *m, ompi_communicator_t *comm)
         m->shm.state = -1;
         if (0 == rank) {
             opal_output_verbose(1, cm->output,
-                                "coll/loom: communicator %s (cid %u): shared-memory node phases "
-                                "are off (%s)", comm->c_name, (unsigned) comm->c_contextid,
+                                "coll/loom: communicator %s (cid %s): shared-memory node phases "
+                                "are off (%s)", comm->c_name, mca_coll_loom_cid(comm).s,
                                 OMPI_SUCCESS != rc ? "the setup allreduce failed"
                                                    : "a node could not set up its segment");
         }
@@ -262,8 +279,8 @@ static int setup(mca_coll_loom_module_t *m, ompi_communicator_t *comm)
     }
     if (MCA_COLL_LOOM_VERBOSE(10) && NULL != m->shm.seg.base && 0 == me) {
         opal_output(cm->output,
-                    "coll/loom: communicator %s (cid %u) rank %d: node segment of %zu bytes for "
-                    "%d ranks, slots of %zu bytes", comm->c_name, (unsigned) comm->c_contextid,
+                    "coll/loom: communicator %s (cid %s) rank %d: node segment of %zu bytes for "
+                    "%d ranks, slots of %zu bytes", comm->c_name, mca_coll_loom_cid(comm).s,
                     rank, m->shm.seg.bytes, n, slot);
     }
     return OMPI_SUCCESS;

@@ -52,9 +52,9 @@
 #include "opal/mca/base/mca_base_pvar.h"
 #include "opal/runtime/opal_progress.h"
 #include "opal/sys/atomic.h"
-#include "opal/threads/mutex.h"
 #include "opal/util/info_subscriber.h"
 #include "opal/util/output.h"
+#include "opal/util/show_help.h"
 #include "ompi/attribute/attribute.h"
 #include "ompi/communicator/communicator.h"
 #include "ompi/constants.h"
@@ -814,7 +814,7 @@ static int create_keyvals(void)
     int rc;
 
     /* MPI_COMM_NULL_COPY_FN: a duplicate of the communicator sets up its own */
-    copy_fn.attr_communicator_copy_fn = (MPI_Comm_internal_copy_attr_function *) (void (*)(void)) MPI_COMM_NULL_COPY_FN;
+    copy_fn.attr_communicator_copy_fn = (mca_coll_loom_comm_copy_attr_fn_t *) (void (*)(void)) MPI_COMM_NULL_COPY_FN;
     del_fn.attr_communicator_delete_fn = comm_freed;
     rc = ompi_attr_create_keyval(COMM_ATTR, copy_fn, del_fn, &comm_keyval, NULL, 0, NULL);
     if (OMPI_SUCCESS != rc) {
@@ -928,9 +928,12 @@ static bool ssp_serves(mca_coll_loom_module_t *m, ompi_communicator_t *comm, omp
     }
     if (!m->warned_ssp) {
         m->warned_ssp = true;
-        opal_output_verbose(1, mca_coll_loom_component.output,
-                            "coll/loom: %s on communicator %s: the op is not commutative, so the "
-                            "allreduce waits for every current contribution", SSP_KEY, comm->c_name);
+        if (MCA_COLL_LOOM_VERBOSE(1)) {
+            opal_show_help("help-coll-loom.txt", "option-ignored", true, comm->c_name,
+                           mca_coll_loom_cid(comm).s, SSP_KEY,
+                           "the op is not commutative, so the allreduce waits for every current "
+                           "contribution");
+        }
     }
     return false;
 }
@@ -991,9 +994,9 @@ static int ssp_request_free(ompi_request_t **rptr)
     }
     /* the op and datatype, held like coll_loom_nbc.c's requests hold them */
     for (int k = 0; k < 2; ++k) {
-        if (NULL != r->super.data.objs.objs[k]) {
-            OBJ_RELEASE(r->super.data.objs.objs[k]);
-            r->super.data.objs.objs[k] = NULL;
+        if (NULL != MCA_COLL_LOOM_NBC_OBJS(&r->super)[k]) {
+            OBJ_RELEASE(MCA_COLL_LOOM_NBC_OBJS(&r->super)[k]);
+            MCA_COLL_LOOM_NBC_OBJS(&r->super)[k] = NULL;
         }
     }
     OBJ_RELEASE(r->comm);
@@ -1073,11 +1076,11 @@ int mca_coll_loom_ssp_iallreduce(mca_coll_loom_module_t *m, const void *sbuf, vo
     OBJ_RETAIN(comm);
     if (!ompi_op_is_intrinsic(op)) {
         OBJ_RETAIN(op);
-        r->super.data.objs.objs[0] = &op->super;
+        MCA_COLL_LOOM_NBC_OBJS(&r->super)[0] = &op->super;
     }
     if (!ompi_datatype_is_predefined(dtype)) {
         OBJ_RETAIN(dtype);
-        r->super.data.objs.objs[1] = &dtype->super.super;
+        MCA_COLL_LOOM_NBC_OBJS(&r->super)[1] = &dtype->super.super;
     }
     r->m = m;
     r->comm = comm;
@@ -1099,7 +1102,8 @@ int mca_coll_loom_ssp_iallreduce(mca_coll_loom_module_t *m, const void *sbuf, vo
 
 /* ---- the info key and MPI_T ----------------------------------------------------------- */
 
-static char *slack_changed(opal_infosubscriber_t *obj, char *key, char *value)
+static mca_coll_loom_info_str_t *slack_changed(opal_infosubscriber_t *obj, mca_coll_loom_info_str_t *key,
+                                               mca_coll_loom_info_str_t *value)
 {
     ompi_communicator_t *comm = (ompi_communicator_t *) obj;
     mca_coll_loom_module_t *m = mca_coll_loom_info_module(comm);
@@ -1112,9 +1116,11 @@ static char *slack_changed(opal_infosubscriber_t *obj, char *key, char *value)
     if (NULL != value && 0 != strcmp(value, "off")) {
         n = strtol(value, &end, 10);
         if (end == value || '\0' != *end || n < 0 || n > INT32_MAX) {
-            opal_output_verbose(1, mca_coll_loom_component.output,
-                                "coll/loom: info key %s = \"%s\" on communicator %s: not an integer >= 0 "
-                                "or \"off\"; the allreduce stays synchronous", SSP_KEY, value, comm->c_name);
+            char what[160];
+            snprintf(what, sizeof(what), "%s = \"%.64s\"", SSP_KEY, value);
+            opal_show_help("help-coll-loom.txt", "option-ignored", true, comm->c_name,
+                           mca_coll_loom_cid(comm).s, what,
+                           "not an integer >= 0 or \"off\"; the allreduce stays synchronous");
             n = -1;
         }
     }

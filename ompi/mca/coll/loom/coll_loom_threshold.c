@@ -29,6 +29,7 @@
 #include "opal/mca/base/mca_base_pvar.h"
 #include "opal/util/info_subscriber.h"
 #include "opal/util/output.h"
+#include "opal/util/show_help.h"
 #include "ompi/communicator/communicator.h"
 #include "ompi/constants.h"
 #include "ompi/mca/coll/base/coll_tags.h"
@@ -56,7 +57,8 @@ mca_coll_loom_module_t *mca_coll_loom_info_module(ompi_communicator_t *comm)
 
 /* opal_infosubscribe callback: parses the new value of one key; returns what the
  * communicator's info keeps. */
-static char *threshold_changed(opal_infosubscriber_t *obj, char *key, char *value)
+static mca_coll_loom_info_str_t *threshold_changed(opal_infosubscriber_t *obj, mca_coll_loom_info_str_t *key,
+                                                   mca_coll_loom_info_str_t *value)
 {
     ompi_communicator_t *comm = (ompi_communicator_t *) obj;
     mca_coll_loom_module_t *m = mca_coll_loom_info_module(comm);
@@ -72,9 +74,11 @@ static char *threshold_changed(opal_infosubscriber_t *obj, char *key, char *valu
     f = NULL != value ? strtod(value, &end) : 1.0;
     if (NULL == value || end == value || '\0' != *end || !(f > 0.0 && f <= 1.0)) {
         if (NULL != value && 0 != strcmp(value, "1")) {
-            opal_output_verbose(1, mca_coll_loom_component.output,
-                                "coll/loom: info key %s = \"%s\" on communicator %s: not a number in "
-                                "(0, 1]; the whole data is used", key, value, comm->c_name);
+            char what[160];
+            snprintf(what, sizeof(what), "%s = \"%.64s\"", key, value);
+            opal_show_help("help-coll-loom.txt", "option-ignored", true, comm->c_name,
+                           mca_coll_loom_cid(comm).s, what,
+                           "not a number in (0, 1]; the whole data is used");
         }
         f = 1.0;
     }
@@ -167,9 +171,11 @@ int mca_coll_loom_reduce_engaged_run(mca_coll_loom_module_t *m, const void *sbuf
     if (!(call & MCA_COLL_LOOM_CALL_COMMUTATIVE)) {
         if (!m->warned_engage) {
             m->warned_engage = true;
-            opal_output_verbose(1, mca_coll_loom_component.output,
-                                "coll/loom: loom_reduce_engage on communicator %s: the op is not "
-                                "commutative, so every rank contributes", comm->c_name);
+            if (MCA_COLL_LOOM_VERBOSE(1)) {
+                opal_show_help("help-coll-loom.txt", "option-ignored", true, comm->c_name,
+                               mca_coll_loom_cid(comm).s, "loom_reduce_engage",
+                               "the op is not commutative, so every rank contributes");
+            }
         }
         m->delivered[MCA_COLL_LOOM_THRESHOLD_ENGAGE] = (size_t) ompi_comm_size(comm);
         return OMPI_ERR_NOT_AVAILABLE;

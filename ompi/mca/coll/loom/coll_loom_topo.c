@@ -18,7 +18,6 @@
 
 #include "mpi.h"
 #include "opal/class/opal_hash_table.h"
-#include "opal/mca/pmix/pmix.h"
 #include "opal/util/proc.h"
 #include "ompi/communicator/communicator.h"
 #include "ompi/constants.h"
@@ -34,7 +33,8 @@ static char *modex_hostname(const opal_process_name_t *name)
     char *host = NULL;
     int rc;
 
-    OPAL_MODEX_RECV_VALUE_OPTIONAL(rc, OPAL_PMIX_HOSTNAME, name, &host, OPAL_STRING);
+    OPAL_MODEX_RECV_VALUE_OPTIONAL(rc, MCA_COLL_LOOM_PMIX_HOSTNAME, name, &host,
+                                   MCA_COLL_LOOM_PMIX_STRING);
     if (OPAL_SUCCESS != rc) {
         return NULL;
     }
@@ -159,9 +159,8 @@ static int peer_key(ompi_proc_t *proc, unsigned long *key, bool *found)
         *found = true;
         return OMPI_SUCCESS;
     }
-    if (!ompi_proc_is_sentinel(proc) && NULL != proc->super.proc_hostname) {
-        host = proc->super.proc_hostname;
-    } else {
+    host = ompi_proc_is_sentinel(proc) ? NULL : MCA_COLL_LOOM_PROC_HOSTNAME(proc);
+    if (NULL == host) {
         host = modex_hostname(&name);
         owned = true;
     }
