@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# loom quick start, for a fresh Debian 12 machine (run as root, or as a user
-# with sudo for the package step):
+# loom quick start, for a fresh Debian 12 (Open MPI 4.1) or Debian 13 (Open MPI
+# 5.0) machine (run as root, or as a user with sudo for the package step):
 #
 #   ./quickstart.sh              install what is missing, build, install, check, demo
 #   ./quickstart.sh --no-demo    the same without the demo
+#   ./quickstart.sh --packages   only step 1 (what a build and the tests need)
 #   ./quickstart.sh -- ARGS...   pass ARGS to ./configure (e.g. --with-component-dir=system)
 #
 # Steps:
@@ -11,7 +12,9 @@
 #   2. ./autogen.sh && ./configure && make && make install
 #      (default: mca_coll_loom.so into $HOME/.openmpi/components, where Open MPI
 #      looks without any flag).
-#   3. Verify that Open MPI sees the component (ompi_info | grep loom).
+#   3. Verify that Open MPI sees the component (ompi_info | grep loom), and that
+#      the processes mpirun starts do too (Open MPI 5.0's mpirun may replace the
+#      component path: the script then says which line to add to ~/.bashrc).
 #   4. The demo, test/bench/run-demo.sh: an unmodified MPI program with loom, then
 #      with stock Open MPI (--mca coll ^loom), times and ratio.
 # Re-running is safe: every step is repeated and converges to the same state.
@@ -25,11 +28,13 @@ PACKAGES=(openmpi-bin iproute2 util-linux libopenmpi-dev libucx-dev libhwloc-dev
           pkg-config make gcc python3 valgrind)
 
 run_demo=1
+packages_only=0
 configure_args=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --no-demo) run_demo=0 ;;
-        -h|--help) sed -n '2,19s/^# \{0,1\}//p' "$0"; exit 0 ;;
+        --packages) packages_only=1 ;;
+        -h|--help) sed -n '2,22s/^# \{0,1\}//p' "$0"; exit 0 ;;
         --) shift; configure_args=("$@"); break ;;
         *) echo "quickstart: unknown option '$1' (try --help)" >&2; exit 2 ;;
     esac
@@ -52,12 +57,15 @@ trap on_error ERR
 step="checking Debian packages"
 say "$step"
 command -v dpkg-query >/dev/null 2>&1 ||
-    die "dpkg-query not found: this script targets Debian 12.  Elsewhere install Open MPI 4.1 (with devel headers), UCX, hwloc, autotools and pkg-config, then run: ./autogen.sh && ./configure && make && make install"
+    die "dpkg-query not found: this script targets Debian 12 and 13.  Elsewhere install Open MPI 4.1 or 5.0 (with devel headers), UCX, hwloc (and PMIx for 5.0), autotools and pkg-config, then run: ./autogen.sh && ./configure && make && make install"
 if [ -r /etc/os-release ]; then
     . /etc/os-release
-    if [ "${ID:-}" != debian ] || [ "${VERSION_ID:-}" != 12 ]; then
-        echo "quickstart: warning: made for Debian 12, this is ${PRETTY_NAME:-unknown}; continuing"
-    fi
+    case "${ID:-}:${VERSION_ID:-}" in
+        debian:12) echo "Debian 12: Open MPI 4.1" ;;
+        # Open MPI 5.0's internal headers include PMIx's
+        debian:13) echo "Debian 13: Open MPI 5.0"; PACKAGES+=(libpmix-dev) ;;
+        *) echo "quickstart: warning: made for Debian 12 and 13, this is ${PRETTY_NAME:-unknown}; continuing" ;;
+    esac
 fi
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -81,6 +89,11 @@ else
     step="apt-get install ${missing[*]}"
     "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
         apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+
+if [ $packages_only -eq 1 ]; then
+    say "done: the packages are installed"
+    exit 0
 fi
 
 # ---------------------------------------------------------------------------
@@ -142,6 +155,29 @@ if [ -n "$loaded" ] && [ "$(canon "$loaded")" != "$(canon "$componentdir")" ]; t
     die "Open MPI loads loom from $loaded, not from the fresh install in $componentdir: remove the old copy ($loaded/mca_coll_loom.so, e.g. make uninstall in the tree that installed it) and re-run"
 fi
 echo "Open MPI loads mca_coll_loom.so from ${loaded:-$componentdir}"
+
+# Open MPI 5.0's mpirun (PRRTE) may hand its processes a component path of its own
+# (Debian 13: PMIx's plugin directory), which replaces Open MPI's default path and so
+# hides $HOME/.openmpi/components.  A path set by the user is passed on unchanged.
+if [ -z "${OMPI_MCA_mca_base_component_path:-}" ]; then
+    if [ "$(id -u)" -eq 0 ]; then
+        export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    fi
+    step="checking the component path mpirun gives its processes"
+    say "$step"
+    mpirun_path=$(timeout 60 mpirun -np 1 env 2>/dev/null | sed -n 's/^OMPI_MCA_mca_base_component_path=//p' | sed 1q) || true
+    if [ -n "$mpirun_path" ] && ! grep -qF "$componentdir" <<<"$mpirun_path"; then
+        echo "quickstart: mpirun sets the component path of its processes to $mpirun_path,"
+        echo "  which does not hold $componentdir: MPI programs started by mpirun would not see loom."
+        echo "  Add this line to your shell's startup file (~/.bashrc) and to job scripts:"
+        echo "    export OMPI_MCA_mca_base_component_path=$ompi_component_dir:$componentdir"
+        echo "  (docs/troubleshooting.md, \"loom is installed but not used\"); the demo below sets it."
+        export OMPI_MCA_mca_base_component_path="$ompi_component_dir:$componentdir"
+        found_by_default=0
+    else
+        echo "the processes mpirun starts search ${mpirun_path:-the default component path}: they see loom"
+    fi
+fi
 
 # ---------------------------------------------------------------------------
 if [ $run_demo -eq 1 ]; then
