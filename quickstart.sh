@@ -22,7 +22,7 @@
 
 set -euo pipefail
 
-# (python3-matplotlib, for the plots in docs/performance.md only, is left out: it is a
+# (python3-matplotlib, for the plots in docs/user/performance.md only, is left out: it is a
 # large download that neither the build nor the tests need)
 PACKAGES=(openmpi-bin iproute2 util-linux libopenmpi-dev libucx-dev libhwloc-dev autoconf automake libtool
           pkg-config make gcc python3 valgrind)
@@ -171,7 +171,7 @@ if [ -z "${OMPI_MCA_mca_base_component_path:-}" ]; then
         echo "  which does not hold $componentdir: MPI programs started by mpirun would not see loom."
         echo "  Add this line to your shell's startup file (~/.bashrc) and to job scripts:"
         echo "    export OMPI_MCA_mca_base_component_path=$ompi_component_dir:$componentdir"
-        echo "  (docs/troubleshooting.md, \"loom is installed but not used\"); the demo below sets it."
+        echo "  (docs/user/troubleshooting.md, \"loom is installed but not used\"); the demo below sets it."
         export OMPI_MCA_mca_base_component_path="$ompi_component_dir:$componentdir"
         found_by_default=0
     else

@@ -7,7 +7,7 @@
  *              [--sweep-P 2..1048576] [--sweep-bytes 1K..64M] [--csv] [--per-rank]
  *              [--graph]
  *
- * See docs/model.md.
+ * See docs/dev/model.md.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -335,7 +335,7 @@ int main(int argc, char **argv)
     c.graph = MCA_COLL_LOOM_MODEL_GRAPH == c.opts.method;
     if (share > 1.0) {
         /* on one node every byte moved and combined is a CPU's work, and R ranks share
-         * each CPU: each rank runs at 1/R of its speed (docs/model.md) */
+         * each CPU: each rank runs at 1/R of its speed (docs/dev/model.md) */
         o *= share;
         g *= share;
         G *= share;

@@ -452,7 +452,7 @@ static int build_levels(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *
              * others: 12 messages instead of 8 on 4 nodes) was slower on the emulated
              * 4 x 2, where the messages cost CPU on 2 shared cores: 8 B allreduce
              * 0.73-1.09x tuned's time against 0.68-0.80x, barrier 0.91-1.12x against
-             * 0.67-1.04x (loom_bench, four job pairs, 2026-11-25) */
+             * 0.67-1.04x (loom_bench, four alternating job pairs) */
             const bool ring = p->segs > 1 && MCA_COLL_LOOM_COLL_ALLREDUCE == p->coll &&
                               (p->call & MCA_COLL_LOOM_CALL_COMMUTATIVE);
             rc = sub_phase(s, p, ring ? mca_coll_loom_build_ring : mca_coll_loom_build_pairwise,

@@ -2,7 +2,7 @@
  * loom: the built-in selection rules and the decision procedure.
  *
  * The table is data, walked first-match.  Its thresholds come from test/bench on this
- * project's development machine (docs/performance.md); a later rules file replaces
+ * project's development machine (docs/user/performance.md); a later rules file replaces
  * or overrides it.  Sizes where loom has nothing better than the previous component
  * (tuned) go there: medium allreduces with many ranks, small bcast / reduce /
  * allgather / reduce_scatter.
@@ -33,7 +33,7 @@
 
 /* The ring takes 2(P-1) steps: it pays once each rank's part is large enough for the
  * step latency not to dominate.  BASE is the threshold measured at P <= 8 (loom_bw,
- * docs/performance.md); larger P keeps the same part size: 4x BASE up to 32 ranks,
+ * docs/user/performance.md); larger P keeps the same part size: 4x BASE up to 32 ranks,
  * 16x up to 128, 64x beyond. */
 #define RING_ROWS(COLL, MASK, BASE)                                                              \
     {COLL, .min_bytes = (BASE), .max_bytes = SIZE_MAX, .max_P = 8, .call_mask = MASK,             \
@@ -49,7 +49,7 @@
  * and ranks per node, call_mask 0.  max_bytes must be given. */
 const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
     /* several nodes: the two-level algorithm (one rank per node: it is pairwise among
-     * the nodes).  On the emulated 4 x 2 cluster (docs/cluster.md), with its node phases
+     * the nodes).  On the emulated 4 x 2 cluster (docs/dev/cluster.md), with its node phases
      * in shared memory up to 8 KiB, allreduce took 0.55-0.69x tuned's time up to 4 KiB
      * and 0.36-0.52x at 8-32 KiB (1.11x at 64 KiB), the barrier 0.78-0.82x; dissemination
      * took 1.24-1.5x: every one of its rounds crosses the network several times */
@@ -59,7 +59,7 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * the node's shared segment (gather to rank 0, combine, release), no message at
      * all.  At np 8 on one node (8 ranks, 2 cores) allreduce took 0.21-0.46x tuned's
      * time from 8 B to 8 KiB and the barrier 0.48x; at np 4 0.34-0.86x; at np 2
-     * 0.49-1.10x (docs/performance.md).  Without the segment (coll_loom_shm=0, a setup
+     * 0.49-1.10x (docs/user/performance.md).  Without the segment (coll_loom_shm=0, a setup
      * that failed) the node phases are a binomial reduce and bcast: 1.4-1.9x tuned's
      * time for barriers and allreduces up to 256 B at np 2-8, where dissemination took
      * 0.82-1.2x; those calls go to the rows below. */
@@ -67,7 +67,7 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
     {ALLREDUCE, .max_bytes = KIB(256), .max_nodes = 1, .min_P = 3, SHM, .alg = "hierarchical"},
     /* point to point (binomial reduce to rank 0 and bcast: one combining order, so
      * floating point stays bit-identical): 0.52-0.79x tuned's time from 16 to 256 KiB
-     * at np 8 (loom-tune --report, docs/performance.md "auto against loom's best"); with
+     * at np 8 (loom-tune --report, docs/user/performance.md "At a glance"); with
      * the segment off, 0.7-0.9x from 512 B at np 4 and 8 (dissemination, bruck and
      * pairwise 0.85-1.2x) */
     {ALLREDUCE, .min_bytes = 512, .max_bytes = KIB(256), .max_nodes = 1, .min_P = 3, .alg = "hierarchical"},
@@ -92,14 +92,14 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
     /* bandwidth-bound, commutative (float sums included: each part is combined once
      * and copied, so every rank gets the same bits); 0.5-0.95x tuned from 1 MiB at np 8 */
     /* non-blocking on several nodes from 64 KiB: libnbc (on the emulated 4 x 2 cluster
-     * loom's ring took 1.3-1.4x its time at 1-16 MiB, docs/performance.md) */
+     * loom's ring took 1.3-1.4x its time at 1-16 MiB) */
     {ALLREDUCE, .min_bytes = KIB(64), .max_bytes = SIZE_MAX, .min_nodes = 2, NB, .alg = NULL},
     RING_ROWS(ALLREDUCE, C, MIB(1)),
     {ALLREDUCE, .max_bytes = SIZE_MAX, .alg = NULL},
 
     /* Non-blocking calls, where the rules that follow (measured against tuned's blocking
      * algorithms) would hand them to libnbc, whose trees are slower than loom's on one
-     * node (loom_overlap at np 8, docs/performance.md "Non-blocking collectives"):
+     * node (loom_overlap at np 8, docs/user/performance.md "Non-blocking collectives"):
      * ibcast binomial up to 1 MiB, ireduce binomial below 1 MiB, iallgather hierarchical
      * (point to point) from 64 KiB.  The other forms follow the other rules: what they
      * leave to the previous component (iscan and iexscan above 256 B, the small
@@ -111,7 +111,7 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
     {SCAN, .min_bytes = 512, .max_bytes = SIZE_MAX, .max_nodes = 1, NB, .alg = NULL},
     {EXSCAN, .min_bytes = 512, .max_bytes = SIZE_MAX, .max_nodes = 1, NB, .alg = NULL},
 
-    /* several nodes: the emulated 4 x 2 cluster (loom_bw, docs/performance.md).  bcast:
+    /* several nodes: the emulated 4 x 2 cluster (loom_bw, docs/user/performance.md).  bcast:
      * hierarchical took 0.39-0.67x tuned's time from 512 B to 4 MiB on unshaped links
      * (shared-memory node phases up to 8 KiB, pipelined along the nodes from 2 MiB), and
      * 0.21-0.43x from 1 to 16 MiB on 1 Gbit/s links (twotree 0.47x, binomial 0.51x at
@@ -150,41 +150,26 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
     {REDUCE, .min_bytes = MIB(1), .max_bytes = MIB(16) - 1, .min_nodes = 2, .max_P = 8, .alg = NULL},
     {REDUCE, .min_bytes = MIB(16), .max_bytes = SIZE_MAX, .min_nodes = 2, .max_P = 8, .alg = "binomial"},
     /* one node, up to the shared-memory slot: the node phase runs through the node's
-     * segment instead of messages.  np 8: bcast 0.22-0.43x tuned's time and reduce
-     * 0.43-0.77x from 512 B to 8 KiB (np 2: 0.22-0.82x).  Below that tuned's eager sends
-     * run ahead of the root, so back-to-back calls pipeline; the segment's eight areas
-     * (MCA_COLL_LOOM_SHM_AREAS) let a root run seven calls ahead too, and at 256 B it
-     * then took 0.55-0.90x tuned's time at np 4-8 in seven runs per shape (loom_bw,
-     * 2026-11-25; np 4 once 1.04x), where with two areas it took 1.6-2x.  Not at np 3
-     * (0.75-1.16x).  At 128 B from six ranks: 0.79-1.03x at np 8 (twelve runs; auto
-     * handing it to tuned took 1.08-1.29x hierarchical's time in five of them), 0.86-1.20x
-     * at np 6; 1.1-1.4x at np 3-5.  Below 128 B (64 B: 0.9-1.8x) tuned.  More ranks favour
-     * the segment (one write, P reads) over tuned's tree of eager sends.  Two ranks from
-     * 128 B are the exception: a call of 0.15-0.3 us, where handing it to tuned costs loom's
-     * entry (1.13-1.29x tuned's time) and the segment is one copy each way.  Over 44
-     * np 2 jobs (loom_bw, 2026-11-25) it took a median 0.65-0.69x the hand-off's time
-     * at 128-256 B; in 22 more, at most 1.36x tuned's when the two cores passed cache
-     * lines slowly (a state that comes and goes for minutes).  Below 128 B that state
-     * cost up to 2.2x tuned's time, in 6 of the 22: those sizes stay with tuned. */
-    /* Since then bcasts of up to 512 B go through 32 small areas, so the root runs up to
-     * 31 calls ahead: hierarchical / tuned, three loom_bw runs per shape (2026-11-25,
-     * third session; with eight areas in brackets): np 6-8 0.46-0.81x at 8-64 B
-     * (1.2-2.1x), np 4 0.68-1.12x (1.3-2.1x), np 3 0.76-0.93x at 16-64 B but 1.23-1.34x
-     * at 8 B; np 2 0.92-1.99x below 128 B.  So: four ranks or more from 0 B, three from
-     * 16 B, two from 128 B */
+     * segment instead of messages.  Below about 512 B tuned's eager sends run ahead of
+     * the root, so back-to-back calls pipeline; the segment's areas let a root run ahead
+     * too (31 calls through the 32 small areas up to 2 KiB, seven through the eight large
+     * ones, MCA_COLL_LOOM_SHM_AREAS).  More ranks favour the segment (one write, P reads)
+     * over tuned's tree of eager sends: four ranks or more take it from 0 B, three from
+     * 16 B (at 8 B it lost).  Two ranks are the exception below 128 B: a call of 0.15-0.3
+     * us, where handing it to tuned costs loom's entry but the segment's hand-over of
+     * cache lines costs more while the two cores pass lines slowly (a state that comes
+     * and goes for minutes); from 128 B the segment wins in either state.  Numbers:
+     * docs/user/performance.md, "Small bcast and reduce" and "At a glance". */
     {BCAST, .min_bytes = 128, .max_bytes = 511, .max_P = 2, .max_nodes = 1, SHM, .alg = "hierarchical"},
     {BCAST, .max_bytes = 8192, .min_P = 4, .max_nodes = 1, SHM, .alg = "hierarchical"},
     {BCAST, .min_bytes = 16, .max_bytes = 8192, .min_P = 3, .max_nodes = 1, SHM, .alg = "hierarchical"},
     {BCAST, .min_bytes = 512, .max_bytes = 8192, .max_nodes = 1, SHM, .alg = "hierarchical"},
-    /* reduce: the segment's small slots (up to 512 B when measured, 2 KiB now) let
-     * contributors run up to 31 calls ahead of the root, as eager sends let tuned's.  Three loom_bw runs per shape
-     * (2026-11-25, third session), hierarchical / tuned: np 4-8 0.28-1.02x at 8-256 B and
-     * 0.07-0.08x at 512 B (tuned takes 4-10 us from about 288 B); np 3 0.44-0.65x from 128
-     * B, 0.53-1.30x below; np 2 0.82-1.71x below 512 B (a call of 0.13-0.27 us).  np 2,
-     * ten more jobs, hierarchical against auto handing the call to tuned: median 0.92
-     * and 0.75 at 128 and 256 B (worst job 1.14x), 0.77-1.00 at 8-64 B but up to 1.56x
-     * in the jobs where the two cores passed cache lines slowly (see the bcast rules
-     * below): two ranks from 128 B, as for bcast */
+    /* reduce: the segment's small slots (2 KiB) let contributors run up to 31 calls
+     * ahead of the root, as eager sends let tuned's (whose time jumps from about 288 B).
+     * Four ranks or more from 0 B; two or three from 128 B, as for bcast: below, a call
+     * of 0.13-0.3 us, the segment loses in some jobs (at np 2 when the two cores pass
+     * cache lines slowly, see the bcast rules above).  Numbers: docs/user/performance.md,
+     * "Small bcast and reduce" and "At a glance". */
     {REDUCE, .max_bytes = 8192, .min_P = 4, .max_nodes = 1, .call_mask = C | MCA_COLL_LOOM_CALL_SHM,
      .call_value = C | MCA_COLL_LOOM_CALL_SHM, .alg = "hierarchical"},
     {REDUCE, .min_bytes = 128, .max_bytes = 8192, .max_nodes = 1, .call_mask = C | MCA_COLL_LOOM_CALL_SHM,
@@ -223,7 +208,7 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * reduce_scatter and 0.74-0.88x at 0.5-2 MiB for reduce_scatter_block */
     RING_ROWS(RS, C, KIB(256)),
     {RS, .max_bytes = SIZE_MAX, .alg = NULL},
-    /* several nodes (4 x 2, loom_bw, docs/performance.md), reduce_scatter_block, ring /
+    /* several nodes (4 x 2, loom_bw, docs/user/performance.md), reduce_scatter_block, ring /
      * tuned: at 256 KiB at or below 1 in all four sets of jobs (1.00 in one loom-tune
      * run; 0.65-0.80 in five jobs; medians 0.94 and 0.75 of eight; 0.77-0.86 in four
      * more with this rule); at 512 KiB above 1 in four of five sets (1.28 and 1.20
@@ -255,7 +240,7 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
     {EXSCAN, .max_bytes = 2048, .min_P = 3, .alg = "recursive_doubling"},
     {EXSCAN, .max_bytes = SIZE_MAX, .alg = NULL},
 
-    /* alltoall (bytes: the whole send buffer; docs/performance.md "Alltoall").  Several
+    /* alltoall (bytes: the whole send buffer; docs/user/performance.md "Alltoall").  Several
      * nodes: hierarchical (one message per node pair) up to 8 KiB per part with 2 ranks
      * per node, 2 KiB with 4; Bruck's concatenation for 4 KiB parts with 4 per node */
     {ALLTOALL, .max_bytes = KIB(64), .min_nodes = 2, .max_P = 8, .alg = "hierarchical"},

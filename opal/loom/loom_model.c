@@ -1,6 +1,6 @@
 /*
  * loom: LogGP simulation of the schedules of all ranks (see loom_model.h for the
- * model and docs/model.md for its use and limits).
+ * model and docs/dev/model.md for its use and limits).
  */
 #include <math.h>
 #include <stdint.h>
@@ -1807,7 +1807,7 @@ int mca_coll_loom_model_auto_segs(int alg, mca_coll_loom_coll_t coll, int P, siz
          * unsegmented under LogGP, and segments only add messages; what they buy is
          * cache locality, which the model does not see.  So segments of at most
          * AUTO_SEG_BYTES, the size the component's measurements favoured (loom_bw,
-         * docs/performance.md); an allgather has no reduction to keep in cache, and
+         * docs/user/performance.md); an allgather has no reduction to keep in cache, and
          * runs unsegmented. */
         if (MCA_COLL_LOOM_COLL_ALLGATHER == coll) {
             return 1;

@@ -40,7 +40,7 @@
  *   - local ops cost as above; WAITs are no-ops (rounds still count them).
  * A rank finishes when its last op is done.
  *
- * Three ways to run (see docs/model.md):
+ * Three ways to run (see docs/dev/model.md):
  *   FULL       every rank's schedule is built (lazily, when the rank first runs) in
  *              a compact timing form and freed when the rank is done; exact under
  *              the model.  Limited by a budget of live ops.
@@ -162,7 +162,7 @@ int mca_coll_loom_model_choose_segs(int alg, mca_coll_loom_coll_t coll, int P, s
  * knob is 0: cheap (well under 2 ms at any P) and deterministic, so every rank gets
  * the same answer.  Returns 1 when the algorithm does not use segs.  A schedule in
  * parts (the ring) gets segments of at most 256 KiB (the model sees no benefit in
- * segmenting it: see docs/model.md); a whole-message pipeline (twotree) gets
+ * segmenting it: see docs/dev/model.md); a whole-message pipeline (twotree) gets
  * K* = sqrt(C / B) of T(K) = A + B K + C / K fitted to three full simulations at
  * min(P, 32) ranks and K = 4, 8, 16, the fill C scaled by ceil(log2 P) from there.
  * Assumes root 0 and a commutative, exact op. */

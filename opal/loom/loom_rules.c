@@ -1,5 +1,5 @@
 /*
- * loom: the rules-file parser (format in loom_rules.h and docs/tuning.md).
+ * loom: the rules-file parser (format in loom_rules.h and docs/user/tuning.md).
  *
  * Strict on purpose: the first error stops the parse with its line, column and
  * reason, and the component then keeps the built-in rules, so a typo never turns

@@ -1,6 +1,6 @@
 /*
  * loom: rules files (coll_loom_rules_file).  A line-oriented text format, documented
- * in docs/tuning.md:
+ * in docs/user/tuning.md:
  *
  *   # comment
  *   <collective> [P=<range>] [nodes=<range>] [rpn=<range>] [op=<prop>[,<prop>...]]
@@ -26,7 +26,7 @@ typedef struct {
 typedef struct {
     int line;          /* 1-based; 0 when the file could not be read */
     int column;        /* 1-based column of the offending token */
-    char reason[200];
+    char reason[400];
 } mca_coll_loom_rules_error_t;
 
 /* Parses `text` (a whole file).  On success fills *out (free with

@@ -54,7 +54,7 @@
  * reduce_scatter; "frac" is bound / median time.
  *
  * Forcing tuned really takes effect: the forced variants differ from tuned's default
- * and from each other by up to several times at the same size (see docs/performance.md);
+ * and from each other by up to several times at the same size (see docs/user/performance.md);
  * were the variables ignored, every forced variant would run tuned's fixed decision.
  *
  * Exit status 1 when a check failed (wrong result, loom serving a tuned communicator,

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Plots and tables from loom_bw --csv files (docs/performance.md, "Large messages").
+"""Plots and tables from loom_bw --csv files (docs/user/performance.md, "Large messages").
 
 usage: plot_bw.py [--model tools/loom-model] [--model-args "FLAGS"] [--png docs/bandwidth-np8.png] [--title T]
                   [--table BYTES] FILE.csv [FILE.csv ...]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Turns loom_bench --csv files into the Markdown tables of docs/performance.md.
+"""Turns loom_bench --csv files into the Markdown tables of docs/user/performance.md.
 
 usage: report.py FILE.csv [FILE.csv ...]
 

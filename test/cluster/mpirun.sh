@@ -1,5 +1,5 @@
 #!/bin/bash
-# loom: run an MPI program on the emulated cluster (see cluster.sh, docs/cluster.md).
+# loom: run an MPI program on the emulated cluster (see cluster.sh, docs/dev/cluster.md).
 #
 #   mpirun.sh [--nodes N] [--ppn K | --map K0,K1,...] [--rr] [--ob1 | --ucx]
 #             [--timeout S] [--loom-dir DIR] [--dry-run] [MPIRUN OPTIONS...] -- PROGRAM [ARGS...]

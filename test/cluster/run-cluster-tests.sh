@@ -7,7 +7,8 @@
 # test_faults, test_nonblocking, test_alltoall
 # (default $LOOM_MPI_TEST_DIR, else ../mpi beside this script); a missing one, and
 # smoke, are compiled with mpicc into the log directory.  Needs root, iproute2 (ip,
-# tc) and util-linux (unshare); without root it prints SKIP and exits 77.
+# tc) and util-linux (unshare); without root, or with LOOM_CLUSTER_TESTS=no, it prints
+# SKIP and exits 77.
 #
 # Environment: LOOM_COMPONENT_DIR (mca_coll_loom.so; default the build tree's .libs),
 # LOOM_CLUSTER_LOGDIR (default $LOOM_TEST_LOGDIR/cluster, else a new /tmp dir),
@@ -48,6 +49,10 @@ CL=$here/cluster.sh
 MR=$here/mpirun.sh
 t_start=$SECONDS
 
+if [ "${LOOM_CLUSTER_TESTS:-yes}" = no ]; then
+    echo "SKIP: LOOM_CLUSTER_TESTS=no"
+    exit 77
+fi
 if [ "$(id -u)" != 0 ]; then
     echo "SKIP: the emulated cluster needs root (network namespaces)"
     exit 77

@@ -832,7 +832,7 @@ static void report_rc(int rc, const char *label, const char *what)
     }
 }
 
-/* ---- the rules loom declares (docs/algorithms.md), recomputed here ---- */
+/* ---- the rules loom declares (docs/user/algorithms.md), recomputed here ---- */
 
 /* Seed 000, Theorem 1: can n-way dissemination serve a non-idempotent op on P ranks? */
 static int dissemination_adaptable(int n, int P)

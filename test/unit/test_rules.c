@@ -603,7 +603,7 @@ static void test_decide(void)
         knobs[a] = mca_coll_loom_algs[a].knob ? 5 : 0;
     }
 
-    /* what the built-in rules do for the calls below (documented in docs/algorithms.md):
+    /* what the built-in rules do for the calls below (documented in docs/user/algorithms.md):
      * on one node with the shared segment hierarchical, without it dissemination */
     {
         call_t c = {AR, 4, 8, 1, 8, isum | S, -1};
@@ -685,7 +685,7 @@ static void test_decide(void)
         expect_builtin("bruck refuses, no other file rule: built-in", &c, &rs);
     }
     mca_coll_loom_rules_free(&rs);
-    /* dissemination with 1 way has no adaption for P=13 (docs/algorithms.md): refused */
+    /* dissemination with 1 way has no adaption for P=13 (docs/user/algorithms.md): refused */
     parse_or_die("allreduce -> dissemination dissemination_ways=1\n"
                  "allreduce -> dissemination dissemination_ways=2\n",
                  &rs);

@@ -606,7 +606,7 @@ static void test_verifier_catches_errors(void)
 }
 
 /*
- * Hand-written builders for the collectives added with issue 3, each with
+ * Hand-written builders for bcast, reduce, allgather and reduce_scatter, each with
  * deliberate breakages the verifier must reject (selected by `mutation`: a build
  * function has no context argument).  Relative rank v = rank - root mod P.
  */

@@ -5,7 +5,7 @@
  * coll API version exactly when it loads it (4.1: 2.0.0, 5.0: 2.4.0, with a
  * different module layout).  Everything the component needs that is spelled
  * differently in the two series is here, so the rest of the source is written
- * once.  docs/developing.md lists what was checked on each series.
+ * once.  docs/dev/series.md lists the differences and how each is tested.
  */
 #ifndef MCA_COLL_LOOM_COMPAT_H
 #define MCA_COLL_LOOM_COMPAT_H

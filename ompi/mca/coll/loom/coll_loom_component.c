@@ -170,7 +170,7 @@ static void register_knobs(void)
     }
 }
 
-/* coll_loom_model_*: the LogGP parameters (docs/model.md); test/bench/loom_pingpong
+/* coll_loom_model_*: the LogGP parameters (docs/dev/model.md); test/bench/loom_pingpong
  * measures them.  Every process must see the same values: they decide how many
  * segments a pipelined schedule has, and all ranks must build the same one. */
 static void register_model_params(void)
@@ -389,7 +389,7 @@ static int loom_register(void)
 
     cm->rules_file = NULL;
     (void) mca_base_component_var_register(c, "rules_file",
-                                           "Path of a rules file (docs/tuning.md): lines such as "
+                                           "Path of a rules file (docs/user/tuning.md): lines such as "
                                            "'allreduce P=8- op=commutative bytes=-2K -> bruck "
                                            "bruck_ports=3', first match wins, tried before loom's "
                                            "built-in rules.  Read at MPI_Init; must be readable with "

@@ -721,7 +721,7 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan_leaders(mca_coll_loom_module_t *
 /* pipelining depth                                                                      */
 
 /* Segments (ring) or chunks (twotree) when the knob is 0: the cost model's choice
- * (mca_coll_loom_model_auto_segs, docs/model.md).  It is deterministic in its inputs,
+ * (mca_coll_loom_model_auto_segs, docs/dev/model.md).  It is deterministic in its inputs,
  * which every rank shares, so all ranks build the same schedule.  It costs up to a
  * millisecond, so answers are remembered per process. */
 #define LOOM_AUTO_SEGS_CACHE 32
@@ -776,9 +776,8 @@ static int auto_segs(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes)
 #define LOOM_HIER_AUTO_SEGMENT        ((size_t) 1024 * 1024)
 #define LOOM_HIER_AUTO_SEGMENT_REDUCE ((size_t) 512 * 1024)
 /* bcast: the chain's fill costs a segment per node, and with the graph engine a segment
- * costs little more than its bytes, so smaller ones pay (docs/performance.md, "the
- * graph engine": 16 MiB on 4 x 2 with 1 Gbit/s links, 141 ms with 256 KiB, 148 ms with
- * 512 KiB, 160 ms with 1 MiB) */
+ * costs little more than its bytes, so smaller ones pay (16 MiB on 4 x 2 with 1 Gbit/s
+ * links: docs/user/performance.md, "Emulated cluster 4 x 2: large messages") */
 #define LOOM_HIER_AUTO_SEGMENT_BCAST  ((size_t) 256 * 1024)
 #define LOOM_HIER_MAX_SEGS     4096
 /* hierarchical allreduce: the leaders' ring from this size (pairwise below) */

@@ -60,7 +60,7 @@
  * the sleepers early, when the leader enters the last wait of its network phase, so that
  * they spin 200-2000 checks and catch the release at once, was slower: 8 B allreduce
  * 0.86-1.08x tuned's time against 0.60-0.77x, barrier 0.51-0.97x against 0.58-0.90x
- * (4 x 2, loom_bench, four jobs each, 2026-11-25). */
+ * (4 x 2, loom_bench, four alternating jobs each). */
 #define LOOM_SHM_SPIN_SHARED    64
 #define LOOM_SHM_SPIN_DEDICATED 100000
 /* Several nodes: bcasts below this many bytes keep hierarchical's point-to-point node
@@ -101,13 +101,13 @@ bool mca_coll_loom_shm_usable(mca_coll_loom_module_t *m, mca_coll_loom_coll_t co
     /* several nodes, bcast up to 256 B: the point-to-point node phase.  A node's other
      * ranks then poll for the leader's eager message, and back-to-back calls overlap;
      * through the segment they sleep across the network phase (a futex wake per call).
-     * 4 x 2 (8 ranks, 2 cores), loom_roots, median over the 8 roots, three jobs per
-     * build (2026-11-25, eight areas): 24-36 us at 8-256 B point to point, 35-48 us
-     * through the segment; from 264 B the point-to-point phase jumps to 49-78 us (the
-     * leader's message to its node no longer fits Open MPI's small-message path) and
-     * the segment takes 37-40 us up to 511 B.  With two areas the segment took 44-56 us
-     * at 8-256 B and was kept for 512 B and up; with the 32 small areas (third session,
-     * three jobs per build) 35-43 us against 26-43 us point to point: no better. */
+     * 4 x 2 (8 ranks, 2 cores), loom_roots, median over the 8 roots, three alternating
+     * jobs per build: 24-36 us at 8-256 B point to point, 35-48 us through the segment
+     * (35-43 us with its 32 small areas, against 26-43 us: no better); from 264 B the
+     * point-to-point phase jumps to 49-78 us (the leader's message to its node no longer
+     * fits Open MPI's small-message path) and the segment takes 37-40 us up to 511 B.
+     * Where loom's small bcasts stand against tuned and han: docs/user/performance.md,
+     * "Every root". */
     if (MCA_COLL_LOOM_COLL_BCAST == coll && bytes < LOOM_SHM_BCAST_MIN_NODES && m->have_topo &&
         m->topo.nnodes > 1) {
         return false;
