@@ -136,6 +136,7 @@ case "$(canon "$componentdir")" in
         echo "  OMPI_MCA_mca_base_component_path=$ompi_component_dir:$componentdir"
         echo "for the check and the demo (set it yourself for your own runs)."
         export OMPI_MCA_mca_base_component_path="$ompi_component_dir:$componentdir"
+        export PMIX_MCA_mca_base_component_path="$mpirun_path"
         found_by_default=0
         ;;
 esac
@@ -169,8 +170,10 @@ if [ -z "${OMPI_MCA_mca_base_component_path:-}" ]; then
     if [ -n "$mpirun_path" ] && ! grep -qF "$componentdir" <<<"$mpirun_path"; then
         echo "quickstart: mpirun sets the component path of its processes to $mpirun_path,"
         echo "  which does not hold $componentdir: MPI programs started by mpirun would not see loom."
-        echo "  Add this line to your shell's startup file (~/.bashrc) and to job scripts:"
+        echo "  Add these lines to your shell's startup file (~/.bashrc) and to job scripts (the"
+        echo "  second keeps PMIx, to which mpirun passes the first, on its own plugins):"
         echo "    export OMPI_MCA_mca_base_component_path=$ompi_component_dir:$componentdir"
+        echo "    export PMIX_MCA_mca_base_component_path=$mpirun_path"
         echo "  (docs/user/troubleshooting.md, \"loom is installed but not used\"); the demo below sets it."
         export OMPI_MCA_mca_base_component_path="$ompi_component_dir:$componentdir"
         found_by_default=0
@@ -197,5 +200,8 @@ if [ $found_by_default -eq 1 ]; then
     echo "Every MPI program now runs with loom.  Exclude it with: mpirun --mca coll ^loom ..."
 else
     echo "MPI programs run with loom when OMPI_MCA_mca_base_component_path=$ompi_component_dir:$componentdir"
+    if [ -n "${mpirun_path:-}" ]; then
+        echo "  (and, under this mpirun, PMIX_MCA_mca_base_component_path=$mpirun_path)"
+    fi
 fi
 echo "Next: make check   (runs the whole test suite)"

@@ -105,6 +105,12 @@ if [ -z "${LOOM_COMPONENT_DIR:-}" ] || [ ! -f "$LOOM_COMPONENT_DIR/mca_coll_loom
 fi
 export OMPI_COMPONENT_DIR LOOM_COMPONENT_DIR
 export OMPI_MCA_mca_base_component_path="$OMPI_COMPONENT_DIR:$LOOM_COMPONENT_DIR"
+# Open MPI 5.0's mpirun hands that path to PMIx too, whose plugin loader then complains
+# about every file in it; PMIx keeps a path of its own when one is set.
+if [ -z "${PMIX_MCA_mca_base_component_path:-}" ] && pmix_libdir=$(pkg-config --variable=libdir pmix 2>/dev/null) &&
+        [ -d "$pmix_libdir/pmix" ]; then
+    export PMIX_MCA_mca_base_component_path=$pmix_libdir/pmix
+fi
 # No loom parameter may leak in from the caller's environment: the runs below
 # set exactly what they test.
 for v in $(env | sed -n 's/^\(OMPI_MCA_coll_loom_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done

@@ -265,6 +265,9 @@ int mca_coll_loom_module_enable(mca_coll_base_module_t *module, struct ompi_comm
 
 /* run-time parameters: current forced algorithm (-1 auto) and knob values per algorithm */
 int mca_coll_loom_forced_alg(mca_coll_loom_coll_t coll);
+
+/* A message of help-coll-loom.txt for the user (the topic's arguments follow). */
+void mca_coll_loom_show_help(const char *topic, bool want_error_header, ...);
 void mca_coll_loom_current_knobs(int *knobs);
 void mca_coll_loom_apply_verbosity(void);
 

@@ -55,6 +55,12 @@ static inline void mca_coll_loom_register_cleanup(char *dir)
 #define MCA_COLL_LOOM_CID_FORMAT(buf, len, comm) \
     snprintf((buf), (len), "%u", (unsigned) (comm)->c_contextid)
 
+/* 0: the process prints its help messages itself.  4.1 relays a process's help message
+ * to mpirun through PMIx's log and the local daemon, and 4.1.4 loses some on the way
+ * ("ORTE_ERROR_LOG: Data unpack would read past end of buffer ... show_help.c"; about
+ * one run in three of a 5-rank job that shows one message). */
+#define MCA_COLL_LOOM_RUNTIME_RELAYS_HELP 0
+
 #elif OMPI_MAJOR_VERSION == 5 && OMPI_MINOR_VERSION == 0
 #include "opal/mca/pmix/pmix-internal.h"
 #include "opal/mca/threads/mutex.h"
@@ -76,6 +82,9 @@ static inline void mca_coll_loom_register_cleanup(char *dir)
 {
     (void) opal_pmix_register_cleanup(dir, true, false, false);
 }
+
+/* 1: help messages go to mpirun, which prints each problem once for the whole job. */
+#define MCA_COLL_LOOM_RUNTIME_RELAYS_HELP 1
 
 /* Extended context id: (base, sub), unique in the job and the same on every rank.
  * Communicators made the classic way have base 0 and their 32-bit id as sub, so

@@ -5,6 +5,7 @@
 #include "ompi_config.h"
 
 #include <dlfcn.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -447,6 +448,25 @@ static void add_help_dir(void)
     free(dir);
 }
 
+void mca_coll_loom_show_help(const char *topic, bool want_error_header, ...)
+{
+    va_list ap;
+
+    va_start(ap, want_error_header);
+#if MCA_COLL_LOOM_RUNTIME_RELAYS_HELP
+    (void) opal_show_vhelp("help-coll-loom.txt", topic, want_error_header, ap);
+#else
+    char *text = opal_show_help_vstring("help-coll-loom.txt", topic, want_error_header, ap);
+    if (NULL != text) {
+        /* the component's stream: its lines name the host and process */
+        opal_output(mca_coll_loom_component.output >= 0 ? mca_coll_loom_component.output : 0, "%s",
+                    text);
+        free(text);
+    }
+#endif
+    va_end(ap);
+}
+
 static int loom_open(void)
 {
     mca_coll_loom_component_t *cm = &mca_coll_loom_component;
@@ -520,11 +540,11 @@ static void load_rules(void)
     }
     if (0 == opal_process_info.my_local_rank) {
         if (err.line > 0) {
-            opal_show_help("help-coll-loom.txt", "rules-file-syntax", true, cm->rules_file, err.line,
-                           err.column, err.reason);
+            mca_coll_loom_show_help("rules-file-syntax", true, cm->rules_file, err.line,
+                                    err.column, err.reason);
         } else {
-            opal_show_help("help-coll-loom.txt", "rules-file-unreadable", true, cm->rules_file,
-                           err.reason);
+            mca_coll_loom_show_help("rules-file-unreadable", true, cm->rules_file,
+                                    err.reason);
         }
     }
 }

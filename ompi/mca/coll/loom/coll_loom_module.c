@@ -10,7 +10,6 @@
 
 #include "mpi.h"
 #include "opal/util/output.h"
-#include "opal/util/show_help.h"
 #include "opal/util/proc.h"
 #include "ompi/communicator/communicator.h"
 #include "ompi/constants.h"
@@ -129,8 +128,8 @@ static int knob_effective(mca_coll_loom_knob_t *kn)
     if (kn->nwarned < MCA_COLL_LOOM_MAX_WARNED) {
         kn->warned[kn->nwarned++] = v;
     }
-    opal_show_help("help-coll-loom.txt", "knob-out-of-range", true, kn->name, v, kn->min, kn->max,
-                   kn->def);
+    mca_coll_loom_show_help("knob-out-of-range", true, kn->name, v, kn->min, kn->max,
+                            kn->def);
     return kn->def;
 }
 
@@ -288,8 +287,8 @@ void mca_coll_loom_mark_failed(mca_coll_loom_module_t *m, struct ompi_communicat
         return;
     }
     m->failed = true;
-    opal_show_help("help-coll-loom.txt", "collective-failed", true, comm->c_name,
-                   mca_coll_loom_cid(comm).s, ompi_comm_rank(comm), rc);
+    mca_coll_loom_show_help("collective-failed", true, comm->c_name,
+                            mca_coll_loom_cid(comm).s, ompi_comm_rank(comm), rc);
 }
 
 static void print_call(const mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll,
@@ -426,8 +425,8 @@ static void agree_on_settings(mca_coll_loom_module_t *m, struct ompi_communicato
         const uint64_t none[MCA_COLL_LOOM_SHM_OFFER_WORDS] = {0};
         mca_coll_loom_shm_adopt(m, none, false);
         m->settings_agreed = -1;
-        opal_show_help("help-coll-loom.txt", "settings-compare-failed", true, comm->c_name,
-                       mca_coll_loom_cid(comm).s, rc);
+        mca_coll_loom_show_help("settings-compare-failed", true, comm->c_name,
+                                mca_coll_loom_cid(comm).s, rc);
         return;
     }
     same_topo = v[LOOM_SETTINGS_TOPO] == ~v[LOOM_SETTINGS_TOPO + 1];
@@ -447,8 +446,8 @@ static void agree_on_settings(mca_coll_loom_module_t *m, struct ompi_communicato
             } else {
                 snprintf(shape, sizeof(shape), "none");
             }
-            opal_show_help("help-coll-loom.txt", "nodes-differ", true, comm->c_name,
-                           mca_coll_loom_cid(comm).s, rank, opal_process_info.nodename, shape);
+            mca_coll_loom_show_help("nodes-differ", true, comm->c_name,
+                                    mca_coll_loom_cid(comm).s, rank, opal_process_info.nodename, shape);
         }
         return;
     }
@@ -462,8 +461,8 @@ static void agree_on_settings(mca_coll_loom_module_t *m, struct ompi_communicato
     /* once per process: a mismatch is usually the same on every communicator */
     if (0 == rank && !told_rank0) {
         told_rank0 = true;
-        opal_show_help("help-coll-loom.txt", "settings-differ", true, comm->c_name,
-                       mca_coll_loom_cid(comm).s, (unsigned long long) mine, rules);
+        mca_coll_loom_show_help("settings-differ", true, comm->c_name,
+                                mca_coll_loom_cid(comm).s, (unsigned long long) mine, rules);
     }
     /* a rank that differs from rank 0 says where it runs: on its node's lowest rank at
      * verbosity 0, on every rank at 1 */
@@ -471,9 +470,9 @@ static void agree_on_settings(mca_coll_loom_module_t *m, struct ompi_communicato
         (MCA_COLL_LOOM_VERBOSE(1) ||
          (m->have_topo && m->topo.leader[m->topo.node_of[rank]] == rank))) {
         told_differ = true;
-        opal_show_help("help-coll-loom.txt", "settings-differ-rank", false, comm->c_name, rank,
-                       opal_process_info.nodename, (unsigned long long) mine,
-                       (unsigned long long) v[2], rules);
+        mca_coll_loom_show_help("settings-differ-rank", false, comm->c_name, rank,
+                                opal_process_info.nodename, (unsigned long long) mine,
+                                (unsigned long long) v[2], rules);
     }
 }
 
@@ -528,8 +527,8 @@ plan_decide(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, struct ompi_co
                      params.P, choice->alg >= 0 ? "'" : "",
                      choice->alg >= 0 ? mca_coll_loom_algs[choice->alg].name : "the previous component",
                      choice->alg >= 0 ? "'" : "");
-            opal_show_help("help-coll-loom.txt", "forced-refused", true, mca_coll_loom_coll_name(coll),
-                           mca_coll_loom_algs[forced].name, what, choice->refused);
+            mca_coll_loom_show_help("forced-refused", true, mca_coll_loom_coll_name(coll),
+                                    mca_coll_loom_algs[forced].name, what, choice->refused);
         }
     }
 

@@ -41,7 +41,6 @@
 #include "opal/loom/loom_copy.h"
 #include "opal/runtime/opal_progress.h"
 #include "opal/util/output.h"
-#include "opal/util/show_help.h"
 #include "ompi/communicator/communicator.h"
 #include "ompi/constants.h"
 #include "ompi/datatype/ompi_datatype.h"
@@ -184,8 +183,8 @@ static void shm_failed(ompi_communicator_t *comm, int rank, const char *path, co
     told = true;
     OPAL_THREAD_UNLOCK(&mca_coll_loom_component.lock);
     if (first) {
-        opal_show_help("help-coll-loom.txt", "shm-failed", true, comm->c_name, mca_coll_loom_cid(comm).s,
-                       rank, path, step, strerror(err));
+        mca_coll_loom_show_help("shm-failed", true, comm->c_name, mca_coll_loom_cid(comm).s,
+                                rank, path, step, strerror(err));
     } else {
         opal_output_verbose(1, mca_coll_loom_component.output,
                             "coll/loom: communicator %s (cid %s) rank %d: shared segment %s: %s: %s; "

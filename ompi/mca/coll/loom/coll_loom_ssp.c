@@ -54,7 +54,6 @@
 #include "opal/sys/atomic.h"
 #include "opal/util/info_subscriber.h"
 #include "opal/util/output.h"
-#include "opal/util/show_help.h"
 #include "ompi/attribute/attribute.h"
 #include "ompi/communicator/communicator.h"
 #include "ompi/constants.h"
@@ -928,11 +927,11 @@ static bool ssp_serves(mca_coll_loom_module_t *m, ompi_communicator_t *comm, omp
     }
     if (!m->warned_ssp) {
         m->warned_ssp = true;
-        if (MCA_COLL_LOOM_VERBOSE(1)) {
-            opal_show_help("help-coll-loom.txt", "option-ignored", true, comm->c_name,
-                           mca_coll_loom_cid(comm).s, SSP_KEY,
-                           "the op is not commutative, so the allreduce waits for every current "
-                           "contribution");
+        if (MCA_COLL_LOOM_VERBOSE(1) && 0 == ompi_comm_rank(comm)) {
+            mca_coll_loom_show_help("option-ignored", true, comm->c_name,
+                                    mca_coll_loom_cid(comm).s, SSP_KEY,
+                                    "the op is not commutative, so the allreduce waits for "
+                                    "every current contribution");
         }
     }
     return false;
@@ -1116,12 +1115,14 @@ static mca_coll_loom_info_str_t *slack_changed(opal_infosubscriber_t *obj, mca_c
     if (NULL != value && 0 != strcmp(value, "off")) {
         n = strtol(value, &end, 10);
         if (end == value || '\0' != *end || n < 0 || n > INT32_MAX) {
-            char what[160];
-            snprintf(what, sizeof(what), "%s = \"%.64s\"", SSP_KEY, value);
-            opal_show_help("help-coll-loom.txt", "option-ignored", true, comm->c_name,
-                           mca_coll_loom_cid(comm).s, what,
-                           "not an integer >= 0 or \"off\"; the allreduce stays synchronous");
             n = -1;
+            if (0 == ompi_comm_rank(comm)) { /* every rank has the same value */
+                char what[160];
+                snprintf(what, sizeof(what), "%s = \"%.64s\"", SSP_KEY, value);
+                mca_coll_loom_show_help("option-ignored", true, comm->c_name, mca_coll_loom_cid(comm).s,
+                                        what, "not an integer >= 0 or \"off\"; the allreduce stays "
+                                        "synchronous");
+            }
         }
     }
     m->ssp_slack = (int) n;

@@ -29,7 +29,6 @@
 #include "opal/mca/base/mca_base_pvar.h"
 #include "opal/util/info_subscriber.h"
 #include "opal/util/output.h"
-#include "opal/util/show_help.h"
 #include "ompi/communicator/communicator.h"
 #include "ompi/constants.h"
 #include "ompi/mca/coll/base/coll_tags.h"
@@ -73,12 +72,11 @@ static mca_coll_loom_info_str_t *threshold_changed(opal_infosubscriber_t *obj, m
     }
     f = NULL != value ? strtod(value, &end) : 1.0;
     if (NULL == value || end == value || '\0' != *end || !(f > 0.0 && f <= 1.0)) {
-        if (NULL != value && 0 != strcmp(value, "1")) {
+        if (NULL != value && 0 != strcmp(value, "1") && 0 == ompi_comm_rank(comm)) {
             char what[160];
             snprintf(what, sizeof(what), "%s = \"%.64s\"", key, value);
-            opal_show_help("help-coll-loom.txt", "option-ignored", true, comm->c_name,
-                           mca_coll_loom_cid(comm).s, what,
-                           "not a number in (0, 1]; the whole data is used");
+            mca_coll_loom_show_help("option-ignored", true, comm->c_name, mca_coll_loom_cid(comm).s,
+                                    what, "not a number in (0, 1]; the whole data is used");
         }
         f = 1.0;
     }
@@ -171,10 +169,10 @@ int mca_coll_loom_reduce_engaged_run(mca_coll_loom_module_t *m, const void *sbuf
     if (!(call & MCA_COLL_LOOM_CALL_COMMUTATIVE)) {
         if (!m->warned_engage) {
             m->warned_engage = true;
-            if (MCA_COLL_LOOM_VERBOSE(1)) {
-                opal_show_help("help-coll-loom.txt", "option-ignored", true, comm->c_name,
-                               mca_coll_loom_cid(comm).s, "loom_reduce_engage",
-                               "the op is not commutative, so every rank contributes");
+            if (MCA_COLL_LOOM_VERBOSE(1) && 0 == ompi_comm_rank(comm)) {
+                mca_coll_loom_show_help("option-ignored", true, comm->c_name,
+                                        mca_coll_loom_cid(comm).s, "loom_reduce_engage",
+                                        "the op is not commutative, so every rank contributes");
             }
         }
         m->delivered[MCA_COLL_LOOM_THRESHOLD_ENGAGE] = (size_t) ompi_comm_size(comm);
