@@ -174,7 +174,7 @@ if [ -z "${OMPI_MCA_mca_base_component_path:-}" ]; then
         echo "  second keeps PMIx, to which mpirun passes the first, on its own plugins):"
         echo "    export OMPI_MCA_mca_base_component_path=$ompi_component_dir:$componentdir"
         echo "    export PMIX_MCA_mca_base_component_path=$mpirun_path"
-        echo "  (docs/user/troubleshooting.md, \"loom is installed but not used\"); the demo below sets it."
+        echo "  (docs/user/troubleshooting.md, \"loom is installed but not used\")."
         export OMPI_MCA_mca_base_component_path="$ompi_component_dir:$componentdir"
         found_by_default=0
     else

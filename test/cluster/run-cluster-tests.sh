@@ -224,8 +224,8 @@ run "$name" 0 --ppn 2 -- bash -c \
     rules "$rules" "$test_rules" previous 4
 log=$(log_of "$name")
 check "the unreadable file and the differing node are reported" bash -c \
-    "grep -qF '$rules.missing: ' '$log' && grep -qF 'do not all use the same loom settings' '$log' &&
-     grep -qF 'rank 4 of communicator MPI_COMM_WORLD on loomnode2: loom settings fingerprint' '$log'"
+    "grep -qF 'File:   $rules.missing' '$log' && grep -qF 'do not all use the same loom settings' '$log' &&
+     grep -qF 'Rank 4 on loomnode2: fingerprint' '$log'"
 run "negative control: smoke 4x2 --mca coll ^loom must FAIL" nonzero --ppn 2 --mca coll '^loom' -- "$SMOKE"
 run "smoke 4x2 over UCX" 0 --ucx --ppn 2 -- "$SMOKE"
 

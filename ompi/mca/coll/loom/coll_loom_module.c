@@ -471,8 +471,8 @@ static void agree_on_settings(mca_coll_loom_module_t *m, struct ompi_communicato
          (m->have_topo && m->topo.leader[m->topo.node_of[rank]] == rank))) {
         told_differ = true;
         mca_coll_loom_show_help("settings-differ-rank", false, comm->c_name, rank,
-                                opal_process_info.nodename, (unsigned long long) mine,
-                                (unsigned long long) v[2], rules);
+                                opal_process_info.nodename, (unsigned long long) mine, rules,
+                                (unsigned long long) v[2]);
     }
 }
 
