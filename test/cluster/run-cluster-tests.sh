@@ -226,6 +226,17 @@ log=$(log_of "$name")
 check "the unreadable file and the differing node are reported" bash -c \
     "grep -qF 'File:   $rules.missing' '$log' && grep -qF 'do not all use the same loom settings' '$log' &&
      grep -qF 'Rank 4 on loomnode2: fingerprint' '$log'"
+# Open MPI 5.0 turns han on (priority 35) for communicators over several nodes, so there
+# the component below loom, which serves every call loom leaves, is han.  The same here
+# with han's priority raised: every allreduce goes to the previous component by the rules
+# file, must be exact, and han must be what was selected below loom.
+rules_prev=$logdir/rules-previous.txt
+echo "allreduce -> previous" >"$rules_prev"
+name="han below loom: rules send every allreduce to the previous component 4x2"
+run "$name" 0 --ppn 2 --mca coll_han_priority 35 --mca coll_base_verbose 10 \
+    --mca coll_loom_rules_file "$rules_prev" -- "$test_rules" previous 4096
+check "han was selected below loom on every node" bash -c \
+    "[ \$(grep -cE 'selecting +han, priority +35, Enabled' '$(log_of "$name")') -ge 8 ]"
 run "negative control: smoke 4x2 --mca coll ^loom must FAIL" nonzero --ppn 2 --mca coll '^loom' -- "$SMOKE"
 run "smoke 4x2 over UCX" 0 --ucx --ppn 2 -- "$SMOKE"
 
