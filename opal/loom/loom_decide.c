@@ -246,11 +246,15 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
     {ALLTOALL, .max_bytes = KIB(64), .min_nodes = 2, .max_P = 8, .alg = "hierarchical"},
     {ALLTOALL, .max_bytes = KIB(32), .min_nodes = 2, .min_P = 9, .max_P = 16, .alg = "hierarchical"},
     {ALLTOALL, .max_bytes = KIB(64), .min_nodes = 2, .min_P = 9, .max_P = 16, .alg = "bruck"},
-    /* one node, from 16 ranks: tuned sends parts under 512 B through its Bruck (several
-     * hops, and wrong data when the send and receive types differ in layout), direct
-     * is faster there.  The rows bound the total, so at P near a row's top only the
-     * smaller parts of that region come here.  Elsewhere on one node direct is what
-     * tuned runs (linear): left to tuned. */
+    /* one node, through shared memory (shm=yes: the send buffer fits the sym slot or an
+     * outbox, coll_loom_shm_outbox_size): direct took 0.14-0.84x tuned's time from 64 B
+     * to 256 KiB at np 2-16; larger outboxes paid up to 512 KiB at np 8 (0.63x), not
+     * from 1 MiB (1.16-1.38x).  Point to point, direct is what tuned runs (linear),
+     * except from 16 ranks, where tuned sends parts under 512 B through its Bruck
+     * (several hops, and wrong data when the send and receive types differ in layout)
+     * and direct is faster.  The rows bound the total, so at P near a row's top only
+     * the smaller parts of that region come here; the rest is left to tuned. */
+    {ALLTOALL, .max_bytes = KIB(512), .max_nodes = 1, SHM, .alg = "direct"},
     {ALLTOALL, .max_bytes = KIB(8) - 1, .max_nodes = 1, .min_P = 16, .max_P = 31, .alg = "direct"},
     {ALLTOALL, .max_bytes = KIB(16) - 1, .max_nodes = 1, .min_P = 32, .alg = "direct"},
     /* the non-blocking forms: direct took 0.56-0.96x libnbc's time up to 32 KiB (np 8

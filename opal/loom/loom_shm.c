@@ -87,15 +87,11 @@ static void clear(mca_coll_loom_shm_t *s)
     memset(s, 0, sizeof(*s));
 }
 
-int mca_coll_loom_shm_create(mca_coll_loom_shm_t *s, const char *path, int n, size_t slot_bytes,
-                             int *err, const char **what)
+int mca_coll_loom_shm_map_create(const char *path, size_t bytes, void **base, int *err, const char **what)
 {
-    const size_t bytes = mca_coll_loom_shm_segment_bytes(n, slot_bytes);
-    loom_shm_header_t *h;
     void *p;
     int fd, rc;
 
-    clear(s);
     if (0 == bytes || bytes > (size_t) LONG_MAX) {
         *err = EINVAL;
         *what = "size";
@@ -128,14 +124,7 @@ int mca_coll_loom_shm_create(mca_coll_loom_shm_t *s, const char *path, int n, si
         goto fail;
     }
     close(fd);
-    s->base = p;
-    s->bytes = bytes;
-    layout(s, n, 0, slot_bytes);
-    h = (loom_shm_header_t *) s->base;
-    h->n = (uint64_t) n;
-    h->slot_bytes = (uint64_t) slot_bytes;
-    /* the fresh file is zero: counters start at 0, calls at 1 */
-    __atomic_store_n(&h->magic, MCA_COLL_LOOM_SHM_MAGIC, __ATOMIC_RELEASE);
+    *base = p;
     return 0;
 
 fail:
@@ -144,21 +133,12 @@ fail:
     return -1;
 }
 
-int mca_coll_loom_shm_attach(mca_coll_loom_shm_t *s, const char *path, int n, int me,
-                             size_t slot_bytes, int *err, const char **what)
+int mca_coll_loom_shm_map_attach(const char *path, size_t bytes, void **base, int *err, const char **what)
 {
-    const size_t bytes = mca_coll_loom_shm_segment_bytes(n, slot_bytes);
-    const loom_shm_header_t *h;
     struct stat st;
     void *p;
     int fd;
 
-    clear(s);
-    if (0 == bytes || me < 0 || me >= n) {
-        *err = EINVAL;
-        *what = "size";
-        return -1;
-    }
     fd = open(path, O_RDWR | O_CLOEXEC);
     if (fd < 0) {
         *err = errno;
@@ -172,13 +152,54 @@ int mca_coll_loom_shm_attach(mca_coll_loom_shm_t *s, const char *path, int n, in
         return -1;
     }
     p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
     if (MAP_FAILED == p) {
         *err = errno;
         *what = "mmap";
-        close(fd);
         return -1;
     }
-    close(fd);
+    *base = p;
+    return 0;
+}
+
+int mca_coll_loom_shm_create(mca_coll_loom_shm_t *s, const char *path, int n, size_t slot_bytes,
+                             int *err, const char **what)
+{
+    const size_t bytes = mca_coll_loom_shm_segment_bytes(n, slot_bytes);
+    loom_shm_header_t *h;
+    void *p;
+
+    clear(s);
+    if (0 != mca_coll_loom_shm_map_create(path, bytes, &p, err, what)) {
+        return -1;
+    }
+    s->base = p;
+    s->bytes = bytes;
+    layout(s, n, 0, slot_bytes);
+    h = (loom_shm_header_t *) s->base;
+    h->n = (uint64_t) n;
+    h->slot_bytes = (uint64_t) slot_bytes;
+    /* the fresh file is zero: counters start at 0, calls at 1 */
+    __atomic_store_n(&h->magic, MCA_COLL_LOOM_SHM_MAGIC, __ATOMIC_RELEASE);
+    return 0;
+}
+
+int mca_coll_loom_shm_attach(mca_coll_loom_shm_t *s, const char *path, int n, int me,
+                             size_t slot_bytes, int *err, const char **what)
+{
+    const size_t bytes = mca_coll_loom_shm_segment_bytes(n, slot_bytes);
+    const loom_shm_header_t *h;
+    void *p;
+
+    clear(s);
+    if (0 == bytes || me < 0 || me >= n) {
+        *err = EINVAL;
+        *what = "size";
+        return -1;
+    }
+    if (0 != mca_coll_loom_shm_map_attach(path, bytes, &p, err, what)) {
+        return -1;
+    }
     h = p;
     if (MCA_COLL_LOOM_SHM_MAGIC != __atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) ||
         h->n != (uint64_t) n || h->slot_bytes != (uint64_t) slot_bytes) {
@@ -434,6 +455,11 @@ void mca_coll_loom_shm_sym_wait(mca_coll_loom_shm_t *s, uint32_t seq, int skip, 
     /* every other rank wrote its slot of call seq, and this one is in it: all are done
      * with the earlier calls */
     s->done = seq;
+}
+
+bool mca_coll_loom_shm_sym_ready(const mca_coll_loom_shm_t *s, int i, uint32_t seq)
+{
+    return mca_coll_loom_shm_reached(__atomic_load_n(sym_flag(s, i, seq), __ATOMIC_SEQ_CST), seq);
 }
 
 void mca_coll_loom_shm_wait_release(mca_coll_loom_shm_t *s, uint32_t seq,

@@ -123,9 +123,9 @@
 /* What the segment's creator stamps in its header; attach checks it.  The settings
  * check hashes it too, so a new value also keeps ranks of earlier builds (which name
  * or use the segment differently: "loomshm5" named it outside a per-process directory,
- * "loomshm6" had no status word, "loomshm7" reduced above 2 KiB through the large slots)
- * off a shared segment. */
-#define MCA_COLL_LOOM_SHM_MAGIC 0x6c6f6f6d73686d38ull /* "loomshm8" */
+ * "loomshm6" had no status word, "loomshm7" reduced above 2 KiB through the large slots,
+ * "loomshm8" ran alltoall point to point) off a shared segment. */
+#define MCA_COLL_LOOM_SHM_MAGIC 0x6c6f6f6d73686d39ull /* "loomshm9" */
 
 /* Areas (and release words), used by calls in turn: a bcast's root may run this many
  * calls minus one ahead of the slowest reader.  A power of two. */
@@ -181,6 +181,11 @@ int mca_coll_loom_shm_create(mca_coll_loom_shm_t *s, const char *path, int n, si
  * Returns 0, or -1 with *err / *what (EINVAL: not a loom segment of that shape). */
 int mca_coll_loom_shm_attach(mca_coll_loom_shm_t *s, const char *path, int n, int me,
                              size_t slot_bytes, int *err, const char **what);
+
+/* The same for a plain shared file of `bytes` (created exclusively, its pages allocated;
+ * attach checks the size), mapped at *base; the caller unmaps it with munmap. */
+int mca_coll_loom_shm_map_create(const char *path, size_t bytes, void **base, int *err, const char **what);
+int mca_coll_loom_shm_map_attach(const char *path, size_t bytes, void **base, int *err, const char **what);
 
 /* Unmaps (idempotent).  The file is removed separately, by its creator, as soon as
  * every rank has mapped it: a segment then never outlives its communicator, even
@@ -276,5 +281,8 @@ void mca_coll_loom_shm_sym_wait(mca_coll_loom_shm_t *s, uint32_t seq, int skip, 
 void mca_coll_loom_shm_sym_refresh(mca_coll_loom_shm_t *s, uint32_t seq);
 void mca_coll_loom_shm_wait_release(mca_coll_loom_shm_t *s, uint32_t seq,
                                     const mca_coll_loom_shm_wait_t *w);
+
+/* true once rank i's sym slot of call seq holds that call */
+bool mca_coll_loom_shm_sym_ready(const mca_coll_loom_shm_t *s, int i, uint32_t seq);
 
 #endif /* MCA_COLL_LOOM_SHM_H */

@@ -17,8 +17,10 @@
  *   - reads loom's counters around the call: exactly one moved by one, the forced
  *     algorithm's (the form's own counters, coll_loom_i<coll>_..., for the
  *     non-blocking and persistent forms), none for an alltoall without data.
- * Then several non-blocking alltoalls outstanding at once on different communicators,
- * completed in reverse order, and a persistent request started many times.
+ * Then direct's path through the node's shared memory (one node only: its sizes, proven
+ * by coll_loom_shm_node_phases), several non-blocking alltoalls outstanding at once on
+ * different communicators, completed in reverse order, and a persistent request
+ * started many times.
  *
  * Usage: test_alltoall [--oracle-only] [-v]
  *   --oracle-only  check results only, never that loom ran (--mca coll ^loom)
@@ -158,6 +160,7 @@ typedef struct {
     long n;         /* signature elements per part (alltoallv: the unit of its counts) */
     int inplace;
     int salt;
+    int want_shm;   /* blocking: through the node's shared memory (1) or not (0); -1: either */
     char label[512];
 } call_t;
 
@@ -311,7 +314,9 @@ static void run_call(call_t *k)
     /* an alltoall without data is left alone by loom (the same on every rank) */
     empty = LT_ALLTOALL == k->coll && 0 == k->n;
 
+    unsigned long long shm0 = 0, shm1 = 0;
     if (!oracle_only) lt_read(lc, &before);
+    if (!oracle_only && k->want_shm >= 0 && 0 != lt_shm_node_phases(&shm0)) FAIL("%s: cannot read coll_loom_shm_node_phases", k->label);
     for (int it = 0; it < starts; it++) {
         const int salt = k->salt + it;
         memset(sb, FILL, sl.bytes + GUARD);
@@ -343,6 +348,10 @@ static void run_call(call_t *k)
         nchecks++;
     }
     if (F_PERSISTENT == k->form && MPI_REQUEST_NULL != req) MPI_Request_free(&req);
+    if (!oracle_only && k->want_shm >= 0 && 0 == lt_shm_node_phases(&shm1) &&
+        shm1 - shm0 != (unsigned long long) k->want_shm)
+        FAIL("%s: coll_loom_shm_node_phases moved by %llu, expected %d (%s)", k->label, shm1 - shm0, k->want_shm,
+             k->want_shm ? "the node's shared memory" : "point to point");
     if (!oracle_only) {
         lt_read(lc, &after);
         check_counters(k, &before, &after, empty ? 0 : 1);
@@ -399,7 +408,7 @@ static void section_matrix(comm_t *cs, int ncs)
                                 call_t k = {.coll = coll, .form = (form_t) f, .c = &cs[c], .s = &ss[si],
                                             .st = pairs[p][0], .rt = pairs[p][1],
                                             .n = p >= 2 && counts[ni] % 2 ? counts[ni] + 1 : counts[ni],
-                                            .inplace = ip, .salt = salt++};
+                                            .inplace = ip, .salt = salt++, .want_shm = -1};
                                 run_call(&k);
                             }
                         }
@@ -423,7 +432,7 @@ static void section_outstanding(comm_t *cs, int ncs)
     MPI_Request req[N];
     for (int i = 0; i < N; i++) {
         k[i] = (call_t) {.coll = i % 2 ? LT_ALLTOALLV : LT_ALLTOALL, .form = F_NONBLOCKING, .c = &cs[i % ncs],
-                         .s = &autos, .st = T_INT, .rt = T_INT, .n = 5 + i, .salt = 900 + i};
+                         .s = &autos, .st = T_INT, .rt = T_INT, .n = 5 + i, .salt = 900 + i, .want_shm = -1};
         snprintf(k[i].label, sizeof(k[i].label), "outstanding #%d %s comm=%s", i, lt_coll_name(k[i].coll),
                  k[i].c->name);
         make_layout(&k[i], 0, T_INT, &sl[i]);
@@ -444,6 +453,61 @@ static void section_outstanding(comm_t *cs, int ncs)
         free_layout(&sl[i]);
         free_layout(&rl[i]);
     }
+}
+
+/* direct on a communicator of one node (coll_loom_shm_alltoall.c): past the segment's
+ * setup, a blocking alltoall whose send buffer fits the sym slot or an outbox runs
+ * through shared memory (coll_loom_shm_node_phases moves by one), a larger one point to
+ * point; all exact, with any rank order, in place, types of different layouts. */
+static void section_node(comm_t *cs, int ncs)
+{
+    static const setting_t direct = {"direct", -1};
+    static const tkind_t pairs[3][2] = {{T_INT, T_INT}, {T_VEC, T_INT}, {T_INT, T_VEC}};
+    int shm = 0, box = 0, setup = 0, nsize, one;
+    MPI_Comm node;
+    if (oracle_only) return;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &nsize);
+    MPI_Comm_free(&node);
+    MPI_Allreduce(&(int) {nsize == wsize}, &one, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (MPI_SUCCESS != lt_cvar_read_int("coll_loom_shm", &shm) ||
+        MPI_SUCCESS != lt_cvar_read_int("coll_loom_shm_outbox_size", &box) ||
+        MPI_SUCCESS != lt_cvar_read_int("coll_loom_shm_setup_call", &setup)) {
+        FAIL("cannot read coll_loom_shm, coll_loom_shm_outbox_size or coll_loom_shm_setup_call");
+        return;
+    }
+    if (!one || !shm || wsize < 2) {
+        if (0 == wrank)
+            printf("test_alltoall: node section not run (%s)\n",
+                   !one ? "the ranks span several nodes" : !shm ? "coll_loom_shm is off" : "one rank");
+        return;
+    }
+    if (MPI_SUCCESS != apply(LT_ALLTOALL, &direct)) return;
+    for (int c = 0; c < ncs; c++) {
+        const long P = cs[c].size;
+        /* signature elements (4 bytes) per part: the sym slot, half an outbox, twice one */
+        const long ns[3] = {7, box > 0 ? box / 4 / P / 2 : 0, box > 0 ? 2 * box / 4 / P + 2 : 64 * 1024};
+        int salt = 5000 + 1000 * c; /* the same on the ranks of this communicator only */
+        if (P < 2) continue;
+        for (int w = 0; w < setup; w++) { /* past the segment's setup call */
+            call_t k = {.coll = LT_ALLTOALL, .form = F_BLOCKING, .c = &cs[c], .s = &direct, .st = T_INT,
+                        .rt = T_INT, .n = 1, .salt = salt++, .want_shm = -1};
+            run_call(&k);
+        }
+        for (int ni = 0; ni < 3; ni++) {
+            for (int p = 0; p < 3; p++) {
+                for (int ip = 0; ip < 2; ip++) {
+                    const long n = ns[ni] + (ns[ni] % 2); /* whole vectors */
+                    if (n <= 0 || (ip && T_VEC == pairs[p][0])) continue;
+                    call_t k = {.coll = LT_ALLTOALL, .form = F_BLOCKING, .c = &cs[c], .s = &direct,
+                                .st = pairs[p][0], .rt = pairs[p][1], .n = n, .inplace = ip, .salt = salt++,
+                                .want_shm = P * n * 4 <= 1984 || P * n * 4 <= box};
+                    run_call(&k);
+                }
+            }
+        }
+    }
+    restore();
 }
 
 static void make_comms(comm_t *cs, int *ncs)
@@ -507,6 +571,7 @@ int main(int argc, char **argv)
     }
     make_comms(cs, &ncs);
     section_matrix(cs, ncs);
+    section_node(cs, ncs);
     section_outstanding(cs, ncs);
     restore();
 

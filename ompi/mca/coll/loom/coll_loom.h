@@ -98,11 +98,13 @@ typedef struct mca_coll_loom_component_t {
     bool shm;               /* use them at all */
     int shm_slot_size;      /* bytes per rank slot: calls up to this size use them */
     char *shm_dir;          /* directory of the segment files (a tmpfs) */
+    int shm_outbox_size;    /* one-node alltoall: bytes of a rank's outbox (0: none) */
     int shm_spin;           /* checks before a waiting rank sleeps; -1: automatic */
     int shm_setup_call;     /* the segment is set up at this call that could use it */
     int shm_pool;           /* segments a process keeps after communicator free, for reuse */
     int test_fail_conversion; /* tests only: the N-th conversion from now fails (coll_loom_shm.c) */
     int hier_alg;           /* registry index of `hierarchical` (-1: none) */
+    int direct_alg;         /* registry index of `direct` (-1: none) */
     unsigned long long shm_node_phases; /* MPI_T: calls whose node phases used it */
     unsigned long long shm_segments_created; /* MPI_T: segments this process made or mapped */
     unsigned long long shm_segments_reused;  /* MPI_T: segments taken over from a freed communicator */
@@ -218,6 +220,11 @@ typedef struct mca_coll_loom_module_t {
         uint64_t gen[2];
         opal_process_name_t *members;
         void *offer;
+        /* the outboxes of alltoall on one node, a shared file of their own set up at the
+         * first call that needs them: state 0 = not yet, 1 = mapped, -1 = failed */
+        int outbox_state;
+        char *outbox;
+        size_t outbox_bytes;
     } shm;
 
     /* whether every rank decides with the same settings, found out by the first call
@@ -323,6 +330,26 @@ int mca_coll_loom_shm_reduce(mca_coll_loom_module_t *m, const void *sbuf, void *
                              ompi_datatype_t *dtype, ompi_op_t *op, int root, ompi_communicator_t *comm,
                              unsigned call);
 void mca_coll_loom_shm_fini(mca_coll_loom_module_t *m);
+/* The protocol's steps that coll_loom_shm_alltoall.c shares: start a call (as above:
+ * OMPI_ERR_NOT_AVAILABLE when the segment is off), take its call number and wait
+ * policies (wl: waits that span the leaders' phase, may be NULL), and the last step of
+ * a call without coordinator (opal/loom/loom_shm.h). */
+int mca_coll_loom_shm_begin(mca_coll_loom_module_t *m, ompi_communicator_t *comm);
+uint32_t mca_coll_loom_shm_next_call(mca_coll_loom_module_t *m, mca_coll_loom_shm_wait_t *w,
+                                     mca_coll_loom_shm_wait_t *wl);
+void mca_coll_loom_shm_sym_release(mca_coll_loom_shm_t *seg, uint32_t seq, const mca_coll_loom_shm_wait_t *w);
+/* A shared file of `bytes` for the communicator's node, beside its segment and named
+ * after it with `suffix`, set up collectively like the segment (the node's leader
+ * creates it, all agree, the others map it, all agree, the name goes).  0, or the
+ * error (then on every rank, and nothing is mapped). */
+int mca_coll_loom_shm_setup_file(mca_coll_loom_module_t *m, ompi_communicator_t *comm, const char *suffix,
+                                 size_t bytes, void **base);
+/* MPI_Alltoall with `direct` on a communicator of one node, through shared memory
+ * (coll_loom_shm_alltoall.c); _usable: whether a call of `bytes` (the whole send
+ * buffer) would run there. */
+bool mca_coll_loom_shm_alltoall_usable(mca_coll_loom_module_t *m, size_t bytes);
+int mca_coll_loom_shm_alltoall(mca_coll_loom_module_t *m, const void *sbuf, size_t scount, ompi_datatype_t *sdtype,
+                               void *rbuf, size_t rcount, ompi_datatype_t *rdtype, ompi_communicator_t *comm);
 
 /* The pool of freed segments, through the settings check of a communicator's first
  * call (one allreduce, MAX over uint64): _offer fills this rank's

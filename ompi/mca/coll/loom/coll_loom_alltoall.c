@@ -83,6 +83,12 @@ int mca_coll_loom_alltoall(const void *sbuf, int scount, struct ompi_datatype_t 
         return m->previous_alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
                                     m->previous_alltoall_module);
     }
+    if (choice.shm) {
+        int rc = mca_coll_loom_shm_alltoall(m, sbuf, (size_t) scount, sdtype, rbuf, (size_t) rcount, rdtype, comm);
+        if (OMPI_ERR_NOT_AVAILABLE != rc) {
+            return rc;
+        }
+    }
     parts = (mca_coll_loom_parts_t) {.dtype = {rdtype, in_place ? rdtype : sdtype},
                                      .each = {(size_t) rcount, in_place ? (size_t) rcount : (size_t) scount}};
     if (in_place) {

@@ -332,6 +332,16 @@ static void register_shm_params(void)
                                            "uses point-to-point messages",
                                            MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_5,
                                            MCA_BASE_VAR_SCOPE_ALL_EQ, &cm->shm_dir);
+    cm->shm_outbox_size = 262144;
+    (void) mca_base_component_var_register(c, "shm_outbox_size",
+                                           "Bytes of a rank's outbox for the direct alltoall of a "
+                                           "communicator of one node: a call whose send buffer fits "
+                                           "is copied into it and read out by the receivers, so the "
+                                           "sender leaves at once. A communicator maps 2 outboxes per "
+                                           "rank, at its first such call (0: none; larger calls go "
+                                           "point-to-point). Must be the same on every process",
+                                           MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
+                                           MCA_BASE_VAR_SCOPE_ALL_EQ, &cm->shm_outbox_size);
     cm->shm_spin = -1;
     (void) mca_base_component_var_register(c, "shm_spin",
                                            "Checks of a shared-memory flag (each followed by MPI "
@@ -492,9 +502,12 @@ static int loom_open(void)
     cm->shm_segments_reused = 0;
     mca_coll_loom_shm_pool_init();
     cm->hier_alg = -1;
+    cm->direct_alg = -1;
     for (int a = 0; a < cm->nalgs; ++a) {
         if (0 == strcmp(mca_coll_loom_algs[a].name, "hierarchical")) {
             cm->hier_alg = a;
+        } else if (0 == strcmp(mca_coll_loom_algs[a].name, "direct")) {
+            cm->direct_alg = a;
         }
     }
     cm->rules.rules = NULL;
@@ -617,7 +630,8 @@ uint64_t mca_coll_loom_settings_fingerprint(void)
                             cm->model_gap_us,            cm->model_gap_per_byte_ns,
                             cm->model_reduce_per_byte_ns, cm->model_copy_per_byte_ns};
     /* values that behave alike hash alike: setup calls 1 and below all mean the first */
-    const int shm[] = {cm->shm ? 1 : 0, cm->shm_slot_size, cm->shm_setup_call > 1 ? cm->shm_setup_call : 1};
+    const int shm[] = {cm->shm ? 1 : 0, cm->shm_slot_size, cm->shm_setup_call > 1 ? cm->shm_setup_call : 1,
+                       cm->shm_outbox_size > 0 ? cm->shm_outbox_size : 0};
     /* the build's segment protocol: ranks of builds that lay the segment out differently
      * must not share one */
     const uint64_t protocol[] = {MCA_COLL_LOOM_SHM_MAGIC, MCA_COLL_LOOM_SHM_AREAS, MCA_COLL_LOOM_SHM_SYM_DEPTH,

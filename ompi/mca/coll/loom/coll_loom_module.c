@@ -48,6 +48,9 @@ static void loom_module_construct(mca_coll_loom_module_t *m)
     m->shm.eligible = 0;
     m->shm.seq = 0;
     memset(&m->shm.seg, 0, sizeof(m->shm.seg));
+    m->shm.outbox_state = 0;
+    m->shm.outbox = NULL;
+    m->shm.outbox_bytes = 0;
     m->shm.gen[0] = m->shm.gen[1] = 0;
     m->shm.members = NULL;
     m->shm.offer = NULL;
@@ -681,11 +684,15 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,
     }
     /* on one node, hierarchical is fast through the shared segment and slow without
      * it (two point-to-point phases): the rules see which it would be (shm=yes/no) */
-    if (mca_coll_loom_shm_usable(m, coll, bytes)) {
+    if (MCA_COLL_LOOM_COLL_ALLTOALL == coll ? mca_coll_loom_shm_alltoall_usable(m, bytes)
+                                            : mca_coll_loom_shm_usable(m, coll, bytes)) {
         call |= MCA_COLL_LOOM_CALL_SHM;
     }
     s = plan_call(m, coll, comm, bytes, call, root, choice);
-    choice->shm = NULL != s && (call & MCA_COLL_LOOM_CALL_SHM) && choice->alg == cm->hier_alg;
+    /* through the segment: hierarchical's node phases, and direct's transfers on one node */
+    choice->shm = NULL != s && (call & MCA_COLL_LOOM_CALL_SHM) &&
+                  (choice->alg == cm->hier_alg ||
+                   (MCA_COLL_LOOM_COLL_ALLTOALL == coll && choice->alg == cm->direct_alg));
 
     /* the MPI_T counters (coll_loom_<coll>_<alg>_calls, _fallback_calls) say what
      * served the call: the tests' proof that loom ran it */

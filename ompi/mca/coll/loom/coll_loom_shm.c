@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -94,8 +95,14 @@ bool mca_coll_loom_shm_usable(mca_coll_loom_module_t *m, mca_coll_loom_coll_t co
     const mca_coll_loom_component_t *cm = &mca_coll_loom_component;
 
     if (MCA_COLL_LOOM_COLL_ALLREDUCE != coll && MCA_COLL_LOOM_COLL_BARRIER != coll &&
-        MCA_COLL_LOOM_COLL_BCAST != coll && MCA_COLL_LOOM_COLL_REDUCE != coll) {
+        MCA_COLL_LOOM_COLL_BCAST != coll && MCA_COLL_LOOM_COLL_REDUCE != coll &&
+        MCA_COLL_LOOM_COLL_ALLTOALL != coll) {
         return false;
+    }
+    /* alltoall on one node (coll_loom_shm_alltoall.c): any size, the sym slots hold
+     * descriptors or small send buffers, never a slot's worth of data */
+    if (MCA_COLL_LOOM_COLL_ALLTOALL == coll) {
+        bytes = 0;
     }
     /* several nodes, bcast up to 256 B: the point-to-point node phase.  A node's other
      * ranks then poll for the leader's eager message, and back-to-back calls overlap;
@@ -285,10 +292,62 @@ static int setup(mca_coll_loom_module_t *m, ompi_communicator_t *comm)
     return OMPI_SUCCESS;
 }
 
+int mca_coll_loom_shm_setup_file(mca_coll_loom_module_t *m, ompi_communicator_t *comm, const char *suffix,
+                                 size_t bytes, void **base)
+{
+    const int rank = ompi_comm_rank(comm);
+    const int leader = m->topo.leader[m->topo.node_of[rank]];
+    const opal_process_name_t lname = ompi_group_get_proc_name(comm->c_local_group, leader);
+    const mca_coll_loom_component_t *cm = &mca_coll_loom_component;
+    char dir[PATH_MAX - 64], path[PATH_MAX];
+    const char *what = "";
+    int n, me, ok = 1, err = 0, rc;
+    bool created = false;
+
+    node_position(m, rank, &n, &me);
+    *base = NULL;
+    snprintf(dir, sizeof(dir), "%s/loom-%x-%x", NULL != cm->shm_dir ? cm->shm_dir : "/dev/shm",
+             (unsigned) lname.jobid, (unsigned) lname.vpid);
+    snprintf(path, sizeof(path), "%s/%s-%s", dir, mca_coll_loom_cid(comm).s, suffix);
+    if (n >= 2 && 0 == me) {
+        if (0 != (err = segment_dir(dir))) {
+            what = "mkdir";
+        } else if (0 == mca_coll_loom_shm_map_create(path, bytes, base, &err, &what)) {
+            created = true;
+        }
+        if (!created) {
+            ok = 0;
+            shm_failed(comm, rank, path, what, err);
+        }
+    }
+    rc = agree(m, comm, &ok);
+    const bool created_everywhere = OMPI_SUCCESS == rc && ok;
+    if (created_everywhere && n >= 2 && 0 != me) {
+        if (0 != mca_coll_loom_shm_map_attach(path, bytes, base, &err, &what)) {
+            ok = 0;
+            shm_failed(comm, rank, path, what, err);
+        }
+    }
+    if (created_everywhere) {
+        rc = agree(m, comm, &ok);
+    }
+    if (created) {
+        (void) mca_coll_loom_shm_unlink(path);
+    }
+    if (OMPI_SUCCESS != rc || !ok) {
+        if (NULL != *base) {
+            (void) munmap(*base, bytes);
+            *base = NULL;
+        }
+        return OMPI_SUCCESS == rc ? OMPI_ERR_NOT_AVAILABLE : rc;
+    }
+    return OMPI_SUCCESS;
+}
+
 /* Starts a call of the shared-memory variant: OMPI_SUCCESS (the call is counted),
  * OMPI_ERR_NOT_AVAILABLE (off: the caller runs the point-to-point schedule), or the
  * error of the setup. */
-static int begin(mca_coll_loom_module_t *m, ompi_communicator_t *comm)
+int mca_coll_loom_shm_begin(mca_coll_loom_module_t *m, ompi_communicator_t *comm)
 {
     int rc = OMPI_SUCCESS;
 
@@ -303,7 +362,8 @@ static int begin(mca_coll_loom_module_t *m, ompi_communicator_t *comm)
 
 /* The wait policies of one call on the segment (wl: waits that span the network
  * phase; may be NULL) and its protocol number. */
-static uint32_t next_call(mca_coll_loom_module_t *m, mca_coll_loom_shm_wait_t *w, mca_coll_loom_shm_wait_t *wl)
+uint32_t mca_coll_loom_shm_next_call(mca_coll_loom_module_t *m, mca_coll_loom_shm_wait_t *w,
+                                     mca_coll_loom_shm_wait_t *wl)
 {
     wait_policy(w, false);
     if (NULL != wl) {
@@ -532,6 +592,11 @@ void mca_coll_loom_shm_fini(mca_coll_loom_module_t *m)
     free(m->shm.members);
     m->shm.members = NULL;
     m->shm.state = 0;
+    if (NULL != m->shm.outbox) {
+        (void) munmap(m->shm.outbox, m->shm.outbox_bytes);
+        m->shm.outbox = NULL;
+    }
+    m->shm.outbox_state = 0;
 }
 
 void mca_coll_loom_shm_pool_init(void)
@@ -815,7 +880,7 @@ static int sym_gather(mca_coll_loom_module_t *m, uint32_t seq, const void *buf, 
 
 /* Its last step: index 0 releases the call for the coordinated calls that follow
  * (release grows in call order: after release >= seq - 1). */
-static void sym_release(mca_coll_loom_shm_t *seg, uint32_t seq, const mca_coll_loom_shm_wait_t *w)
+void mca_coll_loom_shm_sym_release(mca_coll_loom_shm_t *seg, uint32_t seq, const mca_coll_loom_shm_wait_t *w)
 {
     if (0 == seg->me) {
         mca_coll_loom_shm_enter(seg, seq, w);
@@ -831,7 +896,7 @@ static int sym_allreduce(mca_coll_loom_module_t *m, const void *sbuf, void *rbuf
     mca_coll_loom_shm_t *seg = &m->shm.seg;
     mca_coll_loom_shm_wait_t w, wl;
     loom_tmp_t t = {NULL, 0, NULL};
-    uint32_t seq = next_call(m, &w, &wl);
+    uint32_t seq = mca_coll_loom_shm_next_call(m, &w, &wl);
     int rc = sym_gather(m, seq, MPI_IN_PLACE == sbuf ? rbuf : sbuf, count, dtype, bytes, &w);
 
     if (OMPI_SUCCESS == rc) {
@@ -846,7 +911,7 @@ static int sym_allreduce(mca_coll_loom_module_t *m, const void *sbuf, void *rbuf
     if (NULL != t.mem) {
         tmp_put(&t);
     }
-    sym_release(seg, seq, &w);
+    mca_coll_loom_shm_sym_release(seg, seq, &w);
     return rc;
 }
 
@@ -859,7 +924,7 @@ int mca_coll_loom_shm_allreduce(mca_coll_loom_module_t *m, const void *sbuf, voi
     mca_coll_loom_shm_wait_t w, wl;
     size_t tsize = 0, bytes;
     uint32_t seq;
-    int rc = begin(m, comm);
+    int rc = mca_coll_loom_shm_begin(m, comm);
 
     if (OMPI_SUCCESS != rc) {
         return rc;
@@ -874,7 +939,7 @@ int mca_coll_loom_shm_allreduce(mca_coll_loom_module_t *m, const void *sbuf, voi
     if (symmetric(m, bytes)) {
         return sym_allreduce(m, sbuf, rbuf, count, dtype, op, bytes);
     }
-    seq = next_call(m, &w, &wl);
+    seq = mca_coll_loom_shm_next_call(m, &w, &wl);
 
     mca_coll_loom_shm_enter(seg, seq, &w);
     if (0 != seg->me) {
@@ -921,7 +986,7 @@ int mca_coll_loom_shm_barrier(mca_coll_loom_module_t *m, ompi_communicator_t *co
     mca_coll_loom_shm_t *seg = &m->shm.seg;
     mca_coll_loom_shm_wait_t w, wl;
     uint32_t seq;
-    int rc = begin(m, comm);
+    int rc = mca_coll_loom_shm_begin(m, comm);
 
     if (OMPI_SUCCESS != rc) {
         return rc;
@@ -930,10 +995,10 @@ int mca_coll_loom_shm_barrier(mca_coll_loom_module_t *m, ompi_communicator_t *co
         return run_leaders(m, MCA_COLL_LOOM_COLL_BARRIER, comm, NULL, NULL, 0, &ompi_mpi_byte.dt, NULL,
                            call, 0, MCA_COLL_BASE_TAG_BARRIER);
     }
-    seq = next_call(m, &w, &wl);
+    seq = mca_coll_loom_shm_next_call(m, &w, &wl);
     if (symmetric(m, 0)) {
         (void) sym_gather(m, seq, NULL, 0, &ompi_mpi_byte.dt, 0, &w);
-        sym_release(seg, seq, &w);
+        mca_coll_loom_shm_sym_release(seg, seq, &w);
         return OMPI_SUCCESS;
     }
     mca_coll_loom_shm_enter(seg, seq, &w);
@@ -971,7 +1036,7 @@ int mca_coll_loom_shm_bcast(mca_coll_loom_module_t *m, void *buf, size_t count, 
     mca_coll_loom_shm_wait_t w, wl;
     size_t tsize = 0, bytes;
     uint32_t seq;
-    int rc = begin(m, comm), coord;
+    int rc = mca_coll_loom_shm_begin(m, comm), coord;
     char *area;
     bool small;
 
@@ -984,7 +1049,7 @@ int mca_coll_loom_shm_bcast(mca_coll_loom_module_t *m, void *buf, size_t count, 
     }
     ompi_datatype_type_size(dtype, &tsize);
     bytes = count * tsize;
-    seq = next_call(m, &w, &wl);
+    seq = mca_coll_loom_shm_next_call(m, &w, &wl);
     coord = coordinator(m, rank, root);
     /* small ones through the small areas: the root may run D - 1 calls ahead of its
      * readers instead of A - 1 (loom_shm.h) */
@@ -1066,7 +1131,7 @@ static int node_reduce(mca_coll_loom_module_t *m, uint32_t seq, mca_coll_loom_sh
         loom_src_t src;
 
         if (first > 0) {
-            seq = next_call(m, w, NULL);
+            seq = mca_coll_loom_shm_next_call(m, w, NULL);
         }
         src = (loom_src_t){sym, seq};
         if (!coord) {
@@ -1114,7 +1179,7 @@ int mca_coll_loom_shm_reduce(mca_coll_loom_module_t *m, const void *sbuf, void *
     loom_tmp_t acc = {NULL, 0, NULL};
     size_t tsize = 0, per;
     uint32_t seq;
-    int rc = begin(m, comm);
+    int rc = mca_coll_loom_shm_begin(m, comm);
     bool coord;
     char *part;
 
@@ -1126,7 +1191,7 @@ int mca_coll_loom_shm_reduce(mca_coll_loom_module_t *m, const void *sbuf, void *
                            is_root ? rbuf : NULL, count, dtype, op, call, root, MCA_COLL_BASE_TAG_REDUCE);
     }
     ompi_datatype_type_size(dtype, &tsize);
-    seq = next_call(m, &w, NULL);
+    seq = mca_coll_loom_shm_next_call(m, &w, NULL);
     coord = coordinator(m, rank, root) == seg->me;
     /* MPI_Reduce's count and datatype are the same on every rank: so are the chunks */
     per = reduce_chunk(count, tsize);
