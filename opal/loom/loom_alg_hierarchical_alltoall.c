@@ -13,6 +13,11 @@
  * message replaces n m, at the price of two more hops inside the nodes: a win where
  * the network's per-message cost dominates.
  *
+ * With p->segs > 1 a message between leaders carries at most ceil(P / segs) parts (a
+ * slot holds P): the component cuts them below what the network sends eagerly, as one
+ * message above that waits for a rendezvous (btl/tcp: 64 KiB), and the pieces all go
+ * at once.
+ *
  * Slots, at the leader: G_k (k = 1..n-1) the send buffer of member k (its own is
  * INPUT), O_k the result of member k (its own is RESULT), then the pack and unpack
  * slots of one node pair, reused pair after pair (the dependency graph orders a reuse
@@ -138,6 +143,7 @@ int mca_coll_loom_hierarchical_alltoall(mca_coll_loom_sched_t *s, const mca_coll
          * the pack and from U the unpack slots of one node pair */
         const int G = MCA_COLL_LOOM_SLOT_SCRATCH0, O = G + n - 1, K = O + n - 1;
         const int per_pair = (n * nmax + P - 1) / P, U = K + per_pair;
+        const int piece = p->segs > 1 ? (P + p->segs - 1) / p->segs : P; /* parts per message */
 
         for (int k = 1; k < n; ++k) {
             mca_coll_loom_sched_recv_blk(s, mine[k], G + k - 1, 0, P);
@@ -160,11 +166,15 @@ int mca_coll_loom_hierarchical_alltoall(mca_coll_loom_sched_t *s, const mca_coll
             pack_pair(s, P, mine, n, dst, nd, K, G, true);
             for (int m = 0; m * P < n * nd; ++m) {
                 const int cnt = n * nd - m * P < P ? n * nd - m * P : P;
-                mca_coll_loom_sched_send_blk(s, dst[0], K + m, 0, cnt);
+                for (int b = 0; b < cnt; b += piece) {
+                    mca_coll_loom_sched_send_blk(s, dst[0], K + m, b, cnt - b < piece ? cnt - b : piece);
+                }
             }
             for (int m = 0; m * P < ns * n; ++m) {
                 const int cnt = ns * n - m * P < P ? ns * n - m * P : P;
-                mca_coll_loom_sched_recv_blk(s, src[0], U + m, 0, cnt);
+                for (int b = 0; b < cnt; b += piece) {
+                    mca_coll_loom_sched_recv_blk(s, src[0], U + m, b, cnt - b < piece ? cnt - b : piece);
+                }
             }
             mca_coll_loom_sched_wait(s);
             pack_pair(s, P, src, ns, mine, n, U, O, false);

@@ -243,7 +243,7 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
     /* alltoall (bytes: the whole send buffer; docs/user/performance.md "Alltoall").  Several
      * nodes: hierarchical (one message per node pair) up to 8 KiB per part with 2 ranks
      * per node, 2 KiB with 4; Bruck's concatenation for 4 KiB parts with 4 per node */
-    {ALLTOALL, .max_bytes = KIB(64), .min_nodes = 2, .max_P = 8, .alg = "hierarchical"},
+    {ALLTOALL, .max_bytes = KIB(128), .min_nodes = 2, .max_P = 8, .alg = "hierarchical"},
     {ALLTOALL, .max_bytes = KIB(32), .min_nodes = 2, .min_P = 9, .max_P = 16, .alg = "hierarchical"},
     {ALLTOALL, .max_bytes = KIB(64), .min_nodes = 2, .min_P = 9, .max_P = 16, .alg = "bruck"},
     /* one node, through shared memory (shm=yes: the send buffer fits the sym slot or an

@@ -788,6 +788,11 @@ static int auto_segs(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes)
 #define LOOM_HIER_MAX_SEGS     4096
 /* hierarchical allreduce: the leaders' ring from this size (pairwise below) */
 #define LOOM_HIER_RING_BYTES   ((size_t) 64 * 1024)
+/* alltoall: the most a message between leaders carries, half btl/tcp's eager limit
+ * (64 KiB with its header): a larger one waits for a rendezvous.  4 x 2, 16 KiB parts:
+ * one message per node pair took 1.64x tuned's time, 0.74x with tcp's eager limit
+ * raised to 300 KB (docs/user/performance.md, "Alltoall"). */
+#define LOOM_HIER_A2A_PIECE    ((size_t) 32 * 1024)
 
 /* ring and twotree: the cost model's segment / chunk count (or the knob's) */
 static int model_segs(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes, int knob)
@@ -833,6 +838,12 @@ int mca_coll_loom_pipeline_segs(int alg, mca_coll_loom_coll_t coll, int P, size_
                      : MCA_COLL_LOOM_COLL_BCAST == coll  ? LOOM_HIER_AUTO_SEGMENT_BCAST
                                                          : LOOM_HIER_AUTO_SEGMENT,
                n;
+        if (MCA_COLL_LOOM_COLL_ALLTOALL == coll) {
+            /* pieces of a slot of P parts (loom_alg_hierarchical_alltoall.c) */
+            const size_t part = bytes / (size_t) (P > 0 ? P : 1);
+            const size_t per = part > 0 && part < LOOM_HIER_A2A_PIECE ? LOOM_HIER_A2A_PIECE / part : 1;
+            return per >= (size_t) P ? 1 : (int) (((size_t) P + per - 1) / per);
+        }
         if (MCA_COLL_LOOM_COLL_ALLREDUCE == coll && bytes >= LOOM_HIER_RING_BYTES) {
             size_t part = bytes / (size_t) (P > 0 ? P : 1), cap = (size_t) 65536 / (size_t) (P > 0 ? P : 1);
             n = (part + seg - 1) / seg;
