@@ -121,6 +121,25 @@ static int take(const char *box, int me, void *rbuf, size_t rcount, ompi_datatyp
     return mca_coll_loom_unpack(src, block, dst, rcount, rdtype);
 }
 
+/* Part me of the send buffer to part me of the receive buffer.  Not by
+ * ompi_datatype_sndrcv when both are contiguous: its memcpy takes the slow case of
+ * opal/loom/loom_copy.h when the receive buffer starts 1-63 bytes after the send
+ * buffer modulo 4 KiB (256 KiB at np 2: 85 us a call instead of 15). */
+static int own_part(const void *sbuf, size_t scount, ompi_datatype_t *sdtype, void *rbuf, size_t rcount,
+                    ompi_datatype_t *rdtype, size_t me, size_t block)
+{
+    char *src = part(sbuf, me, scount, sdtype), *dst = part(rbuf, me, rcount, rdtype);
+
+    if (contiguous(sdtype) && contiguous(rdtype)) {
+        ptrdiff_t slb, rlb, extent;
+        ompi_datatype_get_true_extent(sdtype, &slb, &extent);
+        ompi_datatype_get_true_extent(rdtype, &rlb, &extent);
+        mca_coll_loom_copy(dst + rlb, src + slb, block);
+        return OMPI_SUCCESS;
+    }
+    return ompi_datatype_sndrcv(src, (int32_t) scount, sdtype, dst, (int32_t) rcount, rdtype);
+}
+
 /* The outboxes, at the first call that needs them (collective: every rank decides alike). */
 static int outbox_setup(mca_coll_loom_module_t *m, ompi_communicator_t *comm)
 {
@@ -197,8 +216,7 @@ int mca_coll_loom_shm_alltoall(mca_coll_loom_module_t *m, const void *sbuf, size
     mca_coll_loom_shm_sym_arrive(seg, seq);
 
     if (!in_place && OMPI_SUCCESS == rc) {
-        rc = ompi_datatype_sndrcv(part(sbuf, (size_t) me, scount, sdtype), (int32_t) scount, sdtype,
-                                  part(rbuf, (size_t) me, rcount, rdtype), (int32_t) rcount, rdtype);
+        rc = own_part(sbuf, scount, sdtype, rbuf, rcount, rdtype, (size_t) me, block);
     }
     /* the senders that are there already, in turn from the next rank on (each reads a
      * different sender at first), then the rest once all have arrived */
