@@ -2,7 +2,8 @@
  * loom: communicator life cycle.  Creates and frees communicators many times (dup,
  * split with shuffled keys), runs loom's allreduce and barrier on each, and bcast,
  * reduce, allgather and reduce_scatter_block forced onto twotree / ring (with a 2 MiB
- * reduce every tenth cycle, through the scratch pool), so that loom builds its
+ * reduce every tenth cycle, through the scratch pool), alltoall onto direct (on one
+ * node through the communicator's outboxes, a shared file), so that loom builds its
  * per-communicator state (topology, schedules, scratch), and checks
  *   - every result (an integer sum whose value is known in closed form),
  *   - that loom served the calls (its MPI_T counters moved),
@@ -359,9 +360,17 @@ static void check_others(MPI_Comm comm, int c, int *a, int *b, int *fails)
             break;
         }
     }
+    /* on one node through the outboxes of the communicator (a shared file of its own) */
+    MPI_Alltoall(a, n, MPI_INT, b, n, MPI_INT, comm);
+    for (int r = 0; r < size; ++r) {
+        if (b[r * n] != r + rank * n || b[r * n + n - 1] != r + rank * n + n - 1) {
+            if ((*fails)++ < 10) fprintf(stderr, "test_lifecycle: alltoall part %d wrong\n", r);
+            break;
+        }
+    }
 }
 
-#define LT_NOTHERS 6
+#define LT_NOTHERS 7
 
 int main(int argc, char **argv)
 {
@@ -459,13 +468,14 @@ int main(int argc, char **argv)
     }
     lt_counts_t obefore[LT_NOTHERS], oafter[LT_NOTHERS];
     static const lt_coll_t others[LT_NOTHERS] = {LT_BCAST,     LT_REDUCE, LT_ALLGATHER, LT_REDUCE_SCATTER_BLOCK,
-                                                 LT_SCAN, LT_EXSCAN};
+                                                 LT_SCAN, LT_EXSCAN, LT_ALLTOALL};
     static const char *forced[LT_NOTHERS][2] = {{"coll_loom_bcast_algorithm", "twotree"},
                                                  {"coll_loom_reduce_algorithm", "twotree"},
                                                  {"coll_loom_allgather_algorithm", "ring"},
                                                  {"coll_loom_reduce_scatter_block_algorithm", "ring"},
                                                  {"coll_loom_scan_algorithm", "hierarchical"},
-                                                 {"coll_loom_exscan_algorithm", "recursive_doubling"}};
+                                                 {"coll_loom_exscan_algorithm", "recursive_doubling"},
+                                                 {"coll_loom_alltoall_algorithm", "direct"}};
     for (int k = 0; k < LT_NOTHERS; ++k) {
         if (MPI_SUCCESS != lt_cvar_write_str(forced[k][0], forced[k][1])) {
             fprintf(stderr, "test_lifecycle: rank %d: FAIL: cannot set %s\n", rank, forced[k][0]);
