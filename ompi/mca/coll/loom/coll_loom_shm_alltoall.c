@@ -184,14 +184,14 @@ int mca_coll_loom_shm_alltoall(mca_coll_loom_module_t *m, const void *sbuf, size
     uint32_t seq;
     bool all_there = false;
 
-    if (OMPI_SUCCESS != rc) {
-        return rc;
+    ompi_datatype_type_size(rdtype, &tsize);
+    block = rcount * tsize;
+    form = form_of(m, (size_t) ompi_comm_size(comm) * block);
+    if (OMPI_SUCCESS != rc || LOOM_A2A_NONE == form) {
+        return OMPI_SUCCESS != rc ? rc : OMPI_ERR_NOT_AVAILABLE; /* the plan said usable: not reached */
     }
     n = seg->n;
     me = seg->me; /* one node: node order is rank order */
-    ompi_datatype_type_size(rdtype, &tsize);
-    block = rcount * tsize;
-    form = form_of(m, (size_t) n * block);
     if (LOOM_A2A_OUTBOX == form && 0 == m->shm.outbox_state && OMPI_SUCCESS != (rc = outbox_setup(m, comm))) {
         /* no outboxes on any rank (OMPI_ERR_NOT_AVAILABLE): this call goes point to
          * point, later ones are planned without them */
