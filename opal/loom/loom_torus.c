@@ -1,0 +1,387 @@
+/*
+ * loom: torus shape, routing model, link loads and contention-free chains (loom_torus.h).
+ */
+#include "opal/loom/loom_torus.h"
+
+#include <ctype.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char loom_dim_letters[MCA_COLL_LOOM_TORUS_MAX_DIMS + 1] = "xyzuvw";
+
+int mca_coll_loom_torus_parse_dims(mca_coll_loom_torus_t *t, const char *text, char *err, size_t errlen)
+{
+    const char *p = text;
+
+    memset(t, 0, sizeof(*t));
+    if (NULL == text) {
+        snprintf(err, errlen, "no dimensions");
+        return -1;
+    }
+    for (;;) {
+        while (' ' == *p || '\t' == *p || ',' == *p || 'x' == *p || 'X' == *p) {
+            ++p;
+        }
+        if ('\0' == *p || '\n' == *p || '#' == *p) {
+            break;
+        }
+        if (!isdigit((unsigned char) *p)) {
+            snprintf(err, errlen, "'%s': a dimension must be a number of at least 1", p);
+            return -1;
+        }
+        char *end;
+        const long v = strtol(p, &end, 10);
+        if (v < 1 || v > INT_MAX / 2) {
+            snprintf(err, errlen, "dimension %ld: must be from 1 to %d", v, INT_MAX / 2);
+            return -1;
+        }
+        if (t->ndims == MCA_COLL_LOOM_TORUS_MAX_DIMS) {
+            snprintf(err, errlen, "more than %d dimensions", MCA_COLL_LOOM_TORUS_MAX_DIMS);
+            return -1;
+        }
+        t->dims[t->ndims] = (int) v;
+        p = end;
+        if (0 == strncmp(p, ":mesh", 5)) {
+            t->mesh[t->ndims] = true;
+            p += 5;
+        } else if (':' == *p) {
+            snprintf(err, errlen, "'%s': the only option of a dimension is ':mesh'", p);
+            return -1;
+        }
+        t->order[t->ndims] = t->ndims;
+        ++t->ndims;
+        if (!('\0' == *p || '\n' == *p || '#' == *p || ' ' == *p || '\t' == *p || ',' == *p || 'x' == *p ||
+              'X' == *p)) {
+            snprintf(err, errlen, "'%s': expected a separator (x , or blank) after a dimension", p);
+            return -1;
+        }
+    }
+    if (0 == t->ndims) {
+        snprintf(err, errlen, "no dimensions");
+        return -1;
+    }
+    if (0 == mca_coll_loom_torus_nodes(t)) {
+        snprintf(err, errlen, "too many nodes");
+        return -1;
+    }
+    return 0;
+}
+
+int mca_coll_loom_torus_parse_order(mca_coll_loom_torus_t *t, const char *text, char *err, size_t errlen)
+{
+    int order[MCA_COLL_LOOM_TORUS_MAX_DIMS], n = 0;
+    bool seen[MCA_COLL_LOOM_TORUS_MAX_DIMS] = {false};
+
+    for (const char *p = text; NULL != p && '\0' != *p; ++p) {
+        int d;
+        if (' ' == *p || ',' == *p || '\t' == *p) {
+            continue;
+        }
+        const char *l = strchr(loom_dim_letters, tolower((unsigned char) *p));
+        if (isdigit((unsigned char) *p)) {
+            d = *p - '0';
+        } else if (NULL != l && '\0' != *p) {
+            d = (int) (l - loom_dim_letters);
+        } else {
+            snprintf(err, errlen, "'%c': name dimensions x y z u v w or 0-5", *p);
+            return -1;
+        }
+        if (d >= t->ndims || seen[d] || n == t->ndims) {
+            snprintf(err, errlen, "'%s': not a permutation of the %d dimensions", text, t->ndims);
+            return -1;
+        }
+        seen[d] = true;
+        order[n++] = d;
+    }
+    if (n != t->ndims) {
+        snprintf(err, errlen, "'%s': not a permutation of the %d dimensions", NULL != text ? text : "", t->ndims);
+        return -1;
+    }
+    memcpy(t->order, order, sizeof(order[0]) * (size_t) n);
+    return 0;
+}
+
+long mca_coll_loom_torus_nodes(const mca_coll_loom_torus_t *t)
+{
+    long n = 1;
+
+    for (int d = 0; d < t->ndims; ++d) {
+        if (n > LONG_MAX / 64 / t->dims[d]) {
+            return 0;
+        }
+        n *= t->dims[d];
+    }
+    return n;
+}
+
+bool mca_coll_loom_torus_valid(const mca_coll_loom_torus_t *t, const int *c)
+{
+    for (int d = 0; d < t->ndims; ++d) {
+        if (c[d] < 0 || c[d] >= t->dims[d]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+long mca_coll_loom_torus_index(const mca_coll_loom_torus_t *t, const int *c)
+{
+    long i = 0;
+
+    for (int d = 0; d < t->ndims; ++d) {
+        i = i * t->dims[d] + c[d];
+    }
+    return i;
+}
+
+/* The step of a route in dimension d from a to b: direction (+1, -1, 0) and hops. */
+static int step(const mca_coll_loom_torus_t *t, int d, int a, int b, int *hops)
+{
+    const int n = t->dims[d], fwd = ((b - a) % n + n) % n;
+
+    if (0 == fwd) {
+        *hops = 0;
+        return 0;
+    }
+    if (t->mesh[d]) {
+        *hops = b > a ? b - a : a - b;
+        return b > a ? 1 : -1;
+    }
+    if (2 * fwd <= n) { /* shorter the + way, or a tie */
+        *hops = fwd;
+        return 1;
+    }
+    *hops = n - fwd;
+    return -1;
+}
+
+int mca_coll_loom_torus_route(const mca_coll_loom_torus_t *t, const int *a, const int *b, long *links)
+{
+    int c[MCA_COLL_LOOM_TORUS_MAX_DIMS], total = 0;
+
+    memcpy(c, a, sizeof(c[0]) * (size_t) t->ndims);
+    for (int k = 0; k < t->ndims; ++k) {
+        const int d = t->order[k];
+        int hops;
+        const int dir = step(t, d, a[d], b[d], &hops);
+        for (int h = 0; h < hops; ++h) {
+            if (NULL != links) {
+                links[total] = mca_coll_loom_torus_index(t, c) * 2 * t->ndims + 2 * d + (dir < 0);
+            }
+            c[d] = ((c[d] + dir) % t->dims[d] + t->dims[d]) % t->dims[d];
+            ++total;
+        }
+    }
+    return total;
+}
+
+int mca_coll_loom_torus_max_hops(const mca_coll_loom_torus_t *t)
+{
+    int h = 0;
+
+    for (int d = 0; d < t->ndims; ++d) {
+        h += t->mesh[d] ? t->dims[d] - 1 : t->dims[d] / 2;
+    }
+    return h;
+}
+
+int mca_coll_loom_torus_max_load(const mca_coll_loom_torus_t *t, int n, const int *src, const int *dst,
+                                 long *hops)
+{
+    const long nlinks = mca_coll_loom_torus_nodes(t) * 2 * t->ndims;
+    int *load, max = 0;
+    long *route, sum = 0;
+
+    if (nlinks <= 0) {
+        return -1;
+    }
+    load = calloc((size_t) nlinks, sizeof(int));
+    route = malloc(sizeof(long) * (size_t) (mca_coll_loom_torus_max_hops(t) + 1));
+    if (NULL == load || NULL == route) {
+        free(load);
+        free(route);
+        return -1;
+    }
+    for (int i = 0; i < n; ++i) {
+        const int h = mca_coll_loom_torus_route(t, src + i * t->ndims, dst + i * t->ndims, route);
+        sum += h;
+        for (int k = 0; k < h; ++k) {
+            max = ++load[route[k]] > max ? load[route[k]] : max;
+        }
+    }
+    if (NULL != hops) {
+        *hops = sum;
+    }
+    free(load);
+    free(route);
+    return max;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* contention-free chains                                                                */
+
+/* Expansions a chain search may make before it gives up. */
+#define LOOM_CHAIN_BUDGET 2000000L
+
+typedef struct {
+    const mca_coll_loom_torus_t *t;
+    int n, dir;       /* dir: the edges' directions that must be link-disjoint */
+    const int *c;
+    unsigned char *used;  /* per directed link */
+    bool *visited;
+    long *route;          /* scratch, 2 routes */
+    long budget;
+} loom_chain_t;
+
+/* Marks the links of the routes of edge i -> j that must be disjoint (i to j for dir
+ * >= 0, j to i for dir <= 0) if none is used yet (then true), else leaves everything
+ * as it was. */
+static bool claim(loom_chain_t *s, int i, int j)
+{
+    const int nd = s->t->ndims, mh = mca_coll_loom_torus_max_hops(s->t);
+    long *r1 = s->route, *r2 = s->route + mh;
+    const int h1 = s->dir >= 0 ? mca_coll_loom_torus_route(s->t, s->c + i * nd, s->c + j * nd, r1) : 0;
+    const int h2 = s->dir <= 0 ? mca_coll_loom_torus_route(s->t, s->c + j * nd, s->c + i * nd, r2) : 0;
+    int k;
+
+    for (k = 0; k < h1 && !s->used[r1[k]]; ++k) {
+        s->used[r1[k]] = 1;
+    }
+    if (k == h1) {
+        int q;
+        for (q = 0; q < h2 && !s->used[r2[q]]; ++q) {
+            s->used[r2[q]] = 1;
+        }
+        if (q == h2) {
+            return true;
+        }
+        while (q-- > 0) {
+            s->used[r2[q]] = 0;
+        }
+    }
+    while (k-- > 0) {
+        s->used[r1[k]] = 0;
+    }
+    return false;
+}
+
+static void release(loom_chain_t *s, int i, int j)
+{
+    const int nd = s->t->ndims;
+    long *r = s->route;
+    int h = s->dir >= 0 ? mca_coll_loom_torus_route(s->t, s->c + i * nd, s->c + j * nd, r) : 0;
+
+    for (int k = 0; k < h; ++k) {
+        s->used[r[k]] = 0;
+    }
+    h = s->dir <= 0 ? mca_coll_loom_torus_route(s->t, s->c + j * nd, s->c + i * nd, r) : 0;
+    for (int k = 0; k < h; ++k) {
+        s->used[r[k]] = 0;
+    }
+}
+
+/* The unvisited node after (hops, index) key `after` in order of hops from u, then
+ * index; -1 when none. */
+static int next_candidate(const loom_chain_t *s, int u, long after)
+{
+    const int nd = s->t->ndims;
+    long best = LONG_MAX;
+    int who = -1;
+
+    for (int v = 0; v < s->n; ++v) {
+        if (s->visited[v]) {
+            continue;
+        }
+        const long key = (long) mca_coll_loom_torus_route(s->t, s->c + u * nd, s->c + v * nd, NULL) * s->n + v;
+        if (key > after && key < best) {
+            best = key;
+            who = v;
+        }
+    }
+    return who;
+}
+
+/* Depth-first search for the rest of a chain whose first k nodes are order[0..k-1]. */
+static int extend(loom_chain_t *s, int *order, int k)
+{
+    const int u = order[k - 1], nd = s->t->ndims;
+    long after = -1;
+
+    if (k == s->n) {
+        return 0;
+    }
+    for (;;) {
+        const int v = next_candidate(s, u, after);
+        if (v < 0 || --s->budget < 0) {
+            return 1;
+        }
+        after = (long) mca_coll_loom_torus_route(s->t, s->c + u * nd, s->c + v * nd, NULL) * s->n + v;
+        if (!claim(s, u, v)) {
+            continue;
+        }
+        s->visited[v] = true;
+        order[k] = v;
+        if (0 == extend(s, order, k + 1)) {
+            return 0;
+        }
+        s->visited[v] = false;
+        release(s, u, v);
+    }
+}
+
+/* nearest-neighbour chain from `first`, whatever the links (the fallback) */
+static void greedy(loom_chain_t *s, int first, int *order)
+{
+    memset(s->visited, 0, sizeof(bool) * (size_t) s->n);
+    order[0] = first;
+    s->visited[first] = true;
+    for (int k = 1; k < s->n; ++k) {
+        order[k] = next_candidate(s, order[k - 1], -1);
+        s->visited[order[k]] = true;
+    }
+}
+
+int mca_coll_loom_torus_chain(const mca_coll_loom_torus_t *t, int n, const int *c, int first, int dir,
+                              int *order)
+{
+    const long nlinks = mca_coll_loom_torus_nodes(t) * 2 * t->ndims;
+    loom_chain_t s = {.t = t, .n = n, .dir = dir, .c = c, .budget = LOOM_CHAIN_BUDGET};
+    int rc = 1;
+
+    if (n < 1 || nlinks <= 0 || first >= n) {
+        return -1;
+    }
+    for (int i = 0; i < n; ++i) {
+        if (!mca_coll_loom_torus_valid(t, c + i * t->ndims)) {
+            return -1;
+        }
+    }
+    s.used = calloc((size_t) nlinks, 1);
+    s.visited = calloc((size_t) n, sizeof(bool));
+    s.route = malloc(sizeof(long) * (size_t) (2 * mca_coll_loom_torus_max_hops(t) + 2));
+    if (NULL == s.used || NULL == s.visited || NULL == s.route) {
+        rc = -1;
+        goto out;
+    }
+    /* the given first node, or every node in turn, each with a share of the budget */
+    for (int f = first >= 0 ? first : 0; f < (first >= 0 ? first + 1 : n) && 0 != rc; ++f) {
+        s.budget = first >= 0 ? LOOM_CHAIN_BUDGET : LOOM_CHAIN_BUDGET / n + 1;
+        memset(s.used, 0, (size_t) nlinks);
+        memset(s.visited, 0, sizeof(bool) * (size_t) n);
+        order[0] = f;
+        s.visited[f] = true;
+        rc = extend(&s, order, 1);
+    }
+    if (0 != rc) {
+        greedy(&s, first >= 0 ? first : 0, order);
+    }
+
+out:
+    free(s.used);
+    free(s.visited);
+    free(s.route);
+    return rc;
+}

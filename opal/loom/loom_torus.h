@@ -1,0 +1,79 @@
+/*
+ * loom: the torus a communicator's nodes sit on (seed 004), its routing model and the
+ * link contention of a set of messages.  MPI-agnostic: the component supplies the
+ * shape and each node's coordinates.
+ *
+ * Routing model: dimension-ordered, in the order `order` (order[0] first), the shorter
+ * way around each ring, a tie (exactly half the ring) the + way; a dimension marked
+ * mesh has no wrap-around link, so it is crossed the direct way.  Every statement
+ * about contention in loom is under this model.
+ *
+ * A directed link is named by the node it leaves, its dimension and its direction:
+ * link = node * 2 ndims + 2 dim + (0 for +, 1 for -), node the row-major index of the
+ * coordinates (dimension 0 varies slowest).
+ */
+#ifndef MCA_COLL_LOOM_TORUS_H
+#define MCA_COLL_LOOM_TORUS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define MCA_COLL_LOOM_TORUS_MAX_DIMS 6
+
+typedef struct {
+    int ndims;
+    int dims[MCA_COLL_LOOM_TORUS_MAX_DIMS];
+    bool mesh[MCA_COLL_LOOM_TORUS_MAX_DIMS]; /* no wrap-around link in this dimension */
+    int order[MCA_COLL_LOOM_TORUS_MAX_DIMS]; /* routing order: dimension order[0] first */
+} mca_coll_loom_torus_t;
+
+/* Parses a shape: 1 to 6 sizes of at least 1, separated by 'x', ',' or blanks, each
+ * optionally followed by ":mesh" ("4x4x2", "4 4 2:mesh").  The routing order is the
+ * dimensions in turn.  Returns 0, or -1 with a reason in err. */
+int mca_coll_loom_torus_parse_dims(mca_coll_loom_torus_t *t, const char *text, char *err, size_t errlen);
+
+/* Parses a routing order for t: a permutation of its dimensions by letter (x y z u v
+ * w) or by number from 0 ("zyx", "2,1,0").  Returns 0, or -1 with a reason in err. */
+int mca_coll_loom_torus_parse_order(mca_coll_loom_torus_t *t, const char *text, char *err, size_t errlen);
+
+/* Nodes of the torus (0 when it is too large to count in a long). */
+long mca_coll_loom_torus_nodes(const mca_coll_loom_torus_t *t);
+
+/* Whether c holds valid coordinates of t, and their node index. */
+bool mca_coll_loom_torus_valid(const mca_coll_loom_torus_t *t, const int *c);
+long mca_coll_loom_torus_index(const mca_coll_loom_torus_t *t, const int *c);
+
+/* Directed links per node, and in the whole torus. */
+static inline int mca_coll_loom_torus_links_per_node(const mca_coll_loom_torus_t *t)
+{
+    return 2 * t->ndims;
+}
+
+/* The route from a to b under the model: its hops (at most the sum of dims / 2, or of
+ * dims - 1 over mesh dimensions); when links is not NULL, the directed links in order. */
+int mca_coll_loom_torus_route(const mca_coll_loom_torus_t *t, const int *a, const int *b, long *links);
+
+/* The longest route in t (the size `links` of mca_coll_loom_torus_route must have). */
+int mca_coll_loom_torus_max_hops(const mca_coll_loom_torus_t *t);
+
+/* Link loads of n messages at once, message i from coordinates src + i ndims to dst
+ * + i ndims: the largest number of messages on one directed link (0 when none
+ * crosses a link), and, when hops is not NULL, the sum of their hops.  -1 when
+ * memory ran out. */
+int mca_coll_loom_torus_max_load(const mca_coll_loom_torus_t *t, int n, const int *src, const int *dst,
+                                 long *hops);
+
+/* A chain through n nodes (coordinates c + i ndims, distinct) whose edges' routes use
+ * every directed link at most once: dir > 0 the routes from each node to the next (a
+ * bcast pipelined from order[0]), dir < 0 from each node to the one before (a reduce
+ * towards order[0]), dir 0 both at once (an allreduce whose reduce and bcast overlap,
+ * from any node of the chain).  first >= 0: the chain starts there; -1: anywhere.
+ * order[] receives the nodes' indices in chain order.  Returns 0; 1 when the search
+ * found no such chain (a depth-first search, nearest nodes first, exhaustive below its
+ * budget of expansions; order then holds the nearest-neighbour chain); -1 on bad input
+ * or no memory.  Both directions at once is not always possible: 480 of the 65519
+ * subsets of 2 or more nodes of a 4 x 4 torus (4 to 6 nodes each) have no such chain. */
+int mca_coll_loom_torus_chain(const mca_coll_loom_torus_t *t, int n, const int *c, int first, int dir,
+                              int *order);
+
+#endif /* MCA_COLL_LOOM_TORUS_H */

@@ -1,0 +1,226 @@
+/*
+ * loom: unit test of the torus model (opal/loom/loom_torus.h): shapes and routing
+ * orders as users write them, routes and link loads against hand-computed cases, and
+ * contention-free chains: every subset of a 4 x 4 torus, random subsets of larger ones,
+ * each chain checked by the link-load model (both directions of every edge at once:
+ * no directed link twice).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opal/loom/loom_torus.h"
+#include "unit_check.h"
+
+static mca_coll_loom_torus_t shape(const char *text)
+{
+    mca_coll_loom_torus_t t;
+    char err[128];
+    CHECK(0 == mca_coll_loom_torus_parse_dims(&t, text, err, sizeof(err)), "parse '%s': %s", text, err);
+    return t;
+}
+
+static void test_parse(void)
+{
+    static const char *good[] = {"4x4x2", "4 4 2", "4,4,2", "8", "2x2x2x2x2x2", "4 4 2:mesh", "3:mesh x 5"};
+    static const int nd[] = {3, 3, 3, 1, 6, 3, 2};
+    static const char *bad[] = {"", "0x4", "4x-1", "4x4x4x4x4x4x4", "4:torus", "4x4y", "abc", NULL};
+    mca_coll_loom_torus_t t;
+    char err[128];
+
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); ++i) {
+        CHECK(0 == mca_coll_loom_torus_parse_dims(&t, good[i], err, sizeof(err)) && t.ndims == nd[i],
+              "'%s' should parse to %d dimensions (%s)", good[i], nd[i], err);
+    }
+    t = shape("4 4 2:mesh");
+    CHECK(!t.mesh[0] && !t.mesh[1] && t.mesh[2], "mesh flags of '4 4 2:mesh'");
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); ++i) {
+        err[0] = '\0';
+        CHECK(0 != mca_coll_loom_torus_parse_dims(&t, bad[i], err, sizeof(err)) && '\0' != err[0],
+              "'%s' should be refused with a reason", NULL != bad[i] ? bad[i] : "(null)");
+    }
+    t = shape("4x4x2");
+    CHECK(0 == mca_coll_loom_torus_parse_order(&t, "zyx", err, sizeof(err)) && 2 == t.order[0] &&
+              0 == t.order[2], "order zyx");
+    CHECK(0 == mca_coll_loom_torus_parse_order(&t, "1,0,2", err, sizeof(err)) && 1 == t.order[0], "order 1,0,2");
+    CHECK(0 != mca_coll_loom_torus_parse_order(&t, "xx", err, sizeof(err)), "order xx refused");
+    CHECK(0 != mca_coll_loom_torus_parse_order(&t, "xyzu", err, sizeof(err)), "order xyzu refused on 3-D");
+    CHECK(0 != mca_coll_loom_torus_parse_order(&t, "xy", err, sizeof(err)), "order xy refused on 3-D");
+}
+
+#define LINK(t, c, d, minus) (mca_coll_loom_torus_index(&(t), (c)) * 2 * (t).ndims + 2 * (d) + (minus))
+
+static void test_routes(void)
+{
+    mca_coll_loom_torus_t t = shape("4x4");
+    long r[16];
+    int a[2] = {0, 0}, b[2] = {0, 2}, c[2] = {0, 3}, m[2] = {0, 1}, e[2] = {3, 1};
+
+    /* a tie goes the + way: (0,0) -> (0,2) crosses (0,0)+ and (0,1)+ of dimension 1 */
+    CHECK(2 == mca_coll_loom_torus_route(&t, a, b, r) && r[0] == LINK(t, a, 1, 0) && r[1] == LINK(t, m, 1, 0),
+          "tie route");
+    /* the shorter way: (0,0) -> (0,3) is one hop the - way */
+    CHECK(1 == mca_coll_loom_torus_route(&t, a, c, r) && r[0] == LINK(t, a, 1, 1), "wrap route");
+    /* dimension order: (0,0) -> (3,1): dimension 0 first, one hop - (wrap), then 1 + */
+    {
+        int mid[2] = {3, 0};
+        CHECK(2 == mca_coll_loom_torus_route(&t, a, e, r) && r[0] == LINK(t, a, 0, 1) && r[1] == LINK(t, mid, 1, 0),
+              "dimension order 0 then 1");
+        char err[64];
+        mca_coll_loom_torus_parse_order(&t, "yx", err, sizeof(err));
+        int mid2[2] = {0, 1};
+        CHECK(2 == mca_coll_loom_torus_route(&t, a, e, r) && r[0] == LINK(t, a, 1, 0) && r[1] == LINK(t, mid2, 0, 1),
+              "dimension order 1 then 0");
+    }
+    /* a mesh dimension has no wrap: (0,0) -> (0,3) is three hops the + way */
+    t = shape("4x4:mesh");
+    CHECK(3 == mca_coll_loom_torus_route(&t, a, c, r) && r[2] == LINK(t, b, 1, 0), "mesh route");
+    CHECK(3 + 2 == mca_coll_loom_torus_max_hops(&t), "max hops of 4x4:mesh");
+    /* loads: (0,0)->(0,2) and (0,1)->(0,3) share (0,1)+ ; (0,2)->(0,0) goes + too */
+    t = shape("4x4");
+    {
+        int src[6] = {0, 0, 0, 1, 0, 2}, dst[6] = {0, 2, 0, 3, 0, 0};
+        long hops = 0;
+        CHECK(2 == mca_coll_loom_torus_max_load(&t, 2, src, dst, &hops) && 4 == hops, "two messages, one shared link");
+        CHECK(2 == mca_coll_loom_torus_max_load(&t, 3, src, dst, &hops) && 6 == hops,
+              "(0,2)->(0,0) goes the + way round: shares nothing with the others, 2 stays the max");
+        int s2[4] = {0, 0, 0, 2}, d2[4] = {0, 2, 0, 0};
+        CHECK(1 == mca_coll_loom_torus_max_load(&t, 2, s2, d2, NULL), "both halves of a ring of 4");
+        CHECK(0 == mca_coll_loom_torus_max_load(&t, 1, s2, s2, NULL), "a message to itself crosses nothing");
+    }
+}
+
+/* Checks a chain over n nodes: a permutation; returns the max link load of its edges
+ * in direction dir (loom_torus.h: > 0 forward, < 0 backward, 0 both at once). */
+static int chain_load(const mca_coll_loom_torus_t *t, int n, const int *c, const int *order, int dir)
+{
+    const int nd = t->ndims;
+    int *src = malloc(sizeof(int) * (size_t) (2 * n * nd + 1)), *dst = malloc(sizeof(int) * (size_t) (2 * n * nd + 1));
+    char *seen = calloc((size_t) n, 1);
+    int m = 0, load, perm = 1;
+
+    for (int k = 0; k < n; ++k) {
+        perm = perm && order[k] >= 0 && order[k] < n && !seen[order[k]];
+        if (order[k] >= 0 && order[k] < n) seen[order[k]] = 1;
+    }
+    CHECK(perm, "the chain is not a permutation of the %d nodes", n);
+    for (int k = 0; perm && k + 1 < n; ++k) {
+        if (dir >= 0) {
+            memcpy(src + m * nd, c + order[k] * nd, sizeof(int) * (size_t) nd);
+            memcpy(dst + m * nd, c + order[k + 1] * nd, sizeof(int) * (size_t) nd);
+            ++m;
+        }
+        if (dir <= 0) {
+            memcpy(src + m * nd, c + order[k + 1] * nd, sizeof(int) * (size_t) nd);
+            memcpy(dst + m * nd, c + order[k] * nd, sizeof(int) * (size_t) nd);
+            ++m;
+        }
+    }
+    load = perm ? mca_coll_loom_torus_max_load(t, m, src, dst, NULL) : 99;
+    free(src);
+    free(dst);
+    free(seen);
+    return load;
+}
+
+/* every subset of at least 2 nodes of a 4 x 4 torus: a chain for both directions at
+ * once where one exists (480 subsets have none), and from every root one for a bcast
+ * and one for a reduce */
+static void test_chains_4x4(void)
+{
+    mca_coll_loom_torus_t t = shape("4x4");
+    int c[32], order[16], notfound = 0, subsets = 0, rooted = 0;
+
+    for (unsigned mask = 1; mask < (1u << 16); ++mask) {
+        int n = 0;
+        for (int i = 0; i < 16; ++i) {
+            if (mask & (1u << i)) {
+                c[2 * n] = i / 4;
+                c[2 * n + 1] = i % 4;
+                ++n;
+            }
+        }
+        if (n < 2) continue;
+        ++subsets;
+        const int rc = mca_coll_loom_torus_chain(&t, n, c, -1, 0, order);
+        const int load = chain_load(&t, n, c, order, 0);
+        CHECK(rc >= 0, "4x4 subset %#x: chain failed", mask);
+        notfound += 0 != rc;
+        CHECK(0 != rc || 1 == load, "4x4 subset %#x: chain found but max link load %d", mask, load);
+        for (int root = 0; root < n; ++root) {
+            for (int dir = -1; dir <= 1; dir += 2) {
+                const int r = mca_coll_loom_torus_chain(&t, n, c, root, dir, order);
+                CHECK(0 == r && order[0] == root && 1 == chain_load(&t, n, c, order, dir),
+                      "4x4 subset %#x root %d dir %d: no contention-free chain (%d)", mask, root, dir, r);
+                ++rooted;
+            }
+        }
+    }
+    printf("test_torus: 4x4: %d subsets, %d without a chain for both directions at once; %d rooted chains\n",
+           subsets, notfound, rooted);
+    CHECK(480 == notfound, "4x4: %d subsets without a chain for both directions, expected 480", notfound);
+}
+
+static unsigned long long rng = 88172645463325252ull;
+static unsigned long long xorshift(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+/* random subsets of n nodes of a torus */
+static void test_chains_random(const char *dims, int tries, int nmin, int nmax)
+{
+    mca_coll_loom_torus_t t = shape(dims);
+    const long N = mca_coll_loom_torus_nodes(&t);
+    const int nd = t.ndims;
+    int *c = malloc(sizeof(int) * (size_t) (nmax * nd)), *order = malloc(sizeof(int) * (size_t) nmax);
+    char *taken = calloc((size_t) N, 1);
+    int notfound = 0;
+
+    for (int k = 0; k < tries; ++k) {
+        const int n = nmin + (int) (xorshift() % (unsigned long long) (nmax - nmin + 1));
+        memset(taken, 0, (size_t) N);
+        for (int i = 0; i < n; ++i) {
+            long v;
+            do {
+                v = (long) (xorshift() % (unsigned long long) N);
+            } while (taken[v]);
+            taken[v] = 1;
+            for (int d = nd - 1; d >= 0; --d) {
+                c[i * nd + d] = (int) (v % t.dims[d]);
+                v /= t.dims[d];
+            }
+        }
+        /* a bcast from a random root, and both directions from anywhere */
+        const int root = (int) (xorshift() % (unsigned long long) n);
+        int rc = mca_coll_loom_torus_chain(&t, n, c, root, 1, order);
+        CHECK(0 == rc && order[0] == root && 1 == chain_load(&t, n, c, order, 1),
+              "%s: %d nodes, root %d: no contention-free bcast chain (%d)", dims, n, root, rc);
+        rc = mca_coll_loom_torus_chain(&t, n, c, -1, 0, order);
+        const int load = chain_load(&t, n, c, order, 0);
+        CHECK(rc >= 0, "%s: chain failed", dims);
+        notfound += 0 != rc;
+        CHECK(0 != rc || 1 == load, "%s: %d nodes: chain found but max link load %d", dims, n, load);
+    }
+    printf("test_torus: %s: %d random subsets of %d-%d nodes: a bcast chain from a random root for each, "
+           "%d without a chain for both directions at once\n", dims, tries, nmin, nmax, notfound);
+    free(c);
+    free(order);
+    free(taken);
+}
+
+int main(void)
+{
+    test_parse();
+    test_routes();
+    test_chains_4x4();
+    test_chains_random("3x3x3", 3000, 2, 27);
+    test_chains_random("4x4x2", 3000, 2, 32);
+    test_chains_random("8x8x8", 300, 6, 40);
+    test_chains_random("16x16x16", 50, 6, 64);
+    printf("test_torus: %d checks, %d failures\n", checks, failures);
+    return 0 != failures;
+}
