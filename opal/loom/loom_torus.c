@@ -104,6 +104,200 @@ int mca_coll_loom_torus_parse_order(mca_coll_loom_torus_t *t, const char *text, 
     return 0;
 }
 
+static char *trim(char *p)
+{
+    char *e;
+
+    while (isspace((unsigned char) *p)) {
+        ++p;
+    }
+    e = p + strlen(p);
+    while (e > p && isspace((unsigned char) e[-1])) {
+        *--e = '\0';
+    }
+    return p;
+}
+
+void mca_coll_loom_torus_free_hosts(mca_coll_loom_torus_host_t *hosts, int nhosts)
+{
+    for (int i = 0; NULL != hosts && i < nhosts; ++i) {
+        free(hosts[i].host);
+    }
+    free(hosts);
+}
+
+int mca_coll_loom_torus_read_file(const char *path, mca_coll_loom_torus_t *t, mca_coll_loom_torus_host_t **hosts,
+                                  int *nhosts, char *err, size_t errlen)
+{
+    FILE *f = NULL != path ? fopen(path, "r") : NULL;
+    mca_coll_loom_torus_host_t *h = NULL;
+    char line[1024], why[256];
+    int n = 0, cap = 0, lineno = 0, rc = -1;
+    bool have_dims = false;
+    char *taken = NULL; /* per torus node: named already */
+
+    *hosts = NULL;
+    *nhosts = 0;
+    if (NULL == f) {
+        snprintf(err, errlen, "%s: cannot open it", NULL != path ? path : "(no file)");
+        return -1;
+    }
+    while (NULL != fgets(line, sizeof(line), f)) {
+        char *p, *hash = strchr(line, '#');
+        ++lineno;
+        if (NULL == strchr(line, '\n') && !feof(f)) {
+            snprintf(err, errlen, "%s:%d: line longer than %zu characters", path, lineno, sizeof(line) - 2);
+            goto out;
+        }
+        if (NULL != hash) {
+            *hash = '\0';
+        }
+        p = trim(line);
+        if ('\0' == *p) {
+            continue;
+        }
+        if (!have_dims) {
+            if (0 != strncmp(p, "dims", 4) || !(isspace((unsigned char) p[4]))) {
+                snprintf(err, errlen, "%s:%d: expected \"dims <shape>\" first, e.g. \"dims 4 4 2\"", path, lineno);
+                goto out;
+            }
+            if (0 != mca_coll_loom_torus_parse_dims(t, p + 4, why, sizeof(why))) {
+                snprintf(err, errlen, "%s:%d: %s", path, lineno, why);
+                goto out;
+            }
+            taken = calloc((size_t) mca_coll_loom_torus_nodes(t), 1);
+            if (NULL == taken) {
+                snprintf(err, errlen, "%s:%d: out of memory", path, lineno);
+                goto out;
+            }
+            have_dims = true;
+            continue;
+        }
+        /* <hostname> <c0> ... */
+        char *host = p, *q = p;
+        int c[MCA_COLL_LOOM_TORUS_MAX_DIMS], k = 0;
+        while ('\0' != *q && !isspace((unsigned char) *q)) {
+            ++q;
+        }
+        if ('\0' != *q) {
+            *q++ = '\0';
+        }
+        for (;;) {
+            char *end;
+            while (isspace((unsigned char) *q)) {
+                ++q;
+            }
+            if ('\0' == *q) {
+                break;
+            }
+            const long v = strtol(q, &end, 10);
+            if (end == q || !('\0' == *end || isspace((unsigned char) *end))) {
+                snprintf(err, errlen, "%s:%d: host %s: '%s' is not a coordinate", path, lineno, host, q);
+                goto out;
+            }
+            if (k == t->ndims) {
+                snprintf(err, errlen, "%s:%d: host %s: more than %d coordinates", path, lineno, host, t->ndims);
+                goto out;
+            }
+            if (v < 0 || v >= t->dims[k]) {
+                snprintf(err, errlen, "%s:%d: host %s: coordinate %d is %ld, outside 0..%d", path, lineno, host, k,
+                         v, t->dims[k] - 1);
+                goto out;
+            }
+            c[k++] = (int) v;
+            q = end;
+        }
+        if (k != t->ndims) {
+            snprintf(err, errlen, "%s:%d: host %s: %d coordinates, the torus has %d dimensions", path, lineno, host, k,
+                     t->ndims);
+            goto out;
+        }
+        for (int i = 0; i < n; ++i) {
+            if (0 == strcmp(h[i].host, host)) {
+                snprintf(err, errlen, "%s:%d: host %s named twice", path, lineno, host);
+                goto out;
+            }
+        }
+        const long idx = mca_coll_loom_torus_index(t, c);
+        if (taken[idx]) {
+            for (int i = 0; i < n; ++i) {
+                if (mca_coll_loom_torus_index(t, h[i].c) == idx) {
+                    snprintf(err, errlen, "%s:%d: host %s on the coordinates of host %s", path, lineno, host,
+                             h[i].host);
+                }
+            }
+            goto out;
+        }
+        taken[idx] = 1;
+        if (n == cap) {
+            cap = cap > 0 ? 2 * cap : 64;
+            mca_coll_loom_torus_host_t *nh = realloc(h, sizeof(*h) * (size_t) cap);
+            if (NULL == nh) {
+                snprintf(err, errlen, "%s:%d: out of memory", path, lineno);
+                goto out;
+            }
+            h = nh;
+        }
+        h[n].host = strdup(host);
+        if (NULL == h[n].host) {
+            snprintf(err, errlen, "%s:%d: out of memory", path, lineno);
+            goto out;
+        }
+        memcpy(h[n].c, c, sizeof(c));
+        ++n;
+    }
+    if (ferror(f)) {
+        snprintf(err, errlen, "%s: read error", path);
+        goto out;
+    }
+    if (!have_dims) {
+        snprintf(err, errlen, "%s: no \"dims <shape>\" line", path);
+        goto out;
+    }
+    rc = 0;
+
+out:
+    fclose(f);
+    free(taken);
+    if (0 == rc) {
+        *hosts = h;
+        *nhosts = n;
+    } else {
+        mca_coll_loom_torus_free_hosts(h, n);
+    }
+    return rc;
+}
+
+int mca_coll_loom_torus_parse_coords(const char *text, int *c)
+{
+    const char *p = text;
+    char sep = ',';
+    int n = 0;
+
+    if (NULL == text) {
+        return -1;
+    }
+    if (0 == strncmp(p, "torus:", 6)) {
+        p += 6;
+        sep = ':';
+    }
+    for (;;) {
+        char *end;
+        const long v = strtol(p, &end, 10);
+        if (end == p || v < 0 || v > INT_MAX / 2 || n == MCA_COLL_LOOM_TORUS_MAX_DIMS) {
+            return -1;
+        }
+        c[n++] = (int) v;
+        p = end;
+        if (*p == sep) {
+            ++p;
+            continue;
+        }
+        /* the end, or Slurm's ".<node>" */
+        return '\0' == *p || ('.' == *p && ':' == sep) ? n : -1;
+    }
+}
+
 long mca_coll_loom_torus_nodes(const mca_coll_loom_torus_t *t)
 {
     long n = 1;

@@ -36,6 +36,27 @@ int mca_coll_loom_torus_parse_dims(mca_coll_loom_torus_t *t, const char *text, c
  * w) or by number from 0 ("zyx", "2,1,0").  Returns 0, or -1 with a reason in err. */
 int mca_coll_loom_torus_parse_order(mca_coll_loom_torus_t *t, const char *text, char *err, size_t errlen);
 
+/* A torus map file (coll_loom_torus_file): a line "dims <shape>" (the syntax of
+ * mca_coll_loom_torus_parse_dims), then one line "<hostname> <c0> <c1> ..." per node,
+ * as many coordinates as dimensions; '#' starts a comment, blank lines are skipped.
+ * Reads it into *t and (*hosts)[0..*nhosts-1].  Returns 0, or -1 with "path:line:
+ * reason" in err (a missing or unreadable file, a line before "dims", a bad shape,
+ * a wrong number of coordinates, a coordinate outside the shape, a host named twice,
+ * two hosts on one coordinate). */
+typedef struct {
+    char *host;
+    int c[MCA_COLL_LOOM_TORUS_MAX_DIMS];
+} mca_coll_loom_torus_host_t;
+
+int mca_coll_loom_torus_read_file(const char *path, mca_coll_loom_torus_t *t, mca_coll_loom_torus_host_t **hosts,
+                                  int *nhosts, char *err, size_t errlen);
+void mca_coll_loom_torus_free_hosts(mca_coll_loom_torus_host_t *hosts, int nhosts);
+
+/* Parses "c0,c1,..." (LOOM_TORUS_COORDS) or Slurm's "torus:c0:c1:...[.<node>]"
+ * (SLURM_TOPOLOGY_ADDR) into c; returns the number of coordinates, -1 when the text
+ * has neither form. */
+int mca_coll_loom_torus_parse_coords(const char *text, int *c);
+
 /* Nodes of the torus (0 when it is too large to count in a long). */
 long mca_coll_loom_torus_nodes(const mca_coll_loom_torus_t *t);
 

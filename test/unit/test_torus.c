@@ -1,6 +1,6 @@
 /*
- * loom: unit test of the torus model (opal/loom/loom_torus.h): shapes and routing
- * orders as users write them, routes and link loads against hand-computed cases, and
+ * loom: unit test of the torus model (opal/loom/loom_torus.h): shapes, routing orders,
+ * map files (every error with its line) and coordinates as users write them, routes and link loads against hand-computed cases, and
  * contention-free chains: every subset of a 4 x 4 torus, random subsets of larger ones,
  * each chain checked by the link-load model (both directions of every edge at once:
  * no directed link twice).
@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "opal/loom/loom_torus.h"
 #include "unit_check.h"
@@ -46,6 +47,75 @@ static void test_parse(void)
     CHECK(0 != mca_coll_loom_torus_parse_order(&t, "xx", err, sizeof(err)), "order xx refused");
     CHECK(0 != mca_coll_loom_torus_parse_order(&t, "xyzu", err, sizeof(err)), "order xyzu refused on 3-D");
     CHECK(0 != mca_coll_loom_torus_parse_order(&t, "xy", err, sizeof(err)), "order xy refused on 3-D");
+}
+
+/* writes text to a temporary file; returns its path (static) */
+static const char *tmpfile_with(const char *text)
+{
+    static char path[64];
+    snprintf(path, sizeof(path), "/tmp/loom_test_torus_%d.map", (int) getpid());
+    FILE *f = fopen(path, "w");
+    if (NULL != f) {
+        fputs(text, f);
+        fclose(f);
+    }
+    return path;
+}
+
+static void test_files(void)
+{
+    static const struct {
+        const char *text, *why; /* why: a piece of the expected error, NULL: good */
+        int line;
+    } cases[] = {
+        {"# a 2 x 2 x 2 torus\ndims 2 2 2\nnodeA 0 0 0\nnodeB 1 0 0   # comment\n\nnodeC 1 1 1\n", NULL, 0},
+        {"dims 4 4:mesh\nh0 0 0\nh1 3 3\n", NULL, 0},
+        {"h0 0 0\n", "expected \"dims", 1},
+        {"dims 4 0\n", "dimension 0", 1},
+        {"dims 4 4\nh0 0\n", "1 coordinates", 2},
+        {"dims 4 4\nh0 0 1 2\n", "more than 2", 2},
+        {"dims 4 4\nh0 0 4\n", "outside 0..3", 2},
+        {"dims 4 4\nh0 0 -1\n", "outside 0..3", 2},
+        {"dims 4 4\nh0 0 x\n", "not a coordinate", 2},
+        {"dims 4 4\nh0 0 1\nh0 1 1\n", "named twice", 3},
+        {"dims 4 4\nh0 0 1\n\nh1 0 1\n", "coordinates of host h0", 4},
+        {"# nothing\n", "no \"dims", 0},
+    };
+    mca_coll_loom_torus_t t;
+    mca_coll_loom_torus_host_t *h;
+    int n;
+    char err[256];
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
+        const char *path = tmpfile_with(cases[i].text);
+        err[0] = '\0';
+        const int rc = mca_coll_loom_torus_read_file(path, &t, &h, &n, err, sizeof(err));
+        if (NULL == cases[i].why) {
+            CHECK(0 == rc, "map %zu should read: %s", i, err);
+        } else {
+            char where[80];
+            snprintf(where, sizeof(where), "%s:%d:", path, cases[i].line);
+            CHECK(0 != rc && NULL != strstr(err, cases[i].why) && (0 == cases[i].line || NULL != strstr(err, where)),
+                  "map %zu: expected an error with '%s' at line %d, got '%s'", i, cases[i].why, cases[i].line, err);
+        }
+        if (0 == rc && 0 == i) {
+            CHECK(3 == n && 3 == t.ndims && 0 == strcmp(h[2].host, "nodeC") && 1 == h[2].c[2], "map 0's contents");
+        }
+        if (0 == rc) mca_coll_loom_torus_free_hosts(h, n);
+    }
+    unlink(tmpfile_with(""));
+    CHECK(0 != mca_coll_loom_torus_read_file("/nonexistent/loom.map", &t, &h, &n, err, sizeof(err)) &&
+              NULL != strstr(err, "cannot open"), "a missing file: %s", err);
+
+    int c[MCA_COLL_LOOM_TORUS_MAX_DIMS];
+    CHECK(3 == mca_coll_loom_torus_parse_coords("1,2,3", c) && 3 == c[2], "coords 1,2,3");
+    CHECK(3 == mca_coll_loom_torus_parse_coords("torus:4:0:7.nid00012", c) && 4 == c[0] && 7 == c[2],
+          "Slurm's torus:4:0:7.nid00012");
+    CHECK(2 == mca_coll_loom_torus_parse_coords("torus:1:1", c), "Slurm's form without a node");
+    CHECK(-1 == mca_coll_loom_torus_parse_coords("s1.s3.node12", c), "Slurm's tree form is not a torus address");
+    CHECK(-1 == mca_coll_loom_torus_parse_coords("1,,2", c), "1,,2");
+    CHECK(-1 == mca_coll_loom_torus_parse_coords("1,2.x", c), "1,2.x");
+    CHECK(-1 == mca_coll_loom_torus_parse_coords("", c), "empty coordinates");
 }
 
 #define LINK(t, c, d, minus) (mca_coll_loom_torus_index(&(t), (c)) * 2 * (t).ndims + 2 * (d) + (minus))
@@ -215,6 +285,7 @@ static void test_chains_random(const char *dims, int tries, int nmin, int nmax)
 int main(void)
 {
     test_parse();
+    test_files();
     test_routes();
     test_chains_4x4();
     test_chains_random("3x3x3", 3000, 2, 27);
