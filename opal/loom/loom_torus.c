@@ -175,7 +175,7 @@ int mca_coll_loom_torus_read_file(const char *path, mca_coll_loom_torus_t *t, mc
         }
         /* <hostname> <c0> ... */
         char *host = p, *q = p;
-        int c[MCA_COLL_LOOM_TORUS_MAX_DIMS], k = 0;
+        int c[MCA_COLL_LOOM_TORUS_MAX_DIMS] = {0}, k = 0;
         while ('\0' != *q && !isspace((unsigned char) *q)) {
             ++q;
         }

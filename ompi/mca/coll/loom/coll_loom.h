@@ -29,6 +29,7 @@
 #include "opal/loom/loom_rules.h"
 #include "opal/loom/loom_sched.h"
 #include "opal/loom/loom_shm.h"
+#include "opal/loom/loom_torus.h"
 #include "opal/loom/loom_topo.h"
 
 BEGIN_C_DECLS
@@ -227,6 +228,15 @@ typedef struct mca_coll_loom_module_t {
         size_t outbox_bytes;
     } shm;
 
+    /* where the communicator's nodes sit on a torus (coll_loom_torus.c): state 0 = no
+     * source, or not known yet; 1 = coords holds every node's (topo's node order,
+     * shape.ndims each); -1 = unusable, said why */
+    struct {
+        int state;
+        mca_coll_loom_torus_t shape;
+        int *coords;
+    } torus;
+
     /* whether every rank decides with the same settings, found out by the first call
      * (mca_coll_loom_settings_fingerprint): 0 = not yet, 1 = yes, -1 = no, and every
      * call goes to the previous component */
@@ -376,6 +386,21 @@ int mca_coll_loom_comm_topo(struct ompi_communicator_t *comm, mca_coll_loom_topo
 /* true when every process of comm belongs to this process's job */
 bool mca_coll_loom_comm_in_job(struct ompi_communicator_t *comm);
 void mca_coll_loom_topo_cache_fini(void);
+/* The torus map (coll_loom_torus.c): its MCA parameters; the hash of this process's
+ * source for the settings check (0: none); a communicator's map at enable (from
+ * coll_loom_torus_file) or right after its settings check agreed (coordinates from the
+ * environment: a blocking allgather of the previous component, on every rank or none);
+ * freeing it; the process's source at component close. */
+void mca_coll_loom_torus_register(void);
+uint64_t mca_coll_loom_torus_fingerprint(void);
+void mca_coll_loom_torus_enable(mca_coll_loom_module_t *m, struct ompi_communicator_t *comm);
+int mca_coll_loom_torus_agree(mca_coll_loom_module_t *m, struct ompi_communicator_t *comm);
+void mca_coll_loom_torus_free(mca_coll_loom_module_t *m);
+void mca_coll_loom_torus_close(void);
+
+/* the host name of the node of `rank` as the topology knows it (the caller frees it),
+ * NULL when unknown */
+char *mca_coll_loom_comm_node_host(struct ompi_communicator_t *comm, int rank);
 
 /* the engine (coll_loom_exec.c) */
 

@@ -434,6 +434,7 @@ static int loom_register(void)
     register_pvars();
     mca_coll_loom_thresholds_register();
     mca_coll_loom_ssp_register();
+    mca_coll_loom_torus_register();
     return OMPI_SUCCESS;
 }
 
@@ -525,6 +526,7 @@ static int loom_close(void)
     mca_coll_loom_rules_free(&cm->rules);
     mca_coll_loom_scratch_release_all();
     mca_coll_loom_topo_cache_fini();
+    mca_coll_loom_torus_close();
     mca_coll_loom_shm_pool_fini();
     if (cm->output >= 0) {
         opal_output_close(cm->output);
@@ -643,9 +645,11 @@ uint64_t mca_coll_loom_settings_fingerprint(void)
         int forced = mca_coll_loom_forced_alg(coll);
         h = fnv1a(h, &forced, sizeof(forced));
     }
+    const uint64_t torus = mca_coll_loom_torus_fingerprint();
     mca_coll_loom_current_knobs(knobs);
     h = fnv1a(h, knobs, sizeof(knobs));
     h = fnv1a(h, model, sizeof(model));
+    h = fnv1a(h, &torus, sizeof(torus));
     return fnv1a(h, shm, sizeof(shm));
 }
 

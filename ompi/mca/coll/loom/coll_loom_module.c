@@ -51,6 +51,8 @@ static void loom_module_construct(mca_coll_loom_module_t *m)
     m->shm.outbox_state = 0;
     m->shm.outbox = NULL;
     m->shm.outbox_bytes = 0;
+    m->torus.state = 0;
+    m->torus.coords = NULL;
     m->shm.gen[0] = m->shm.gen[1] = 0;
     m->shm.members = NULL;
     m->shm.offer = NULL;
@@ -70,6 +72,7 @@ static void loom_module_destruct(mca_coll_loom_module_t *m)
     m->scratch = NULL;
     m->scratch_bytes = 0;
     mca_coll_loom_shm_fini(m);
+    mca_coll_loom_torus_free(m);
     if (m->have_topo) {
         mca_coll_loom_topo_fini(&m->topo);
         m->have_topo = false;
@@ -209,6 +212,7 @@ int mca_coll_loom_module_enable(mca_coll_base_module_t *module, struct ompi_comm
 
     m->in_job = mca_coll_loom_comm_in_job(comm);
     mca_coll_loom_thresholds_enable(m, comm);
+    mca_coll_loom_torus_enable(m, comm);
     /* MPI_COMM_WORLD compares the settings of every process of the job now, inside
      * MPI_Init, where a blocking exchange is harmless: a non-blocking call must never
      * wait for one (mca_coll_loom_plan_nb) */
@@ -436,6 +440,9 @@ static void agree_on_settings(mca_coll_loom_module_t *m, struct ompi_communicato
     mca_coll_loom_shm_adopt(m, v + 3, v[0] == ~v[1] && same_topo);
     if (v[0] == ~v[1] && same_topo) {
         m->settings_agreed = 1;
+        /* every rank has the same torus source: coordinates from the environment are
+         * exchanged now, on all of them */
+        (void) mca_coll_loom_torus_agree(m, comm);
         return;
     }
     m->settings_agreed = -1;

@@ -54,6 +54,8 @@ static struct {
     unsigned long next;
     bool have_mine;
     unsigned long mine;
+    char **hosts;             /* key -> hostname (the torus map looks nodes up by name) */
+    unsigned long nhosts;
 } cache;
 
 static int cache_init(void)
@@ -76,6 +78,8 @@ static int cache_init(void)
     }
     cache.next = 0;
     cache.have_mine = false;
+    cache.hosts = NULL;
+    cache.nhosts = 0;
     cache.ready = true;
     return OMPI_SUCCESS;
 }
@@ -85,6 +89,12 @@ void mca_coll_loom_topo_cache_fini(void)
     if (cache.ready) {
         OBJ_DESTRUCT(&cache.names);
         OBJ_DESTRUCT(&cache.procs);
+        for (unsigned long k = 0; k < cache.nhosts; ++k) {
+            free(cache.hosts[k]);
+        }
+        free(cache.hosts);
+        cache.hosts = NULL;
+        cache.nhosts = 0;
         cache.ready = false;
     }
 }
@@ -96,6 +106,20 @@ static int intern(const char *host, unsigned long *key)
     if (OPAL_SUCCESS == opal_hash_table_get_value_ptr(&cache.names, host, strlen(host), &value)) {
         *key = (unsigned long) (uintptr_t) value;
         return OMPI_SUCCESS;
+    }
+    if (cache.next == cache.nhosts) {
+        const unsigned long n = cache.nhosts > 0 ? 2 * cache.nhosts : 16;
+        char **h = realloc(cache.hosts, n * sizeof(*h));
+        if (NULL == h) {
+            return OMPI_ERR_OUT_OF_RESOURCE;
+        }
+        cache.hosts = h;
+        cache.nhosts = n;
+        memset(h + cache.next, 0, (n - cache.next) * sizeof(*h));
+    }
+    cache.hosts[cache.next] = strdup(host);
+    if (NULL == cache.hosts[cache.next]) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
     }
     *key = cache.next++;
     return opal_hash_table_set_value_ptr(&cache.names, host, strlen(host), (void *) (uintptr_t) *key);
@@ -177,6 +201,31 @@ static int peer_key(ompi_proc_t *proc, unsigned long *key, bool *found)
     }
     return opal_hash_table_set_value_uint64(&cache.procs, name_key(&name),
                                             (void *) (uintptr_t) (*key + 1));
+}
+
+char *mca_coll_loom_comm_node_host(struct ompi_communicator_t *comm, int rank)
+{
+    ompi_proc_t *proc = ompi_group_get_proc_ptr_raw(comm->c_local_group, rank);
+    unsigned long key = 0;
+    bool found = true;
+    char *host = NULL;
+    int rc;
+
+    OPAL_THREAD_LOCK(&mca_coll_loom_component.lock);
+    rc = cache_init();
+    if (OPAL_SUCCESS == rc) {
+        if (rank == ompi_comm_rank(comm) ||
+            (!ompi_proc_is_sentinel(proc) && OPAL_PROC_ON_LOCAL_NODE(proc->super.proc_flags))) {
+            rc = my_key(&key);
+        } else {
+            rc = peer_key(proc, &key, &found);
+        }
+    }
+    if (OPAL_SUCCESS == rc && found && key < cache.next) {
+        host = strdup(cache.hosts[key]);
+    }
+    OPAL_THREAD_UNLOCK(&mca_coll_loom_component.lock);
+    return host;
 }
 
 int mca_coll_loom_comm_topo(struct ompi_communicator_t *comm, mca_coll_loom_topo_t *topo)
