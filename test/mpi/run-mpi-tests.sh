@@ -57,7 +57,9 @@
 #      (test_threshold) at several process counts, and its negative control;
 #  14. the stale-synchronous allreduce under loom_allreduce_slack (test_ssp): staleness bound,
 #      progress of the fast ranks, slack 0 bit for bit the ordinary allreduce, at several
-#      process counts, and its negative control.
+#      process counts, and its negative control;
+#  15. torus maps: a good map file, one with an error, one without this node, coordinates
+#      from LOOM_TORUS_COORDS and from Slurm's address, ranks of one node that disagree.
 # Ends with "N passed, M failed[, K skipped]" and exits non-zero on any failure.
 
 set -u
@@ -783,6 +785,47 @@ name="negative control: coll_loom_priority -1 must FAIL (test_ssp: key ignored)"
 run "$name" 3 nonzero --mca coll_loom_priority -1 -- "$T_SSP"
 check_log "negative control: it failed because no call advanced loom's clock" "$(log_of "$name")" \
     "coll_loom_allreduce_clock 0, expected 1"
+
+# ---- 15. torus maps (coll_loom_torus_file, LOOM_TORUS_COORDS, SLURM_TOPOLOGY_ADDR) -------
+# One node here: its coordinates, the shape and the routing order show at verbose 10; a
+# bad source is reported (file and line) and the program still runs and passes.
+torus_good=$logdir/torus-good.map
+torus_bad=$logdir/torus-bad.map
+torus_missing=$logdir/torus-missing.map
+printf '# a 2 x 2 torus\ndims 2 2\n%s 0 1   # this node\nother-node 1 1\n' "$(hostname)" >"$torus_good"
+printf 'dims 2 2\n\n%s 0 2\n' "$(hostname)" >"$torus_bad"
+printf 'dims 2 2\nother-node 0 1\n' >"$torus_missing"
+name="torus map file np=4"
+run "$name" 4 0 --mca coll_loom_torus_file "$torus_good" --mca coll_loom_torus_route_order yx \
+    --mca coll_loom_verbose 10 -- "$T_BAR"
+check_log "torus map file: shape, order, box and nodes at verbose 10" "$(log_of "$name")" \
+    "torus 2x2 route yx, box [0..0]x[1..1], 1 of 4 nodes present (coll_loom_torus_file)"
+name="torus map file with an error np=3"
+run "$name" 3 0 --mca coll_loom_torus_file "$torus_bad" -- "$T_BAR"
+check_log "torus map file: the error with file and line, the job goes on" "$(log_of "$name")" \
+    "coll_loom_torus_file: $torus_bad:3: host" "coordinate 1 is 2, outside 0..1"
+name="torus map file without this node np=3"
+run "$name" 3 0 --mca coll_loom_torus_file "$torus_missing" -- "$T_BAR"
+check_log "torus map file: a node missing from it is reported" "$(log_of "$name")" \
+    "Problem:       the node of rank 0" "is not in $torus_missing"
+name="torus coordinates from LOOM_TORUS_COORDS np=3"
+run "$name" 3 0 -x LOOM_TORUS_COORDS=1,0,1 --mca coll_loom_torus_dims 2x2x2:mesh --mca coll_loom_verbose 10 \
+    -- "$T_BAR"
+check_log "LOOM_TORUS_COORDS: exchanged at the settings check" "$(log_of "$name")" \
+    "torus 2x2x2:mesh route xyz, box [1..1]x[0..0]x[1..1], 1 of 8 nodes present (LOOM_TORUS_COORDS)"
+name="torus coordinates from Slurm np=2"
+run "$name" 2 0 -x SLURM_TOPOLOGY_ADDR=torus:3:1:2.nid00007 --mca coll_loom_verbose 10 -- "$T_BAR"
+check_log "SLURM_TOPOLOGY_ADDR: the shape from the largest coordinates" "$(log_of "$name")" \
+    "torus 4x2x3 route xyz, box [3..3]x[1..1]x[2..2], 1 of 24 nodes present (SLURM_TOPOLOGY_ADDR)"
+name="torus coordinates that ranks of one node disagree on np=4"
+run "$name" 2 0 --mca coll_loom_torus_dims 2x2 -x LOOM_TORUS_COORDS=1,0 -- "$T_BAR" \
+    : -np 2 -x LOOM_TORUS_COORDS=0,1 "$T_BAR"
+check_log "LOOM_TORUS_COORDS: ranks of one node that disagree are reported" "$(log_of "$name")" \
+    "share a node but not its coordinates"
+name="LOOM_TORUS_COORDS without coll_loom_torus_dims np=2"
+run "$name" 2 0 -x LOOM_TORUS_COORDS=1,0 -- "$T_BAR"
+check_log "LOOM_TORUS_COORDS: a missing shape is reported" "$(log_of "$name")" \
+    "LOOM_TORUS_COORDS: needs the shape in coll_loom_torus_dims"
 
 echo
 if [ $fail -gt 0 ]; then
