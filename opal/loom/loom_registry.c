@@ -118,6 +118,26 @@ const mca_coll_loom_alg_t mca_coll_loom_algs[] = {
         .refusal_of = mca_coll_loom_hierarchical_refusal,
     },
     {
+        .name = "torus",
+        .colls = COLL_BIT(MCA_COLL_LOOM_COLL_BCAST) | COLL_BIT(MCA_COLL_LOOM_COLL_REDUCE) |
+                 COLL_BIT(MCA_COLL_LOOM_COLL_ALLREDUCE),
+        .needs = MCA_COLL_LOOM_NEEDS_COMMUTATIVE,
+        .knob = "torus_segment_size",
+        .knob_default = 0,
+        .knob_min = 0,
+        .knob_max = INT32_MAX,
+        .description = "pipelined chain through the nodes on a torus whose edges share no "
+                       "directed link under dimension-ordered routing (needs a torus map: "
+                       "coll_loom_torus_file, LOOM_TORUS_COORDS); allreduce = reduce + bcast "
+                       "overlapping on one chain; commutative ops. Knob: bytes per segment, "
+                       "0 = 256 KiB",
+        .reference = "seed 004",
+        .build = mca_coll_loom_build_torus,
+        .pipelined = true,
+        .can_serve = mca_coll_loom_torus_can_serve,
+        .refusal_of = mca_coll_loom_torus_refusal,
+    },
+    {
         .name = "direct",
         .colls = COLL_BIT(MCA_COLL_LOOM_COLL_ALLTOALL) | COLL_BIT(MCA_COLL_LOOM_COLL_ALLTOALLV),
         .needs = 0,

@@ -93,6 +93,8 @@ typedef struct {
                            representatives, whose INPUT is already their node's part (the
                            node phases run through shared memory); other ranks get an
                            empty schedule */
+    const struct mca_coll_loom_torus_t *torus; /* the nodes' torus (loom_torus.h), NULL: none */
+    const int *torus_coords; /* its coordinates of node k at k * torus->ndims */
 } mca_coll_loom_params_t;
 
 typedef int (*mca_coll_loom_build_fn_t)(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);
@@ -161,6 +163,9 @@ int mca_coll_loom_build_binomial(mca_coll_loom_sched_t *s, const mca_coll_loom_p
 int mca_coll_loom_build_recursive_doubling(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);
 int mca_coll_loom_build_direct(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);
 int mca_coll_loom_build_hierarchical(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);
+int mca_coll_loom_build_torus(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);
+bool mca_coll_loom_torus_can_serve(const mca_coll_loom_params_t *p);
+const char *mca_coll_loom_torus_refusal(const mca_coll_loom_params_t *p);
 bool mca_coll_loom_hierarchical_can_serve(const mca_coll_loom_params_t *p);
 /* hierarchical's alltoall (loom_alg_hierarchical_alltoall.c), and whether its leaders'
  * slots fit this node map */

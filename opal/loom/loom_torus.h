@@ -20,7 +20,7 @@
 
 #define MCA_COLL_LOOM_TORUS_MAX_DIMS 6
 
-typedef struct {
+typedef struct mca_coll_loom_torus_t {
     int ndims;
     int dims[MCA_COLL_LOOM_TORUS_MAX_DIMS];
     bool mesh[MCA_COLL_LOOM_TORUS_MAX_DIMS]; /* no wrap-around link in this dimension */

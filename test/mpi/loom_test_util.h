@@ -199,6 +199,16 @@ LT_MAYBE_UNUSED static int lt_alg_index(lt_coll_t c, const char *name)
     return -1;
 }
 
+/* Whether this process was given a torus map (coll_loom_torus_file, LOOM_TORUS_COORDS,
+ * Slurm's torus address): without one loom's `torus` refuses every call. */
+LT_MAYBE_UNUSED static int lt_torus_configured(void)
+{
+    char file[512] = "";
+    const char *slurm = getenv("SLURM_TOPOLOGY_ADDR");
+    if (MPI_SUCCESS == lt_cvar_read_str("coll_loom_torus_file", file, sizeof(file)) && '\0' != file[0]) return 1;
+    return NULL != getenv("LOOM_TORUS_COORDS") || (NULL != slurm && 0 == strncmp(slurm, "torus:", 6));
+}
+
 LT_MAYBE_UNUSED static const char *lt_knob_cvar(const char *alg)
 {
     if (0 == strcmp(alg, "dissemination")) return "coll_loom_dissemination_ways";
@@ -207,6 +217,7 @@ LT_MAYBE_UNUSED static const char *lt_knob_cvar(const char *alg)
     if (0 == strcmp(alg, "twotree")) return "coll_loom_twotree_chunk_size";
     if (0 == strcmp(alg, "hierarchical")) return "coll_loom_hierarchical_segment_size";
     if (0 == strcmp(alg, "direct")) return "coll_loom_direct_window";
+    if (0 == strcmp(alg, "torus")) return "coll_loom_torus_segment_size";
     return NULL;
 }
 

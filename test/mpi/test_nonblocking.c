@@ -864,6 +864,8 @@ static int refuses(const call_t *k, const char *alg)
 {
     const int comm = k->o != O_NONCOMM, exact = k->t == T_INT && (k->o == O_SUM || k->o == O_MAX);
     const int idem = k->o == O_MAX, P = k->c->size;
+    if (0 == strcmp(alg, "torus")) /* needs a torus map; the chain is not rank order */
+        return !lt_torus_configured() || (LT_BCAST != k->coll && !comm);
     switch (k->coll) {
     case LT_ALLREDUCE:
         if (0 == strcmp(alg, "pairwise")) return 0;

@@ -10,7 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "opal/loom/loom_registry.h"
 #include "opal/loom/loom_torus.h"
+#include "opal/loom/loom_verify.h"
 #include "unit_check.h"
 
 static mca_coll_loom_torus_t shape(const char *text)
@@ -282,6 +284,63 @@ static void test_chains_random(const char *dims, int tries, int nmin, int nmax)
     free(taken);
 }
 
+/* The `torus` schedules pass the symbolic verifier: random subsets of a 4 x 4 and a
+ * 3 x 3 x 3 torus, several ranks on some nodes in shuffled rank order, every root,
+ * pipelined in 1-5 segments, bcast, reduce and allreduce (in place too). */
+static void test_schedules(void)
+{
+    static const char *shapes[] = {"4x4", "3x3x3"};
+    static const mca_coll_loom_coll_t colls[] = {MCA_COLL_LOOM_COLL_BCAST, MCA_COLL_LOOM_COLL_REDUCE,
+                                                 MCA_COLL_LOOM_COLL_ALLREDUCE};
+    int verified = 0;
+
+    for (int si = 0; si < 2; ++si) {
+        mca_coll_loom_torus_t t = shape(shapes[si]);
+        const long N = mca_coll_loom_torus_nodes(&t);
+        for (int k = 0; k < 40; ++k) {
+            const int nn = 1 + (int) (xorshift() % 8), P = nn + (int) (xorshift() % 6);
+            int coords[8 * MCA_COLL_LOOM_TORUS_MAX_DIMS], node_of[16], taken[64] = {0};
+            for (int i = 0; i < nn; ++i) {
+                long v;
+                do {
+                    v = (long) (xorshift() % (unsigned long long) N);
+                } while (taken[v]);
+                taken[v] = 1;
+                for (int d = t.ndims - 1; d >= 0; --d) {
+                    coords[i * t.ndims + d] = (int) (v % t.dims[d]);
+                    v /= t.dims[d];
+                }
+            }
+            /* nodes numbered by their lowest rank (loom_topo.h): rank r < nn on node r
+             * first, then the rest anywhere, shuffled */
+            for (int r = 0; r < P; ++r) {
+                node_of[r] = r < nn ? r : (int) (xorshift() % (unsigned long long) nn);
+            }
+            mca_coll_loom_params_t p = {.P = P, .nodes = nn, .rpn = P, .node_of = node_of, .torus = &t,
+                                        .torus_coords = coords, .call = MCA_COLL_LOOM_CALL_COMMUTATIVE,
+                                        .segs = 1 + (int) (xorshift() % 5)};
+            for (int c = 0; c < 3; ++c) {
+                const int alg = mca_coll_loom_alg_find(colls[c], "torus");
+                char err[512] = "";
+                CHECK(alg >= 0, "torus serves %s", mca_coll_loom_coll_name(colls[c]));
+                if (alg < 0) continue;
+                p.root = MCA_COLL_LOOM_COLL_ALLREDUCE == colls[c] ? 0 : MCA_COLL_LOOM_VERIFY_ALL_ROOTS;
+                for (int ip = 0; ip < 2; ++ip) {
+                    const int rc = mca_coll_loom_verify(alg, colls[c], &p, ip, NULL, err, sizeof(err));
+                    CHECK(0 == rc, "%s on %s, %d nodes, P=%d, segs %d%s: %s", mca_coll_loom_coll_name(colls[c]),
+                          shapes[si], nn, P, p.segs, ip ? ", in place" : "", err);
+                    ++verified;
+                }
+            }
+        }
+    }
+    /* no map: refused */
+    mca_coll_loom_params_t q = {.P = 4, .call = MCA_COLL_LOOM_CALL_COMMUTATIVE};
+    CHECK(NULL != mca_coll_loom_alg_refusal(mca_coll_loom_alg_find(MCA_COLL_LOOM_COLL_BCAST, "torus"), &q),
+          "torus without a map is refused");
+    printf("test_torus: %d torus schedule sets verified\n", verified);
+}
+
 int main(void)
 {
     test_parse();
@@ -292,6 +351,7 @@ int main(void)
     test_chains_random("4x4x2", 3000, 2, 32);
     test_chains_random("8x8x8", 300, 6, 40);
     test_chains_random("16x16x16", 50, 6, 64);
+    test_schedules();
     printf("test_torus: %d checks, %d failures\n", checks, failures);
     return 0 != failures;
 }

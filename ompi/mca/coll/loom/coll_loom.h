@@ -106,6 +106,7 @@ typedef struct mca_coll_loom_component_t {
     int test_fail_conversion; /* tests only: the N-th conversion from now fails (coll_loom_shm.c) */
     int hier_alg;           /* registry index of `hierarchical` (-1: none) */
     int direct_alg;         /* registry index of `direct` (-1: none) */
+    int torus_alg;          /* registry index of `torus` (-1: none) */
     unsigned long long shm_node_phases; /* MPI_T: calls whose node phases used it */
     unsigned long long shm_segments_created; /* MPI_T: segments this process made or mapped */
     unsigned long long shm_segments_reused;  /* MPI_T: segments taken over from a freed communicator */

@@ -504,11 +504,14 @@ static int loom_open(void)
     mca_coll_loom_shm_pool_init();
     cm->hier_alg = -1;
     cm->direct_alg = -1;
+    cm->torus_alg = -1;
     for (int a = 0; a < cm->nalgs; ++a) {
         if (0 == strcmp(mca_coll_loom_algs[a].name, "hierarchical")) {
             cm->hier_alg = a;
         } else if (0 == strcmp(mca_coll_loom_algs[a].name, "direct")) {
             cm->direct_alg = a;
+        } else if (0 == strcmp(mca_coll_loom_algs[a].name, "torus")) {
+            cm->torus_alg = a;
         }
     }
     cm->rules.rules = NULL;

@@ -504,6 +504,8 @@ plan_decide(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, struct ompi_co
         .call = call,
         .coll = coll,
         .node_of = m->have_topo ? m->topo.node_of : NULL,
+        .torus = 1 == m->torus.state ? &m->torus.shape : NULL,
+        .torus_coords = 1 == m->torus.state ? m->torus.coords : NULL,
     };
     mca_coll_loom_sched_entry_t *e;
     loom_settings_t st;
@@ -800,6 +802,9 @@ static int auto_segs(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes)
  * one message per node pair took 1.64x tuned's time, 0.74x with tcp's eager limit
  * raised to 300 KB (docs/user/performance.md, "Alltoall"). */
 #define LOOM_HIER_A2A_PIECE    ((size_t) 32 * 1024)
+/* torus: bytes per segment of its chain when coll_loom_torus_segment_size is 0 (not
+ * measured on a torus yet: hierarchical's bcast segment) */
+#define LOOM_TORUS_AUTO_SEGMENT ((size_t) 256 * 1024)
 
 /* ring and twotree: the cost model's segment / chunk count (or the knob's) */
 static int model_segs(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes, int knob)
@@ -836,6 +841,12 @@ static int model_segs(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes, i
 
 int mca_coll_loom_pipeline_segs(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes, int knob)
 {
+    if (alg == mca_coll_loom_component.torus_alg) {
+        /* segments of the chain: the message streams once the chain is full */
+        const size_t seg = knob > 0 ? (size_t) knob : LOOM_TORUS_AUTO_SEGMENT;
+        const size_t n = (bytes + seg - 1) / seg;
+        return n < 1 ? 1 : (int) (n > LOOM_HIER_MAX_SEGS ? LOOM_HIER_MAX_SEGS : n);
+    }
     if (alg == mca_coll_loom_component.hier_alg) {
         /* bcast, reduce: segments of the chain; allreduce from LOOM_HIER_RING_BYTES:
          * segments per part of the leaders' ring (at least 2, which is what selects the
