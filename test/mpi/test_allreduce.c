@@ -153,6 +153,8 @@ static int alg_may_serve(const char *alg, int n, int P, tkind_t t, okind_t o)
     /* any op on node-consecutive ranks, commutative ones otherwise: this test does not
      * know the node map, so a non-commutative call may go either way (both exact) */
     if (0 == strcmp(alg, "hierarchical")) return op_commutative(o) ? 1 : -1;
+    /* a chain through the nodes on a torus map; the root's copy everywhere */
+    if (0 == strcmp(alg, "torus")) return lt_torus_configured() && op_commutative(o);
     if (0 == strcmp(alg, "dissemination"))
         return op_commutative(o) && op_exact(t, o) && (op_idempotent(o) || dissemination_adaptable(n, P));
     return -1;

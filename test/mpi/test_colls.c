@@ -105,7 +105,8 @@ static int op_commutative(okind_t o) { return o != O_UNONCOMM; }
 static int alg_commutative_only(const char *alg)
 {
     /* hierarchical serves non-commutative bcast (no op) but not reduce */
-    return 0 == strcmp(alg, "ring") || 0 == strcmp(alg, "twotree") || 0 == strcmp(alg, "hierarchical");
+    return 0 == strcmp(alg, "ring") || 0 == strcmp(alg, "twotree") || 0 == strcmp(alg, "hierarchical") ||
+           0 == strcmp(alg, "torus");
 }
 /* Knobs that change the schedule of collective c under algorithm alg. */
 static const char *alg_knob(ckind_t c, const char *alg)
