@@ -1,7 +1,8 @@
 #!/bin/bash
 # loom: an emulated cluster on one machine, one network namespace per "node".
 #
-#   cluster.sh up N [--shape RATE]   create nodes loomnode0..N-1 (idempotent)
+#   cluster.sh up N [--shape RATE] [--torus DIMS]
+#                                    create nodes loomnode0..N-1 (idempotent)
 #   cluster.sh down                  remove everything this script created
 #   cluster.sh status                show the nodes, addresses and shaping
 #
@@ -15,6 +16,20 @@
 # job's mount/UTS namespaces, not here); the per-node boot_id files agent.sh binds
 # are kept in the state directory.
 #
+# --torus DIMS (e.g. 4x4, 4x2x2; N must be their product; ":mesh" after a dimension
+# leaves out its wrap-around links) also wires the nodes as a torus: node I sits at the
+# row-major coordinates of I (dimension 0 slowest), and for every dimension d with more
+# than one node it has a veth pair to its + neighbour (interface t<d>p there, t<d>m
+# at the neighbour).  Each node holds the address $TSUBNET.(I+1)/16 on a dummy
+# interface tor0, and one /32 route per other node through the interface of the first
+# hop of dimension-ordered routing (dimension 0 first, the shorter way around each ring,
+# a tie the + way: loom's model, opal/loom/loom_torus.h), with forwarding on and
+# reverse-path filtering off inside the nodes only.  So a message between nodes two
+# hops apart crosses two links, and two messages routed over one link share it; MPI
+# traffic takes these links with btl_tcp_if_include tor0 (mpirun.sh --torus), the
+# runtime keeps the bridge.  --shape then shapes every torus link direction instead of
+# the bridge links.  The coordinate file for coll_loom_torus_file is $STATE/torus.map.
+#
 # Environment: LOOM_CLUSTER_SUBNET (first three octets, default 10.213.37; must be
 # a /24 nothing else on the machine uses), LOOM_CLUSTER_STATE (default
 # /run/loom-cluster).
@@ -27,6 +42,7 @@
 set -u
 
 SUBNET=${LOOM_CLUSTER_SUBNET:-10.213.37}
+TSUBNET=${LOOM_TORUS_SUBNET:-10.214.0}
 STATE=${LOOM_CLUSTER_STATE:-/run/loom-cluster}
 BR=loombr0
 NSP=loomnode
@@ -112,9 +128,128 @@ apply_shape() { # apply_shape N RATE|""
     return 0
 }
 
-cluster_ok() { # cluster_ok N: all N nodes present, configured, reachable from the root
-    local n=$1 i
+# ---- the torus ------------------------------------------------------------------
+# Parses DIMS into the arrays TD (sizes) and TM (1: mesh); echoes nothing.
+torus_parse() {
+    local spec=$1 part
+    TD=(); TM=()
+    for part in ${spec//[x,]/ }; do
+        if [[ "$part" =~ ^([0-9]+)(:mesh)?$ ]] && [ "${BASH_REMATCH[1]}" -ge 1 ]; then
+            TD+=("${BASH_REMATCH[1]}"); TM+=("$([ -n "${BASH_REMATCH[2]}" ] && echo 1 || echo 0)")
+        else
+            die "--torus: '$part' is not a dimension (N or N:mesh)"
+        fi
+    done
+    [ ${#TD[@]} -ge 1 ] && [ ${#TD[@]} -le 6 ] || die "--torus: 1 to 6 dimensions"
+}
+
+# coords I: the row-major coordinates of node I (dimension 0 slowest), in C[]
+coords() {
+    local i=$1 d
+    C=()
+    for ((d = ${#TD[@]} - 1; d >= 0; d--)); do
+        C[d]=$((i % TD[d])); i=$((i / TD[d]))
+    done
+}
+
+index_of() { # index_of c0 c1 ...: the node index
+    local i=0 d=0 c
+    for c in "$@"; do i=$((i * TD[d] + c)); d=$((d + 1)); done
+    echo "$i"
+}
+
+# the interface node I sends on towards node J first: t<d>p or t<d>m, or "" (J == I)
+first_hop() {
+    local i=$1 j=$2 d n fwd a b
+    coords "$i"; local A=("${C[@]}")
+    coords "$j"; local B=("${C[@]}")
+    for ((d = 0; d < ${#TD[@]}; d++)); do
+        a=${A[d]} b=${B[d]} n=${TD[d]}
+        [ "$a" = "$b" ] && continue
+        if [ "${TM[d]}" = 1 ]; then
+            [ "$b" -gt "$a" ] && echo "t${d}p" || echo "t${d}m"
+            return
+        fi
+        fwd=$(( ((b - a) % n + n) % n ))
+        [ $((2 * fwd)) -le "$n" ] && echo "t${d}p" || echo "t${d}m"
+        return
+    done
+    echo ""
+}
+
+# the neighbour of node I over interface t<d>p / t<d>m
+neighbour() {
+    local i=$1 ifc=$2 d=${2:1:1} dir=${2:2:1}
+    coords "$i"
+    if [ "$dir" = p ]; then C[d]=$(( (C[d] + 1) % TD[d] )); else C[d]=$(( (C[d] - 1 + TD[d]) % TD[d] )); fi
+    index_of "${C[@]}"
+}
+
+torus_links() { # torus_links N DIMS: wire the nodes, address and route them
+    local n=$1 spec=$2 i j d ns ifc nb total=1
+    torus_parse "$spec"
+    for d in "${TD[@]}"; do total=$((total * d)); done
+    [ "$total" = "$n" ] || die "--torus $spec has $total nodes, not $n"
+    [ "$n" -le 250 ] || die "--torus: at most 250 nodes"
+    for ((i = 0; i < n; i++)); do
+        ns=$NSP$i
+        ip netns exec "$ns" sysctl -qw net.ipv4.ip_forward=1 net.ipv4.conf.all.rp_filter=0 \
+            net.ipv4.conf.default.rp_filter=0
+        ip -n "$ns" link add tor0 type dummy
+        ip -n "$ns" addr add "$TSUBNET.$((i + 1))/16" dev tor0
+        ip -n "$ns" link set tor0 up
+    done
+    for ((i = 0; i < n; i++)); do
+        coords "$i"
+        for ((d = 0; d < ${#TD[@]}; d++)); do
+            [ "${TD[d]}" -ge 2 ] || continue
+            # a mesh dimension has no link from its last node round to its first
+            [ "${TM[d]}" = 1 ] && [ "${C[d]}" = $((TD[d] - 1)) ] && continue
+            nb=$(neighbour "$i" "t${d}p")
+            ip link add "lt$i.$d" netns "$NSP$i" type veth peer name "lu$i.$d" netns "$NSP$nb"
+            ip -n "$NSP$i" link set "lt$i.$d" name "t${d}p"
+            ip -n "$NSP$nb" link set "lu$i.$d" name "t${d}m"
+            ip -n "$NSP$i" link set "t${d}p" up
+            ip -n "$NSP$nb" link set "t${d}m" up
+        done
+    done
+    for ((i = 0; i < n; i++)); do
+        for ((j = 0; j < n; j++)); do
+            [ "$i" = "$j" ] && continue
+            ifc=$(first_hop "$i" "$j")
+            nb=$(neighbour "$i" "$ifc")
+            ip -n "$NSP$i" route add "$TSUBNET.$((j + 1))/32" via "$TSUBNET.$((nb + 1))" dev "$ifc" onlink \
+                src "$TSUBNET.$((i + 1))"
+        done
+        # rp_filter counts per interface too (the kernel takes the max of all and the interface)
+        for ifc in $(ip -n "$NSP$i" -o link show | awk -F': ' '{print $2}' | sed 's/@.*//' | grep -E '^t[0-9][pm]$'); do
+            ip netns exec "$NSP$i" sysctl -qw "net.ipv4.conf.$ifc.rp_filter=0"
+        done
+    done
+    { echo "# the emulated torus $spec (cluster.sh up $n --torus $spec)"
+      echo "dims ${spec//x/ }"
+      for ((i = 0; i < n; i++)); do coords "$i"; echo "$NSP$i ${C[*]}"; done; } >"$STATE/torus.map"
+    echo "$spec" >"$STATE/torus"
+}
+
+torus_shape() { # torus_shape N RATE|"": tbf on both directions of every torus link
+    local n=$1 rate=$2 i ifc
+    for ((i = 0; i < n; i++)); do
+        for ifc in $(ip -n "$NSP$i" -o link show | awk -F': ' '{print $2}' | sed 's/@.*//' | grep -E '^t[0-9][pm]$'); do
+            if [ -n "$rate" ]; then
+                tc -n "$NSP$i" qdisc replace dev "$ifc" root tbf rate "$rate" burst 64kb latency 50ms || return 1
+            else
+                tc -n "$NSP$i" qdisc del dev "$ifc" root 2>/dev/null
+            fi
+        done
+    done
+    return 0
+}
+
+cluster_ok() { # cluster_ok N [TORUS]: all N nodes present, configured, reachable from the root
+    local n=$1 torus=${2:-} i
     [ -f "$STATE/nodes" ] && [ "$(cat "$STATE/nodes")" = "$n" ] || return 1
+    [ "$(cat "$STATE/torus" 2>/dev/null)" = "$torus" ] || return 1
     [ "$(our_ns | wc -l)" = "$n" ] || return 1
     ip link show "$BR" >/dev/null 2>&1 || return 1
     for i in $(seq 0 $((n - 1))); do
@@ -126,14 +261,19 @@ cluster_ok() { # cluster_ok N: all N nodes present, configured, reachable from t
 }
 
 do_up() {
-    local n=$1 rate=$2 i ns
+    local n=$1 rate=$2 torus=${3:-} i ns
     [[ "$n" =~ ^[0-9]+$ ]] && [ "$n" -ge 1 ] && [ "$n" -le 250 ] || die "N must be 1..250"
-    if cluster_ok "$n"; then
-        apply_shape "$n" "$rate" || die "tc failed"
+    if cluster_ok "$n" "$torus"; then
+        if [ -n "$torus" ]; then
+            torus_shape "$n" "$rate" || die "tc failed"
+        else
+            apply_shape "$n" "$rate" || die "tc failed"
+        fi
         echo "$rate" >"$STATE/shape"
-        echo "cluster: $n nodes already up${rate:+, shaped to $rate}"
+        echo "cluster: $n nodes already up${torus:+ as a $torus torus}${rate:+, shaped to $rate}"
         return 0
     fi
+    [ -z "$torus" ] || torus_parse "$torus"
     # something partial or of another size: start from nothing
     if [ -n "$(our_ns)$(our_links)" ] || grep -qF "$TAG" /etc/hosts || [ -d "$STATE" ]; then
         do_down || die "could not remove the previous cluster"
@@ -163,7 +303,12 @@ do_up() {
     for i in $(seq 0 $((n - 1))); do
         echo "$SUBNET.$((i + 1)) $NSP$i $TAG"
     done >>/etc/hosts
-    apply_shape "$n" "$rate" || false
+    if [ -n "$torus" ]; then
+        torus_links "$n" "$torus"
+        torus_shape "$n" "$rate" || false
+    else
+        apply_shape "$n" "$rate" || false
+    fi
     echo "$n" >"$STATE/nodes"
     echo "$rate" >"$STATE/shape"
     echo "$SUBNET" >"$STATE/subnet"
@@ -179,7 +324,7 @@ do_up() {
     done
     trap - ERR
     set +E
-    echo "cluster: $n nodes up ($NSP"0..$NSP$((n - 1))", $SUBNET.1-$n/24, bridge $BR $SUBNET.254)${rate:+, shaped to $rate}"
+    echo "cluster: $n nodes up ($NSP"0..$NSP$((n - 1))", $SUBNET.1-$n/24, bridge $BR $SUBNET.254)${torus:+, a $torus torus ($TSUBNET.1-$n/16 on tor0, map $STATE/torus.map)}${rate:+, shaped to $rate}"
 }
 
 do_status() {
@@ -203,18 +348,20 @@ do_status() {
 need_root
 case "${1:-}" in
 up)
-    [ $# -ge 2 ] || die "usage: cluster.sh up N [--shape RATE]"
-    n=$2; shift 2; rate=""
+    [ $# -ge 2 ] || die "usage: cluster.sh up N [--shape RATE] [--torus DIMS]"
+    n=$2; shift 2; rate=""; torus=""
     while [ $# -gt 0 ]; do
         case "$1" in
         --shape) [ $# -ge 2 ] || die "--shape needs a rate (e.g. 1gbit)"; rate=$2; shift 2 ;;
         --shape=*) rate=${1#--shape=}; shift ;;
+        --torus) [ $# -ge 2 ] || die "--torus needs dimensions (e.g. 4x4)"; torus=$2; shift 2 ;;
+        --torus=*) torus=${1#--torus=}; shift ;;
         *) die "unknown option $1" ;;
         esac
     done
-    do_up "$n" "$rate"
+    do_up "$n" "$rate" "$torus"
     ;;
 down) do_down && echo "cluster: down" ;;
 status) do_status ;;
-*) echo "usage: cluster.sh up N [--shape RATE] | down | status" >&2; exit 2 ;;
+*) echo "usage: cluster.sh up N [--shape RATE] [--torus DIMS] | down | status" >&2; exit 2 ;;
 esac

@@ -10,7 +10,8 @@
 #   --rr          round-robin placement: rank i on the (i mod N)-th node that still
 #                 has room, so node-consecutive ranks are not neighbours; default
 #                 is consecutive (node 0 gets ranks 0..K0-1, ...)
-#   --ob1         pml ob1, btl self,vader,tcp (vader in a node, tcp between) -- default
+#   --ob1         pml ob1, btl self,vader,tcp (vader in a node, tcp between; on a cluster
+#                 made with --torus, tcp over the torus links, btl_tcp_if_include tor0) -- default
 #   --ucx         pml ucx over self,sm,tcp (cl0 between nodes)
 #   --timeout S   kill the job after S seconds (default $LOOM_CLUSTER_TIMEOUT or 300);
 #                 exit status 124 then, after one line per rank thread saying where
@@ -134,7 +135,12 @@ mca mpi_yield_when_idle 1
 if [ $pml = ob1 ]; then
     mca pml ob1
     mca btl self,vader,tcp
-    mca btl_tcp_if_include "$subnet.0/24"
+    # an emulated torus (cluster.sh up N --torus DIMS): MPI traffic over its links
+    if [ -s "$STATE/torus" ]; then
+        mca btl_tcp_if_include tor0
+    else
+        mca btl_tcp_if_include "$subnet.0/24"
+    fi
 else
     mca pml ucx
     mca pml_ucx_tls any

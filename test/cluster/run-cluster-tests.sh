@@ -22,8 +22,8 @@
 #      loom loaded and serving on every rank), test_allreduce, test_colls, test_barrier,
 #      test_alltoall (also round-robin, 3 x 3 and on uneven nodes: hierarchical's alltoall);
 #      a rules file one node cannot read (every call to the previous component, reported);
-#      a 2 x 2 torus map of the nodes (torus forced in test_colls, test_allreduce round-robin,
-#      test_nonblocking on uneven nodes);
+#      a 2 x 2 torus map of the nodes for test_colls (and below for test_allreduce and
+#      test_nonblocking round-robin, test_colls on uneven nodes): torus forced among the others;
 #      a negative control (--mca coll ^loom: smoke must FAIL); smoke over UCX;
 #   3. 4 x 2 with round-robin placement (rank i on node i mod 4), with failures injected
 #      inside each node segment's protocol (test_faults, also on the uneven nodes), and
@@ -177,9 +177,18 @@ cl "cluster.sh up 4 again (idempotent)" up 4
 check "4 namespaces, 4 /etc/hosts lines, status ok" is_4_nodes
 
 # ---- 2. 4 nodes x 2 ranks, consecutive ------------------------------------------------------
+# A 2 x 2 torus map over the four nodes (coll_loom_torus_file), given to some of the runs
+# below: every communicator of theirs then has a map, so a forced `torus` must serve every
+# commutative bcast, reduce and allreduce, exactly, on any placement.
+torus_map=$logdir/torus-2x2.map
+printf '# the emulated nodes on a 2 x 2 torus\ndims 2 2\nloomnode0 0 0\nloomnode1 0 1\nloomnode2 1 1\nloomnode3 1 0\n' \
+    >"$torus_map"
 run "smoke 4x2" 0 --ppn 2 -- "$SMOKE"
 run "test_allreduce 4x2" 0 --ppn 2 -- "$test_allreduce"
-run "test_colls 4x2" 0 --ppn 2 -- "$test_colls"
+name="test_colls 4x2 (on the torus map: torus forced among the others)"
+run "$name" 0 --ppn 2 --mca coll_loom_torus_file "$torus_map" --mca coll_loom_verbose 10 -- "$test_colls"
+check "the torus map of the four nodes shows at verbose 10" \
+    grep -qF "torus 2x2 route xy, box [0..1]x[0..1], 4 of 4 nodes present (coll_loom_torus_file)" "$(log_of "$name")"
 run "test_barrier 4x2" 0 --ppn 2 -- "$test_barrier"
 run "test_nonblocking 4x2 (non-blocking and persistent forms, hierarchical point to point)" 0 --ppn 2 \
     -- "$test_nonblocking" --sections matrix,auto,outstanding,persistent,startall,errors,crossed
@@ -239,28 +248,16 @@ run "$name" 0 --ppn 2 --mca coll_han_priority 35 --mca coll_base_verbose 10 \
     --mca coll_loom_rules_file "$rules_prev" -- "$test_rules" previous 4096
 check "han was selected below loom on every node" bash -c \
     "[ \$(grep -cE 'selecting +han, priority +35, Enabled' '$(log_of "$name")') -ge 8 ]"
-# A 2 x 2 torus map over the four nodes (coll_loom_torus_file): every communicator of the
-# tests has one, so a forced `torus` must serve every commutative bcast, reduce and
-# allreduce, exactly, on any node map.
-torus_map=$logdir/torus-2x2.map
-printf '# the emulated nodes on a 2 x 2 torus\ndims 2 2\nloomnode0 0 0\nloomnode1 0 1\nloomnode2 1 1\nloomnode3 1 0\n' \
-    >"$torus_map"
-name="test_colls 4x2 on a 2 x 2 torus map (torus forced among the others)"
-run "$name" 0 --ppn 2 --mca coll_loom_torus_file "$torus_map" --mca coll_loom_verbose 10 -- "$test_colls"
-check "the torus map of the four nodes shows at verbose 10" \
-    grep -qF "torus 2x2 route xy, box [0..1]x[0..1], 4 of 4 nodes present (coll_loom_torus_file)" "$(log_of "$name")"
-run "test_allreduce 4x2 round-robin on the torus map" 0 --ppn 2 --rr --mca coll_loom_torus_file "$torus_map" \
-    -- "$test_allreduce"
-run "test_nonblocking 4x2 on uneven nodes on the torus map" 0 --map 1,3,2,2 --mca coll_loom_torus_file "$torus_map" \
-    -- "$test_nonblocking"
 run "negative control: smoke 4x2 --mca coll ^loom must FAIL" nonzero --ppn 2 --mca coll '^loom' -- "$SMOKE"
 run "smoke 4x2 over UCX" 0 --ucx --ppn 2 -- "$SMOKE"
 
 # ---- 3. 4 x 2, round-robin: rank i on node i mod 4 --------------------------------------------
 run "smoke 4x2 round-robin" 0 --ppn 2 --rr -- "$SMOKE"
-run "test_allreduce 4x2 round-robin" 0 --ppn 2 --rr -- "$test_allreduce"
+run "test_allreduce 4x2 round-robin (on the torus map)" 0 --ppn 2 --rr --mca coll_loom_torus_file "$torus_map" \
+    -- "$test_allreduce"
 run "test_colls 4x2 round-robin" 0 --ppn 2 --rr -- "$test_colls"
-run "test_nonblocking 4x2 round-robin" 0 --ppn 2 --rr -- "$test_nonblocking" \
+run "test_nonblocking 4x2 round-robin (on the torus map)" 0 --ppn 2 --rr --mca coll_loom_torus_file "$torus_map" \
+    -- "$test_nonblocking" \
     --sections matrix,outstanding,persistent
 run "test_alltoall 4x2 round-robin" 0 --ppn 2 --rr -- "$test_alltoall"
 run "test_pipeline 4x2 round-robin" 0 --ppn 2 --rr --mca coll_loom_shm_setup_call 1 -- "$test_pipeline" 1500
@@ -284,7 +281,8 @@ run "test_pipeline 3x3" 0 --ppn 3 --mca coll_loom_shm_setup_call 1 -- "$test_pip
 # ---- 5. uneven nodes -------------------------------------------------------------------------------
 run "smoke map 1,3,2 round-robin" 0 --map 1,3,2 --rr -- "$SMOKE"
 run "test_allreduce map 1,3,2 round-robin" 0 --map 1,3,2 --rr -- "$test_allreduce"
-run "test_colls map 1,3,2 round-robin" 0 --map 1,3,2 --rr -- "$test_colls"
+run "test_colls map 1,3,2 round-robin (on the torus map)" 0 --map 1,3,2 --rr \
+    --mca coll_loom_torus_file "$torus_map" -- "$test_colls"
 run "test_pipeline map 1,3,2 round-robin" 0 --map 1,3,2 --rr --mca coll_loom_shm_setup_call 1 \
     -- "$test_pipeline" 1500
 run "test_faults map 1,3,2 round-robin (every node's communicator)" 0 --map 1,3,2 --rr \

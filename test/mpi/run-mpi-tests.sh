@@ -58,8 +58,8 @@
 #  14. the stale-synchronous allreduce under loom_allreduce_slack (test_ssp): staleness bound,
 #      progress of the fast ranks, slack 0 bit for bit the ordinary allreduce, at several
 #      process counts, and its negative control;
-#  15. torus maps: a good map file (and test_colls with it, torus forced among the
-#      others), one with an error, one without this node, coordinates from
+#  15. torus maps: a good map file (and test_colls bcast/reduce and test_allreduce with
+#      it, torus forced among the others), one with an error, one without this node, coordinates from
 #      LOOM_TORUS_COORDS and from Slurm's address, ranks of one node that disagree.
 # Ends with "N passed, M failed[, K skipped]" and exits non-zero on any failure.
 
@@ -802,8 +802,10 @@ run "$name" 4 0 --mca coll_loom_torus_file "$torus_good" --mca coll_loom_torus_r
 check_log "torus map file: shape, order, box and nodes at verbose 10" "$(log_of "$name")" \
     "torus 2x2 route yx, box [0..0]x[1..1], 1 of 4 nodes present (coll_loom_torus_file)"
 # with the map, a forced torus serves every commutative bcast, reduce and allreduce
-run "test_colls with a torus map (torus forced among the others) np=4" 4 0 \
-    --mca coll_loom_torus_file "$torus_good" -- "$T_COLLS"
+run "test_colls bcast,reduce with a torus map (torus forced among the others) np=4" 4 0 \
+    --mca coll_loom_torus_file "$torus_good" -- "$T_COLLS" --coll bcast,reduce
+run "test_allreduce with a torus map (torus forced among the others) np=3" 3 0 \
+    --mca coll_loom_torus_file "$torus_good" -- "$T_ALL"
 name="torus map file with an error np=3"
 run "$name" 3 0 --mca coll_loom_torus_file "$torus_bad" -- "$T_BAR"
 check_log "torus map file: the error with file and line, the job goes on" "$(log_of "$name")" \
