@@ -20,8 +20,8 @@
 # leaves out its wrap-around links) also wires the nodes as a torus: node I sits at the
 # row-major coordinates of I (dimension 0 slowest), and for every dimension d with more
 # than one node it has a veth pair to its + neighbour (interface t<d>p there, t<d>m
-# at the neighbour).  Each node holds the address $TSUBNET.(I+1)/16 on a dummy
-# interface tor0, and one /32 route per other node through the interface of the first
+# at the neighbour).  Each node holds the address $TSUBNET.(I+1)/16 on an interface
+# tor0 of its own, and one /32 route per other node through the interface of the first
 # hop of dimension-ordered routing (dimension 0 first, the shorter way around each ring,
 # a tie the + way: loom's model, opal/loom/loom_torus.h), with forwarding on and
 # reverse-path filtering off inside the nodes only.  So a message between nodes two
@@ -195,8 +195,11 @@ torus_links() { # torus_links N DIMS: wire the nodes, address and route them
         ns=$NSP$i
         ip netns exec "$ns" sysctl -qw net.ipv4.ip_forward=1 net.ipv4.conf.all.rp_filter=0 \
             net.ipv4.conf.default.rp_filter=0
-        ip -n "$ns" link add tor0 type dummy
+        # tor0 holds the node's address (a veth whose peer stays in the node: the
+        # kernel may lack the dummy device)
+        ip -n "$ns" link add tor0 type veth peer name tor0x
         ip -n "$ns" addr add "$TSUBNET.$((i + 1))/16" dev tor0
+        ip -n "$ns" link set tor0x up
         ip -n "$ns" link set tor0 up
     done
     for ((i = 0; i < n; i++)); do
