@@ -7,6 +7,8 @@
 #   --nodes N     use nodes loomnode0..N-1 (default: every node of the cluster)
 #   --ppn K       K ranks on every node (default 1)
 #   --map LIST    ranks per node, e.g. 1,3,2 (uneven nodes; sets N)
+#   --hosts LIST  these nodes instead of loomnode0..N-1, e.g. loomnode3,loomnode9,loomnode4
+#                 (a sub-communicator of a torus; sets N unless --map does)
 #   --rr          round-robin placement: rank i on the (i mod N)-th node that still
 #                 has room, so node-consecutive ranks are not neighbours; default
 #                 is consecutive (node 0 gets ranks 0..K0-1, ...)
@@ -35,7 +37,7 @@ STATE=${LOOM_CLUSTER_STATE:-/run/loom-cluster}
 
 die() { echo "mpirun.sh: $*" >&2; exit 2; }
 
-nodes="" ppn="" map="" rr=0 pml=ob1 dry=0
+nodes="" ppn="" map="" hosts="" rr=0 pml=ob1 dry=0
 tmo=${LOOM_CLUSTER_TIMEOUT:-300}
 loomdir=${LOOM_COMPONENT_DIR:-}
 extra=()
@@ -44,6 +46,7 @@ while [ $# -gt 0 ] && [ "$1" != -- ]; do
     --nodes) nodes=${2:?}; shift 2 ;;
     --ppn) ppn=${2:?}; shift 2 ;;
     --map) map=${2:?}; shift 2 ;;
+    --hosts) hosts=${2:?}; shift 2 ;;
     --rr) rr=1; shift ;;
     --ob1) pml=ob1; shift ;;
     --ucx) pml=ucx; shift ;;
@@ -70,6 +73,9 @@ if [ -n "$map" ]; then
     [ -z "$nodes" ] || [ "$nodes" = "${#counts[@]}" ] || die "--nodes $nodes disagrees with --map $map"
     nodes=${#counts[@]}
 else
+    if [ -z "$nodes" ] && [ -n "$hosts" ]; then
+        nodes=$(awk -F, '{print NF}' <<<"$hosts")
+    fi
     nodes=${nodes:-$have}
     ppn=${ppn:-1}
     for ((i = 0; i < nodes; i++)); do counts+=("$ppn"); done
@@ -94,6 +100,17 @@ else
         for ((i = 0; i < nodes; i++)); do
             if [ "${left[i]}" -gt 0 ]; then place+=("loomnode$i"); left[i]=$((left[i] - 1)); fi
         done
+    done
+fi
+# --hosts: the ranks on these nodes instead of loomnode0..N-1 (the i-th listed node
+# stands for loomnode<i> above), e.g. a random subset of a torus
+if [ -n "$hosts" ]; then
+    IFS=, read -r -a hl <<<"$hosts"
+    [ "${#hl[@]}" = "$nodes" ] || die "--hosts lists ${#hl[@]} nodes, the placement has $nodes"
+    for ((i = 0; i < ${#place[@]}; i++)); do
+        k=${place[i]#loomnode}
+        [[ "${hl[k]}" =~ ^loomnode[0-9]+$ ]] && [ "${hl[k]#loomnode}" -lt "$have" ] || die "--hosts: no node ${hl[k]}"
+        place[i]=${hl[k]}
     done
 fi
 placement=$(IFS=,; echo "${place[*]}")
@@ -165,8 +182,8 @@ fi
 if [ $rc != 0 ]; then
     # a rank that crashed or hung can outlive mpirun: kill what is left in our nodes
     sleep 0.5
-    for ((i = 0; i < nodes; i++)); do
-        pids=$(ip netns pids "loomnode$i" 2>/dev/null)
+    for h in $(printf '%s\n' "${place[@]}" | sort -u); do
+        pids=$(ip netns pids "$h" 2>/dev/null)
         [ -n "$pids" ] && kill -9 $pids 2>/dev/null
     done
 fi
