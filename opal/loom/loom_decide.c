@@ -48,6 +48,15 @@
 /* Unset fields mean "any": min_bytes 0, min_* 0 and max_* 0 (no bound) for P, nodes
  * and ranks per node, call_mask 0.  max_bytes must be given. */
 const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
+    /* a communicator with a torus map (docs/user/tuning.md, "Torus"): the contention-free
+     * chain from 1 MiB.  Emulated 4 x 4 torus, 100 Mbit/s links, one rank per node,
+     * random subsets of 6 and 8 nodes, 1-4 MiB: bcast 0.21-0.26x tuned's time (1.0x the
+     * single-link bound), allreduce 0.20-0.31x (1.2-1.4x), where these rules gave
+     * 0.42-0.84x (docs/user/performance.md, "Torus").  Without a map torus refuses and
+     * the rules below decide. */
+    {BCAST, .min_bytes = MIB(1), .max_bytes = SIZE_MAX, .min_nodes = 2, .alg = "torus"},
+    {ALLREDUCE, .min_bytes = MIB(1), .max_bytes = SIZE_MAX, .min_nodes = 2, .alg = "torus"},
+
     /* several nodes: the two-level algorithm (one rank per node: it is pairwise among
      * the nodes).  On the emulated 4 x 2 cluster (docs/dev/cluster.md), with its node phases
      * in shared memory up to 8 KiB, allreduce took 0.55-0.69x tuned's time up to 4 KiB

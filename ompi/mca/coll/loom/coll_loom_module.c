@@ -804,7 +804,7 @@ static int auto_segs(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes)
 #define LOOM_HIER_A2A_PIECE    ((size_t) 32 * 1024)
 /* torus: bytes per segment of its chain when coll_loom_torus_segment_size is 0 (not
  * measured on a torus yet: hierarchical's bcast segment) */
-#define LOOM_TORUS_AUTO_SEGMENT ((size_t) 256 * 1024)
+#define LOOM_TORUS_AUTO_SEGMENT ((size_t) 64 * 1024)
 
 /* ring and twotree: the cost model's segment / chunk count (or the knob's) */
 static int model_segs(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes, int knob)
