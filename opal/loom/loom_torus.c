@@ -417,8 +417,10 @@ int mca_coll_loom_torus_max_load(const mca_coll_loom_torus_t *t, int n, const in
 /* ------------------------------------------------------------------------------------ */
 /* contention-free chains                                                                */
 
-/* Expansions a chain search may make before it gives up. */
-#define LOOM_CHAIN_BUDGET 2000000L
+/* Expansions a chain search may make before it gives up: it runs when a schedule is
+ * built (once per root), and each expansion scans the remaining nodes, so this bounds
+ * the worst case (no chain exists) to a fraction of a second at 64 nodes. */
+#define LOOM_CHAIN_BUDGET 200000L
 
 typedef struct {
     const mca_coll_loom_torus_t *t;

@@ -485,8 +485,9 @@ static void section_node(comm_t *cs, int ncs)
     if (MPI_SUCCESS != apply(LT_ALLTOALL, &direct)) return;
     for (int c = 0; c < ncs; c++) {
         const long P = cs[c].size;
-        /* signature elements (4 bytes) per part: the sym slot, half an outbox, twice one */
-        const long ns[3] = {7, box > 0 ? box / 4 / P / 2 : 0, box > 0 ? 2 * box / 4 / P + 2 : 64 * 1024};
+        /* signature elements (4 bytes) per part: the sym slot, an outbox (16 KiB of send
+         * buffer, or the whole outbox when it is smaller), just more than an outbox */
+        const long ns[3] = {7, box > 0 ? (box < 16384 ? box : 16384) / 4 / P : 0, box > 0 ? box / 4 / P + 2 : 64 * 1024};
         int salt = 5000 + 1000 * c; /* the same on the ranks of this communicator only */
         if (P < 2) continue;
         for (int w = 0; w < setup; w++) { /* past the segment's setup call */

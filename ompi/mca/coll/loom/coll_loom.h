@@ -805,6 +805,13 @@ static inline int mca_coll_loom_shm_outcome(mca_coll_loom_module_t *m, struct om
     return rc;
 }
 
+/* true the first time this process asks about *flag, from any thread (a message said
+ * once per process) */
+static inline bool mca_coll_loom_first_time(bool *flag)
+{
+    return !__atomic_exchange_n(flag, true, __ATOMIC_RELAXED);
+}
+
 /* Counters are plain per-process totals; atomics only when threads are in use. */
 static inline void mca_coll_loom_count(unsigned long long *ctr)
 {

@@ -802,8 +802,9 @@ static int auto_segs(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes)
  * one message per node pair took 1.64x tuned's time, 0.74x with tcp's eager limit
  * raised to 300 KB (docs/user/performance.md, "Alltoall"). */
 #define LOOM_HIER_A2A_PIECE    ((size_t) 32 * 1024)
-/* torus: bytes per segment of its chain when coll_loom_torus_segment_size is 0 (not
- * measured on a torus yet: hierarchical's bcast segment) */
+/* torus: bytes per segment of its chain when coll_loom_torus_segment_size is 0; 256 KiB
+ * filled an 8-node chain too slowly at 4 MiB (1.36x the link bound, 64 KiB 1.03x:
+ * docs/user/performance.md, "Torus") */
 #define LOOM_TORUS_AUTO_SEGMENT ((size_t) 64 * 1024)
 
 /* ring and twotree: the cost model's segment / chunk count (or the knob's) */

@@ -183,13 +183,8 @@ static int segment_dir(const char *dir)
 static void shm_failed(ompi_communicator_t *comm, int rank, const char *path, const char *step, int err)
 {
     static bool told;
-    bool first;
 
-    OPAL_THREAD_LOCK(&mca_coll_loom_component.lock);
-    first = !told;
-    told = true;
-    OPAL_THREAD_UNLOCK(&mca_coll_loom_component.lock);
-    if (first) {
+    if (mca_coll_loom_first_time(&told)) {
         mca_coll_loom_show_help("shm-failed", true, comm->c_name, mca_coll_loom_cid(comm).s,
                                 rank, path, step, strerror(err));
     } else {

@@ -214,12 +214,7 @@ static void unusable(mca_coll_loom_module_t *m, ompi_communicator_t *comm, const
     mca_coll_loom_torus_free(m);
     m->torus.state = -1;
     if (0 == ompi_comm_rank(comm)) {
-        bool first;
-        OPAL_THREAD_LOCK(&mca_coll_loom_component.lock);
-        first = !told;
-        told = true;
-        OPAL_THREAD_UNLOCK(&mca_coll_loom_component.lock);
-        if (first) {
+        if (mca_coll_loom_first_time(&told)) {
             mca_coll_loom_show_help("torus-unusable", true, comm->c_name, mca_coll_loom_cid(comm).s,
                                     loom_torus_source_name[loom_torus.kind], why);
         } else {
@@ -368,7 +363,8 @@ int mca_coll_loom_torus_agree(mca_coll_loom_module_t *m, ompi_communicator_t *co
     }
     all = malloc(sizeof(int) * (size_t) (P * W));
     if (NULL == all) {
-        /* every rank must take part: send what it has, keep nothing */
+        /* the others wait in the allgather for this rank: as after any failed
+         * allocation inside a collective, the job cannot go on well */
         unusable(m, comm, "out of memory");
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
