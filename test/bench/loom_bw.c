@@ -5,8 +5,12 @@
  *   loom_bw -c allreduce|bcast|reduce|allgather|reduce_scatter|reduce_scatter_block|scan|exscan|alltoall
  *           [-m minbytes] [-s maxbytes] [-r rounds] [--big-rounds N] [-t batch_ms]
  *           [--latency] [--tuned-seg bytes] [--bw GB/s] [--all-algs] [--seg-sizes a,b,...] [--csv FILE] [-q]
- *           [--info KEY=VALUE]
+ *           [--info KEY=VALUE] [--groups K]
  *
+ * --groups K splits the world into K communicators of consecutive ranks (as equal as
+ * they come) that run every batch at the same time (a world barrier before it; the
+ * sample is the slowest rank of any group): several sub-communicators sharing a
+ * network.  np and the bound are a group's.
  * --info sets an info key on loom's communicator only (e.g. loom_bcast_threshold=0.25:
  * loom's bcasts then deliver a quarter of the buffer, and are checked for that; likewise
  * loom_reduce_threshold, and loom_reduce_engage, checked for the engaged ranks' sum).
@@ -114,7 +118,9 @@ static const tuned_alg_t tuned_alltoall[] = {{1, "linear", 0}, {2, "pairwise", 0
 static const tuned_alg_t tuned_rsb[] = {{2, "recursive_doubling", 0}, {3, "recursive_halving", 0}, {4, "butterfly", 0},
                                         {0, NULL, 0}};
 
-static int wrank, wsize;
+/* wrank, wsize: this rank in its group's communicator, where the collectives run (the
+ * world without --groups); me: its world rank, which prints */
+static int wrank, wsize, me;
 static int errors = 0;
 static const char *info_kv = NULL; /* --info KEY=VALUE, set on loom's communicator */
 static double bcast_part = 1.0;    /* its loom_bcast_threshold, for the check */
@@ -310,7 +316,7 @@ static double measure_bw(void)
             MPI_Barrier(MPI_COMM_WORLD);
             double t0 = MPI_Wtime();
             for (int i = 0; i < iters && wrank < 2; i++) {
-                if (wrank == 0) {
+                if (me == 0) {
                     MPI_Send(buf, n, MPI_BYTE, 1, 7, MPI_COMM_WORLD);
                     MPI_Recv(buf, n, MPI_BYTE, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
                 } else {
@@ -330,13 +336,14 @@ static double measure_bw(void)
 
 static void usage(const char *prog)
 {
-    if (wrank == 0)
+    if (me == 0)
         fprintf(stderr,
                 "usage: %s -c allreduce|bcast|reduce|allgather|reduce_scatter|reduce_scatter_block\n"
                 "          [-m minbytes] [-s maxbytes] [-r rounds] [--big-rounds N] [-t batch_ms]\n"
                 "          [--latency] [--tuned-seg bytes] [--bw GB/s] [--all-algs] [--algs A,B,...]\n"
-                "          [--seg-sizes N,M,...] [--csv FILE] [-q]\n"
-                "  --algs   time only these loom algorithms (besides tuned and loom auto); implies --all-algs\n",
+                "          [--seg-sizes N,M,...] [--groups K] [--csv FILE] [-q]\n"
+                "  --algs   time only these loom algorithms (besides tuned and loom auto); implies --all-algs\n"
+                "  --groups K  K disjoint communicators of consecutive ranks, timed at once\n",
                 prog);
 }
 
@@ -351,8 +358,10 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+    me = wrank;
     int nodes, rpn; /* recorded in the CSV: loom-tune writes them into its rules */
-    lt_shape(MPI_COMM_WORLD, &nodes, &rpn);
+    int groups = 1;
+    MPI_Comm base = MPI_COMM_WORLD;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         if (0 == strcmp(a, "-c") && val) {
@@ -385,6 +394,7 @@ int main(int argc, char **argv)
             }
             i++;
         }
+        else if (0 == strcmp(a, "--groups") && val) { groups = atoi(val); i++; }
         else if (0 == strcmp(a, "-q")) quiet = 1;
         else { usage(argv[0]); MPI_Finalize(); return 2; }
     }
@@ -394,30 +404,44 @@ int main(int argc, char **argv)
     if (minbytes < 8) minbytes = 8;
 
     if (wsize < 2) {
-        if (wrank == 0) fprintf(stderr, "loom_bw: needs at least 2 processes\n");
+        if (me == 0) fprintf(stderr, "loom_bw: needs at least 2 processes\n");
         MPI_Finalize();
         return 2;
     }
     if (lt_init() <= 0) {
-        if (wrank == 0) fprintf(stderr, "loom_bw: no coll_loom_* performance variable: loom is not loaded\n");
+        if (me == 0) fprintf(stderr, "loom_bw: no coll_loom_* performance variable: loom is not loaded\n");
         MPI_Finalize();
         return 2;
     }
-    rs_counts = malloc(sizeof(int) * (size_t) wsize);
 
     /* ---- link bandwidth ---- */
     double bw_run = measure_bw(), bw = bw_given > 0 ? bw_given : bw_run;
-    if (wrank == 0)
-        printf("loom_bw: %s, double sum, np=%d; B = %.2f GB/s (%s); ping-pong in this job: %.2f GB/s (world ranks "
+    if (groups < 1 || groups > wsize / 2) {
+        if (me == 0) fprintf(stderr, "loom_bw: --groups needs 1 to %d groups of at least 2 ranks\n", wsize / 2);
+        MPI_Finalize();
+        return 2;
+    }
+    if (groups > 1) {
+        /* disjoint communicators of consecutive world ranks, all timed at once: each
+         * batch starts after a world barrier and its sample is the slowest rank of any
+         * group */
+        MPI_Comm_split(MPI_COMM_WORLD, (int) ((long) me * groups / wsize), me, &base);
+        MPI_Comm_rank(base, &wrank);
+        MPI_Comm_size(base, &wsize);
+    }
+    lt_shape(base, &nodes, &rpn);
+    rs_counts = malloc(sizeof(int) * (size_t) wsize);
+    if (me == 0)
+        printf("loom_bw: %s, double sum, np=%d%s; B = %.2f GB/s (%s); ping-pong in this job: %.2f GB/s (world ranks "
                "0-1, slope between 1 and 16 MiB, the other ranks waiting in a barrier)\n",
-               lt_coll_name(coll), wsize, bw / 1e9, bw_given > 0 ? "given with --bw" : "the ping-pong in this job",
+               lt_coll_name(coll), wsize, groups > 1 ? " per group, groups timed at once" : "", bw / 1e9, bw_given > 0 ? "given with --bw" : "the ping-pong in this job",
                bw_run / 1e9);
 
     /* ---- communicators: loom, tuned's fixed decision, then one per forced tuned algorithm ---- */
     variant_t vs[MAX_VARIANTS];
     int nv = 0;
     MPI_Comm cl, ct;
-    lt_dup_with_pref(MPI_COMM_WORLD, "loom", &cl);
+    lt_dup_with_pref(base, "loom", &cl);
     if (NULL != info_kv) {
         /* an info key on loom's communicator only (the threshold collectives) */
         char key[128];
@@ -431,7 +455,7 @@ int main(int argc, char **argv)
         if (0 == strcmp(key, "loom_reduce_threshold")) reduce_part = atof(strchr(info_kv, '=') + 1);
         if (0 == strcmp(key, "loom_reduce_engage")) engage_part = atof(strchr(info_kv, '=') + 1);
     }
-    lt_dup_with_pref(MPI_COMM_WORLD, "tuned,^loom", &ct);
+    lt_dup_with_pref(base, "tuned,^loom", &ct);
     vs[nv++] = (variant_t){"tuned", 1, 0, 0, "", 0, ct};
     {
         char name[128];
@@ -453,18 +477,18 @@ int main(int argc, char **argv)
             if (v->tuned_seg) snprintf(v->label, sizeof(v->label), "tuned %d:%s seg=%dK", t->num, t->name, v->tuned_seg >> 10);
             else snprintf(v->label, sizeof(v->label), "tuned %d:%s", t->num, t->name);
             if (!dyn0) {
-                if (wrank == 0 && t == tuned_algs(coll))
+                if (me == 0 && t == tuned_algs(coll))
                     printf("loom_bw: tuned's algorithms not forced: coll_tuned_use_dynamic_rules is 0 and read-only "
                            "through MPI_T (run with --mca coll_tuned_use_dynamic_rules 1)\n");
                 break;
             }
             int rc = set_tuned(1, v->tuned_alg, v->tuned_seg);
             if (MPI_SUCCESS != rc) {
-                if (wrank == 0) fprintf(stderr, "loom_bw: cannot force tuned algorithm %d through MPI_T: %s\n", t->num, lt_errstr(rc));
+                if (me == 0) fprintf(stderr, "loom_bw: cannot force tuned algorithm %d through MPI_T: %s\n", t->num, lt_errstr(rc));
                 errors++;
                 continue;
             }
-            lt_dup_with_pref(MPI_COMM_WORLD, "tuned,^loom", &v->comm);
+            lt_dup_with_pref(base, "tuned,^loom", &v->comm);
             nv++;
         }
         set_tuned(dyn0, alg0, seg0); /* communicators made from now on get tuned's defaults */
@@ -493,7 +517,7 @@ int main(int argc, char **argv)
     for (int v = ntuned; v < nv; v++) {
         int rc = set_loom(&vs[v]);
         if (MPI_SUCCESS != rc) {
-            if (wrank == 0) fprintf(stderr, "loom_bw: cannot select %s through MPI_T: %s\n", vs[v].label, lt_errstr(rc));
+            if (me == 0) fprintf(stderr, "loom_bw: cannot select %s through MPI_T: %s\n", vs[v].label, lt_errstr(rc));
             errors++;
         }
     }
@@ -518,12 +542,12 @@ int main(int argc, char **argv)
             lt_read(coll, &a);
             lt_diff(coll, &b, &a, &d);
             if (v < ntuned ? d.changed != 0 : d.changed != 1) bad++;
-            if (wrank == 0 && (v == 0 || v == ntuned))
+            if (me == 0 && (v == 0 || v == ntuned))
                 printf("communicator of \"%s\": loom counters %s\n", vs[v].label, d.desc);
         }
         MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
         if (any) {
-            if (wrank == 0) printf("loom_bw: loom serves a tuned communicator or not the loom one (check failed)\n");
+            if (me == 0) printf("loom_bw: loom serves a tuned communicator or not the loom one (check failed)\n");
             errors++;
         }
     }
@@ -534,7 +558,7 @@ int main(int argc, char **argv)
     for (long b = minbytes; b <= maxbytes && ns < MAX_SIZES; b *= 2)
         if (call_count(b) > 0) sizes[ns++] = b; /* per-rank parts of at least one element */
     if (0 == ns) {
-        if (wrank == 0) fprintf(stderr, "loom_bw: no size in %ld..%ld gives every rank an element\n", minbytes, maxbytes);
+        if (me == 0) fprintf(stderr, "loom_bw: no size in %ld..%ld gives every rank an element\n", minbytes, maxbytes);
         MPI_Finalize();
         return 2;
     }
@@ -544,7 +568,7 @@ int main(int argc, char **argv)
 
     cell_t *cells = calloc((size_t) ns * nv, sizeof(cell_t));
     for (int c = 0; c < ns * nv; c++) cells[c].samples = calloc((size_t) rounds, sizeof(double));
-    if (wrank == 0 && !quiet) {
+    if (me == 0 && !quiet) {
         printf("loom_bw: %d sizes %ld..%ld bytes, %d variants, %d rounds (%d above 16 MiB), batches of ~%.0f ms\n", ns,
                sizes[0], sizes[ns - 1], nv, rounds, big_rounds, batch_ms);
         fflush(stdout);
@@ -562,7 +586,7 @@ int main(int argc, char **argv)
             double t0 = MPI_Wtime();
             run_coll(ct, sbuf, rbuf, count);
             double tl = MPI_Wtime() - t0;
-            MPI_Allreduce(&tl, &t, 1, MPI_DOUBLE, MPI_MAX, ct);
+            MPI_Allreduce(&tl, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD); /* one count for every group */
             iters = (int) (1e-3 * batch_ms / (t > 0 ? t : 1e-6));
             if (iters < 1) iters = 1;
             if (iters > 1000) iters = 1000;
@@ -621,7 +645,7 @@ int main(int argc, char **argv)
                 MPI_Allreduce(&t, &cell->samples[r], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
             }
         }
-        if (wrank == 0 && !quiet) {
+        if (me == 0 && !quiet) {
             fprintf(stderr, "  %ld bytes done, %d iterations per batch, %d rounds (%.1f s)\n", sizes[s], iters, nr,
                     MPI_Wtime() - t_start);
         }
@@ -637,7 +661,7 @@ int main(int argc, char **argv)
         cells[c].wrong = w;
         if (w) errors++;
     }
-    if (wrank == 0) {
+    if (me == 0) {
         FILE *cf = NULL;
         if (csv) {
             cf = fopen(csv, "w");
@@ -716,6 +740,7 @@ int main(int argc, char **argv)
     for (int v = 1; v < ntuned; v++) MPI_Comm_free(&vs[v].comm);
     MPI_Comm_free(&cl);
     MPI_Comm_free(&ct);
+    if (MPI_COMM_WORLD != base) MPI_Comm_free(&base);
     lt_fini();
     MPI_Finalize();
     return errors ? 1 : 0;
