@@ -6,6 +6,7 @@
  *              [--L us --o us --g us --G ns/B --gamma ns/B --copy ns/B]
  *              [--sweep-P 2..1048576] [--sweep-bytes 1K..64M] [--csv] [--per-rank]
  *              [--graph]
+ *   loom-model --coll bcast --torus 4x4 --subset random:0.5:1 --link-rate 100mbit ...
  *
  * See docs/dev/model.md.
  */
@@ -17,6 +18,7 @@
 
 #include "opal/loom/loom_model.h"
 #include "opal/loom/loom_registry.h"
+#include "opal/loom/loom_torus.h"
 
 typedef struct {
     int coll;
@@ -29,6 +31,11 @@ typedef struct {
     size_t b0, b1;     /* bytes range, likewise */
     bool csv, per_rank;
     bool graph;        /* cost the dependency graph; also show the round time */
+    bool torus;        /* --torus: the communicator is a set of torus nodes */
+    mca_coll_loom_torus_t t;
+    int *coords;       /* [nodes * ndims] the communicator's nodes, in rank order */
+    int *node_of;      /* [P] */
+    int nodes, ppn;
     mca_coll_loom_model_params_t m;
     mca_coll_loom_model_opts_t opts;
 } cli_t;
@@ -63,6 +70,20 @@ static void usage(FILE *f)
             "  --graph            cost each rank's dependency graph as the engine runs it\n"
             "                     (method graph), next to the round reading's time\n"
             "  --max-ops N        op budget of a full simulation (default 2^27)\n"
+            "  --torus DIMS       the communicator's nodes sit on a torus (\"8x8x8\", \":mesh\" per\n"
+            "                     dimension without wrap-around): messages between nodes follow\n"
+            "                     dimension-ordered routes and share the links they cross; P is\n"
+            "                     the nodes of --subset times --ppn (loom_model.h, the torus network)\n"
+            "  --subset S         the nodes: all (default), random:FRACTION:SEED (ranks in random\n"
+            "                     order), missing-node[:c0,c1,..] (all but one, the middle by\n"
+            "                     default), missing-planes:Z1,Z2,.. (all but those planes of the\n"
+            "                     last dimension), nodes:I,J,.. (row-major node indices, dimension\n"
+            "                     0 slowest: loomnodeI of the emulated torus), file:PATH (lines\n"
+            "                     \"[host] c0 c1 ..\", in rank order; '#' comments, a dims line ignored)\n"
+            "  --ppn N            ranks per node, consecutive (default 1)\n"
+            "  --route-order O    routing order (\"zyx\"; default x first)\n"
+            "  --link-rate R      a directed link's rate: 100mbit, 1gbit, 5GB (bytes); default 1gbit\n"
+            "  --hop-L us         latency per link crossed (default 0)\n"
             "  --csv              comma-separated output\n"
             "  --per-rank         also print each rank's finish time (single P)\n");
 }
@@ -89,6 +110,32 @@ static int parse_size(const char *s, size_t *out)
         return -1;
     }
     *out = (size_t) v;
+    return 0;
+}
+
+/* A link rate in bytes/s: "100mbit", "1gbit", "10Gbit" (bits), or bytes with an
+ * optional K/M/G ("5G", "125M"). */
+static int parse_rate(const char *s, double *out)
+{
+    char *end;
+    double v = strtod(s, &end), mult = 1.0;
+    if (end == s || v <= 0) {
+        return -1;
+    }
+    if ('k' == *end || 'K' == *end) {
+        mult = 1e3;
+    } else if ('m' == *end || 'M' == *end) {
+        mult = 1e6;
+    } else if ('g' == *end || 'G' == *end) {
+        mult = 1e9;
+    }
+    end += 1.0 != mult;
+    if (0 == strcmp(end, "bit") || 0 == strcmp(end, "bit/s")) {
+        mult /= 8.0;
+    } else if ('\0' != *end && 0 != strcmp(end, "B") && 0 != strcmp(end, "B/s")) {
+        return -1;
+    }
+    *out = v * mult;
     return 0;
 }
 
@@ -132,10 +179,200 @@ static size_t next_pow2_step(size_t v, size_t end)
     return p < end ? p : (v < end ? end : end + 1);
 }
 
+/* A seeded generator for --subset random (xorshift64*). */
+static unsigned long long rng_next(unsigned long long *x)
+{
+    *x ^= *x >> 12;
+    *x ^= *x << 25;
+    *x ^= *x >> 27;
+    return *x * 2685821657736338717ULL;
+}
+
+/* Appends node index i of the torus to the communicator's nodes. */
+static void add_node(cli_t *c, long i)
+{
+    const int nd = c->t.ndims;
+    for (int d = nd - 1; d >= 0; --d) {
+        c->coords[(size_t) c->nodes * nd + d] = (int) (i % c->t.dims[d]);
+        i /= c->t.dims[d];
+    }
+    c->nodes++;
+}
+
+/* The communicator's nodes from --subset (loom-model --help); 0, or -1 with a message. */
+static int torus_subset(cli_t *c, const char *spec)
+{
+    const long N = mca_coll_loom_torus_nodes(&c->t);
+    const int nd = c->t.ndims;
+    int skip[MCA_COLL_LOOM_TORUS_MAX_DIMS];
+
+    if (N <= 0 || N > (1L << 24)) {
+        fprintf(stderr, "loom-model: the torus has too many nodes\n");
+        return -1;
+    }
+    c->coords = malloc(sizeof(int) * (size_t) (N * nd));
+    if (NULL == c->coords) {
+        return -1;
+    }
+    c->nodes = 0;
+    if (0 == strcmp(spec, "all")) {
+        for (long i = 0; i < N; ++i) {
+            add_node(c, i);
+        }
+    } else if (0 == strncmp(spec, "random:", 7)) {
+        double f = 0.0;
+        unsigned long long seed = 1, x;
+        long want, *pick;
+        if (sscanf(spec + 7, "%lf:%llu", &f, &seed) < 1 || f <= 0.0 || f > 1.0) {
+            fprintf(stderr, "loom-model: bad --subset %s (random:FRACTION:SEED, 0 < FRACTION <= 1)\n", spec);
+            return -1;
+        }
+        want = (long) (f * (double) N + 0.5);
+        want = want < 2 ? 2 : want > N ? N : want;
+        pick = malloc(sizeof(long) * (size_t) N);
+        if (NULL == pick) {
+            return -1;
+        }
+        for (long i = 0; i < N; ++i) {
+            pick[i] = i;
+        }
+        x = seed * 0x9E3779B97F4A7C15ULL + 1;
+        /* a partial Fisher-Yates shuffle: the first `want` are the subset, in rank order */
+        for (long i = 0; i < want; ++i) {
+            long j = i + (long) (rng_next(&x) % (unsigned long long) (N - i)), tmp = pick[i];
+            pick[i] = pick[j];
+            pick[j] = tmp;
+            add_node(c, pick[i]);
+        }
+        free(pick);
+    } else if (0 == strncmp(spec, "missing-node", 12)) {
+        int m[MCA_COLL_LOOM_TORUS_MAX_DIMS];
+        for (int d = 0; d < nd; ++d) {
+            m[d] = c->t.dims[d] / 2;
+        }
+        if (':' == spec[12] && mca_coll_loom_torus_parse_coords(spec + 13, m) != nd) {
+            fprintf(stderr, "loom-model: bad --subset %s (missing-node:c0,c1,..)\n", spec);
+            return -1;
+        }
+        if (!mca_coll_loom_torus_valid(&c->t, m)) {
+            fprintf(stderr, "loom-model: --subset %s: not a node of the torus\n", spec);
+            return -1;
+        }
+        for (long i = 0; i < N; ++i) {
+            if (i != mca_coll_loom_torus_index(&c->t, m)) {
+                add_node(c, i);
+            }
+        }
+    } else if (0 == strncmp(spec, "missing-planes:", 15)) {
+        int n = mca_coll_loom_torus_parse_coords(spec + 15, skip);
+        const int z = c->t.dims[nd - 1];
+        if (n < 1) {
+            fprintf(stderr, "loom-model: bad --subset %s (missing-planes:Z1,Z2,..)\n", spec);
+            return -1;
+        }
+        for (long i = 0; i < N; ++i) {
+            bool gone = false;
+            for (int k = 0; k < n; ++k) {
+                gone |= i % z == skip[k];
+            }
+            if (!gone) {
+                add_node(c, i);
+            }
+        }
+    } else if (0 == strncmp(spec, "nodes:", 6)) {
+        const char *q = spec + 6;
+        while (*q) {
+            char *end;
+            long i = strtol(q, &end, 10);
+            if (end == q || i < 0 || i >= N || (*end && ',' != *end)) {
+                fprintf(stderr, "loom-model: bad --subset %s (nodes:I,J,.. with 0 <= I < %ld)\n", spec, N);
+                return -1;
+            }
+            add_node(c, i);
+            q = *end ? end + 1 : end;
+        }
+    } else if (0 == strncmp(spec, "file:", 5)) {
+        FILE *f = fopen(spec + 5, "r");
+        char line[512];
+        int ln = 0;
+        if (NULL == f) {
+            fprintf(stderr, "loom-model: cannot read %s\n", spec + 5);
+            return -1;
+        }
+        while (NULL != fgets(line, sizeof(line), f)) {
+            char *q = line, *h = strchr(line, '#');
+            int v[MCA_COLL_LOOM_TORUS_MAX_DIMS + 1], k = 0;
+            ++ln;
+            if (NULL != h) {
+                *h = '\0';
+            }
+            while (' ' == *q || '\t' == *q) {
+                ++q;
+            }
+            if ('\0' == *q || '\n' == *q || 0 == strncmp(q, "dims", 4)) {
+                continue;
+            }
+            if (!(*q >= '0' && *q <= '9')) {
+                while (*q && ' ' != *q && '\t' != *q) {
+                    ++q; /* a host name */
+                }
+            }
+            for (char *end; k <= nd; q = end) {
+                long x = strtol(q, &end, 10);
+                if (end == q) {
+                    break;
+                }
+                v[k++] = (int) x;
+            }
+            if (k != nd || !mca_coll_loom_torus_valid(&c->t, v) || c->nodes >= N) {
+                fprintf(stderr, "loom-model: %s:%d: not %d coordinates of the torus\n", spec + 5, ln, nd);
+                fclose(f);
+                return -1;
+            }
+            add_node(c, mca_coll_loom_torus_index(&c->t, v));
+        }
+        fclose(f);
+    } else {
+        fprintf(stderr, "loom-model: unknown --subset %s\n", spec);
+        return -1;
+    }
+    for (int i = 0; i < c->nodes; ++i) {
+        for (int j = 0; j < i; ++j) {
+            if (0 == memcmp(c->coords + (size_t) i * nd, c->coords + (size_t) j * nd, sizeof(int) * nd)) {
+                fprintf(stderr, "loom-model: --subset %s names a node twice\n", spec);
+                return -1;
+            }
+        }
+        if (i > 4096) {
+            break; /* a generated set has no duplicates; do not spend O(n^2) on it */
+        }
+    }
+    if (c->nodes < 2) {
+        fprintf(stderr, "loom-model: --subset %s has fewer than 2 nodes\n", spec);
+        return -1;
+    }
+    c->node_of = malloc(sizeof(int) * (size_t) c->nodes * (size_t) c->ppn);
+    if (NULL == c->node_of) {
+        return -1;
+    }
+    for (long r = 0; r < (long) c->nodes * c->ppn; ++r) {
+        c->node_of[r] = (int) (r / c->ppn);
+    }
+    c->P0 = c->P1 = (long) c->nodes * c->ppn;
+    return 0;
+}
+
 static void run_one(const cli_t *c, int alg, int P, size_t bytes, double bound)
 {
     mca_coll_loom_params_t shape = {.P = P, .root = c->root, .knob = c->knob, .call = c->call,
                                     .coll = c->coll};
+    if (c->torus) {
+        shape.nodes = c->nodes;
+        shape.rpn = c->ppn;
+        shape.node_of = c->node_of;
+        shape.torus = &c->t;
+        shape.torus_coords = c->coords;
+    }
     mca_coll_loom_model_result_t res;
     double t0 = now(), tchoose = 0.0, tround = -1.0, *finish = NULL;
     int segs = c->segs, rc, cm = 0;
@@ -143,7 +380,11 @@ static void run_one(const cli_t *c, int alg, int P, size_t bytes, double bound)
     const char *segs_how = "";
 
     fmt_bytes(bytes, bstr, sizeof(bstr));
-    if (0 == segs) {
+    if (0 == segs && c->torus && 0 == strcmp(mca_coll_loom_algs[alg].name, "torus")) {
+        /* the component's segments of the chain (coll_loom_torus_segment_size 0) */
+        segs = mca_coll_loom_torus_auto_segs(P, bytes);
+        segs_how = "*";
+    } else if (0 == segs) {
         /* what the component does: auto_segs (cheap); --segs search: choose_segs */
         segs = mca_coll_loom_model_auto_segs(alg, c->coll, P, bytes, c->elem, &c->m);
         tchoose = now() - t0;
@@ -175,10 +416,13 @@ static void run_one(const cli_t *c, int alg, int P, size_t bytes, double bound)
 
     if (c->csv) {
         if (MCA_COLL_LOOM_OK == rc) {
-            printf("%s,%d,%zu,%s,%d,%.6g,%.6g,%.4f,%s,%d,%ld,%.4f,%.4f", mca_coll_loom_coll_name(c->coll),
+            printf("%s,%d,%zu,%s,%d,%.6g,%.6g,%.4f,%s,%d,%ld,%.4f,%.4f,", mca_coll_loom_coll_name(c->coll),
                    P, bytes, mca_coll_loom_algs[alg].name, segs, res.time * 1e6, bound * 1e6,
                    bound > 0 ? res.time / bound : 0.0, mca_coll_loom_model_method_name(res.method),
                    res.rounds, res.ops, t0, tchoose);
+            if (c->torus) {
+                printf(",%d,%ld", res.max_link_load, res.max_link_hops);
+            }
             if (c->graph) {
                 printf(",,%.6g", tround * 1e6);
             }
@@ -186,6 +430,9 @@ static void run_one(const cli_t *c, int alg, int P, size_t bytes, double bound)
         } else {
             printf("%s,%d,%zu,%s,%d,,%.6g,,none,,,%.4f,%.4f,\"%s\"", mca_coll_loom_coll_name(c->coll), P, bytes,
                    mca_coll_loom_algs[alg].name, segs, bound * 1e6, t0, tchoose, res.note ? res.note : "error");
+            if (c->torus) {
+                printf(",,");
+            }
             if (c->graph) {
                 printf(tround >= 0.0 ? ",%.6g" : ",", tround * 1e6);
             }
@@ -196,7 +443,10 @@ static void run_one(const cli_t *c, int alg, int P, size_t bytes, double bound)
                mca_coll_loom_algs[alg].name, segs, segs_how, res.time * 1e6,
                bound > 0 ? res.time / bound : 0.0, mca_coll_loom_model_method_name(res.method),
                res.rounds, res.ops, t0 + tchoose);
-        if (c->graph) {
+        if (c->torus) {
+            printf(" %5d %5ld", res.max_link_load, res.max_link_hops);
+        }
+        if (c->graph && !c->torus) {
             if (tround >= 0.0) {
                 printf(" %14.3f %6.2f", tround * 1e6, res.time / tround);
             } else {
@@ -223,6 +473,8 @@ int main(int argc, char **argv)
                .call = MCA_COLL_LOOM_CALL_COMMUTATIVE | MCA_COLL_LOOM_CALL_EXACT};
     double L, o, g, G, gamma, copy, share = 1.0;
     int single_copy = 0;
+    const char *subset = "all", *order = NULL;
+    double link_rate = 125e6; /* bytes/s: 1 Gbit/s */
 
     L = MCA_COLL_LOOM_MODEL_DEFAULT_LATENCY_US;
     o = MCA_COLL_LOOM_MODEL_DEFAULT_OVERHEAD_US;
@@ -259,6 +511,28 @@ int main(int argc, char **argv)
         } else if (0 == strcmp(a, "--graph")) {
             c.opts.method = MCA_COLL_LOOM_MODEL_GRAPH;
             takes = false;
+        } else if (0 == strcmp(a, "--torus") || 0 == strcmp(a, "--subset") || 0 == strcmp(a, "--route-order") ||
+                   0 == strcmp(a, "--link-rate") || 0 == strcmp(a, "--hop-L") || 0 == strcmp(a, "--ppn")) {
+            NEED_ARG();
+            if (0 == strcmp(a, "--torus")) {
+                char err[256];
+                if (0 != mca_coll_loom_torus_parse_dims(&c.t, v, err, sizeof(err))) {
+                    fprintf(stderr, "loom-model: --torus %s: %s\n", v, err);
+                    return 2;
+                }
+                c.torus = true;
+            } else if (0 == strcmp(a, "--subset")) {
+                subset = v;
+            } else if (0 == strcmp(a, "--route-order")) {
+                order = v;
+            } else if (0 == strcmp(a, "--hop-L")) {
+                c.opts.hop_L = atof(v) * 1e-6;
+            } else if (0 == strcmp(a, "--ppn")) {
+                c.ppn = atoi(v);
+            } else if (parse_rate(v, &link_rate)) {
+                fprintf(stderr, "loom-model: bad --link-rate %s (100mbit, 1gbit, 5GB)\n", v);
+                return 2;
+            }
         } else if (0 == strcmp(a, "--single-copy")) {
             single_copy = 1;
             takes = false;
@@ -332,6 +606,19 @@ int main(int argc, char **argv)
     if (0 == c.elem) {
         c.elem = 1;
     }
+    if (c.torus) {
+        char err[256];
+        c.ppn = c.ppn < 1 ? 1 : c.ppn;
+        if (NULL != order && 0 != mca_coll_loom_torus_parse_order(&c.t, order, err, sizeof(err))) {
+            fprintf(stderr, "loom-model: --route-order %s: %s\n", order, err);
+            return 2;
+        }
+        if (0 != torus_subset(&c, subset)) {
+            return 2;
+        }
+        c.opts.link_G = 1.0 / link_rate;
+        c.opts.method = MCA_COLL_LOOM_MODEL_GRAPH;
+    }
     c.graph = MCA_COLL_LOOM_MODEL_GRAPH == c.opts.method;
     if (share > 1.0) {
         /* on one node every byte moved and combined is a CPU's work, and R ranks share
@@ -351,9 +638,18 @@ int main(int argc, char **argv)
         return 2;
     }
 
+    if (c.torus && !c.csv) {
+        printf("loom-model: %d nodes of a torus", c.nodes);
+        for (int d = 0; d < c.t.ndims; ++d) {
+            printf("%s%d%s", d ? "x" : " ", c.t.dims[d], c.t.mesh[d] ? ":mesh" : "");
+        }
+        printf(" (%s), %d rank%s per node, links of %.4g Gbit/s, %g us per hop (load: most flows on one "
+               "directed link at once; hops: the longest route; ratio: time over the single-link bound)\n",
+               subset, c.ppn, c.ppn > 1 ? "s" : "", link_rate * 8e-9, c.opts.hop_L * 1e6);
+    }
     if (c.csv) {
-        printf("coll,P,bytes,alg,segs,time_us,bound_us,ratio,method,rounds,ops,sim_s,choose_s,note%s\n",
-               c.graph ? ",round_us" : "");
+        printf("coll,P,bytes,alg,segs,time_us,bound_us,ratio,method,rounds,ops,sim_s,choose_s,note%s%s\n",
+               c.graph && !c.torus ? ",round_us" : "", c.torus ? ",load,hops" : "");
     } else {
         printf("loom-model: %s, elements of %zu bytes; L %g us, o %g us, g %g us, G %g ns/B, "
                "gamma %g ns/B, copy %g ns/B\n",
@@ -367,7 +663,8 @@ int main(int argc, char **argv)
     }
     for (size_t P = (size_t) c.P0; P <= (size_t) c.P1; P = next_pow2_step(P, (size_t) c.P1)) {
         for (size_t b = c.b0; b <= c.b1; b = next_pow2_step(b, c.b1)) {
-            double bound = mca_coll_loom_model_lower_bound(c.coll, (int) P, b, &c.m);
+            /* on a torus: the bytes over one link's rate (the single-link bound of seed 004) */
+            double bound = c.torus ? (double) b * c.opts.link_G : mca_coll_loom_model_lower_bound(c.coll, (int) P, b, &c.m);
             char bstr[32];
             if (!c.csv) {
                 fmt_bytes(b, bstr, sizeof(bstr));
@@ -375,7 +672,11 @@ int main(int argc, char **argv)
                        bstr, bound * 1e6);
                 printf("%9s %8s  %-14s %6s %14s %8s  %-9s %7s %11s %9s", "P", "bytes", "algorithm", "segs",
                        "time [us]", "ratio", "method", "rounds", "ops", "sim [s]");
-                printf(c.graph ? " %14s %6s\n" : "\n", "round [us]", "g/r");
+                if (c.torus) {
+                    printf(" %5s %5s\n", "load", "hops");
+                } else {
+                    printf(c.graph ? " %14s %6s\n" : "\n", "round [us]", "g/r");
+                }
             }
             int served = 0;
             for (int alg = 0; alg < mca_coll_loom_num_algs; ++alg) {

@@ -22,7 +22,9 @@
  * nearest-neighbour chain is used: still exact, only slower.  The chain order is not
  * rank order: commutative ops only.
  */
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "opal/loom/loom_registry.h"
 #include "opal/loom/loom_torus.h"
@@ -43,6 +45,74 @@ const char *mca_coll_loom_torus_refusal(const mca_coll_loom_params_t *p)
                                               "LOOM_TORUS_COORDS, SLURM_TOPOLOGY_ADDR)";
 }
 
+/* Segments of at most 64 KiB (256 KiB filled an 8-node chain too slowly: 1.36x the
+ * link bound at 4 MiB, 64 KiB 1.03x, docs/user/performance.md "Torus"), and at least
+ * 8 per rank of the chain, so that filling it costs at most 1/8 of the stream; none
+ * below 4 KiB, at most 4096. */
+int mca_coll_loom_torus_auto_segs(int P, size_t bytes)
+{
+    size_t segs = (bytes + 65535) / 65536, fill = 8 * (size_t) (P > 1 ? P - 1 : 1), most = bytes / 4096;
+
+    segs = segs > fill ? segs : fill;
+    segs = segs < most ? segs : most;
+    return segs < 1 ? 1 : segs > 4096 ? 4096 : (int) segs;
+}
+
+/* The last chain searched over CACHE_MIN nodes or more: every rank of a communicator
+ * (and the model, which builds all ranks' schedules) asks for the same chain, and the
+ * search grows with the square of the nodes.  One entry, held until replaced. */
+#define CACHE_MIN 32
+static struct {
+    atomic_flag lock;
+    mca_coll_loom_torus_t t;
+    int nn, first, dir, found;
+    int *coords, *order;
+} chain_cache = {.lock = ATOMIC_FLAG_INIT};
+
+static int search_chain(const mca_coll_loom_torus_t *t, int nn, const int *c, int first, int dir, int *order)
+{
+    const size_t cb = sizeof(int) * (size_t) nn * (size_t) t->ndims, ob = sizeof(int) * (size_t) nn;
+    int found = -2, *cc, *co;
+
+    if (nn < CACHE_MIN) {
+        return mca_coll_loom_torus_chain(t, nn, c, first, dir, order);
+    }
+    while (atomic_flag_test_and_set_explicit(&chain_cache.lock, memory_order_acquire)) {
+    }
+    if (chain_cache.nn == nn && chain_cache.first == first && chain_cache.dir == dir &&
+        0 == memcmp(&chain_cache.t, t, sizeof(*t)) && 0 == memcmp(chain_cache.coords, c, cb)) {
+        memcpy(order, chain_cache.order, ob);
+        found = chain_cache.found;
+    }
+    atomic_flag_clear_explicit(&chain_cache.lock, memory_order_release);
+    if (found > -2) {
+        return found;
+    }
+    found = mca_coll_loom_torus_chain(t, nn, c, first, dir, order);
+    cc = malloc(cb);
+    co = malloc(ob);
+    if (found < 0 || NULL == cc || NULL == co) {
+        free(cc);
+        free(co);
+        return found;
+    }
+    memcpy(cc, c, cb);
+    memcpy(co, order, ob);
+    while (atomic_flag_test_and_set_explicit(&chain_cache.lock, memory_order_acquire)) {
+    }
+    free(chain_cache.coords);
+    free(chain_cache.order);
+    chain_cache.t = *t;
+    chain_cache.nn = nn;
+    chain_cache.first = first;
+    chain_cache.dir = dir;
+    chain_cache.found = found;
+    chain_cache.coords = cc;
+    chain_cache.order = co;
+    atomic_flag_clear_explicit(&chain_cache.lock, memory_order_release);
+    return found;
+}
+
 /* The chain of ranks from `root` (chain[0]): nodes by the torus chain (routes
  * disjoint in direction dir), ranks of a node consecutive. */
 static int rank_chain(const mca_coll_loom_params_t *p, int root, int dir, int *chain)
@@ -58,10 +128,10 @@ static int rank_chain(const mca_coll_loom_params_t *p, int root, int dir, int *c
         return MCA_COLL_LOOM_ERR_NOMEM;
     }
     const int rootnode = mca_coll_loom_node_of(p, root);
-    int found = mca_coll_loom_torus_chain(p->torus, nn, p->torus_coords, rootnode, dir, order);
+    int found = search_chain(p->torus, nn, p->torus_coords, rootnode, dir, order);
     if (0 == dir && 0 != found) {
         /* no chain for both directions: the reduce's, and the bcast shares its links */
-        found = mca_coll_loom_torus_chain(p->torus, nn, p->torus_coords, rootnode, -1, order);
+        found = search_chain(p->torus, nn, p->torus_coords, rootnode, -1, order);
     }
     if (found < 0) {
         rc = MCA_COLL_LOOM_ERR_BADPARAM;

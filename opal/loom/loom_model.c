@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "opal/loom/loom_model.h"
+#include "opal/loom/loom_torus.h"
 
 /* A schedule op in timing form, 8 bytes: kind and peer in one word, then the bytes
  * of a transfer or the CPU time of a run of local ops (float: 24 bits of mantissa
@@ -78,6 +79,7 @@ typedef struct {
     int arrcap;
     long ops, messages;
     int rounds;
+    double link_G, hop_L;         /* the torus network (GRAPH), link_G > 0: on */
 } ctx_t;
 
 /* ---------------------------------------------------------------------------
@@ -853,8 +855,31 @@ typedef struct {
     uint8_t type;
 } gev_t;
 
+/* The torus network: per directed link, when it is free and the flows that want it
+ * (each until its latest message has crossed the link). */
+typedef struct {
+    long flow;             /* sender * P + receiver */
+    double until;
+} gflow_t;
+
+typedef struct {
+    double free;
+    gflow_t *f;
+    int n, cap;
+} glink_t;
+
+typedef struct {
+    const mca_coll_loom_torus_t *t;
+    const int *coords, *node_of;
+    glink_t *links;        /* [torus nodes * 2 ndims], by loom_torus.h's link index */
+    long nlinks, *route;   /* route: scratch of max_hops links */
+    int max_load;
+    long messages, max_hops;
+} gnet_t;
+
 typedef struct {
     ctx_t *x;
+    gnet_t *net;           /* NULL: ranks are joined by their LogGP links only */
     grank_t *ranks;
     gev_t *heap;           /* binary heap on (t, seq) */
     long nheap, capheap;
@@ -1044,6 +1069,70 @@ static int g_item_end(gsim_t *g, int r, int32_t i)
     return g_done(g, r, i);
 }
 
+/* A message from rank src to rank dst whose first byte would reach dst at *t0 and its
+ * last at *t1 (post_send) crosses the torus links of its route: it starts when they
+ * are all free, holds them for max(link_G, G) per byte, and each link adds hop_L.
+ * Records the flows that want each link at once. */
+static int g_net(gsim_t *g, int src, int dst, double bytes, double *t0, double *t1)
+{
+    gnet_t *n = g->net;
+    const mca_coll_loom_model_params_t *m = g->x->m;
+    const int a = n->node_of[src], b = n->node_of[dst], nd = n->t->ndims;
+    const long flow = (long) src * g->x->P + dst;
+    double want = *t0 - m->L, start = want, dur = g->x->link_G * bytes, lat;
+    int hops;
+
+    if (a == b) {
+        return MCA_COLL_LOOM_OK;
+    }
+    hops = mca_coll_loom_torus_route(n->t, n->coords + (size_t) a * nd, n->coords + (size_t) b * nd, n->route);
+    if (*t1 - *t0 > dur) {
+        dur = *t1 - *t0; /* the sender's own link is the slower */
+    }
+    for (int h = 0; h < hops; ++h) {
+        if (n->links[n->route[h]].free > start) {
+            start = n->links[n->route[h]].free;
+        }
+    }
+    for (int h = 0; h < hops; ++h) {
+        glink_t *l = &n->links[n->route[h]];
+        int j = 0, found = -1;
+        l->free = start + dur;
+        for (int i = 0; i < l->n; ++i) {
+            if (l->f[i].flow == flow) {
+                found = j;
+            } else if (l->f[i].until <= want) {
+                continue; /* done before this message wanted the link */
+            }
+            l->f[j++] = l->f[i];
+        }
+        l->n = j;
+        if (found >= 0) {
+            l->f[found].until = start + dur;
+        } else {
+            if (l->n == l->cap) {
+                int cap = l->cap ? 2 * l->cap : 2;
+                gflow_t *f = realloc(l->f, (size_t) cap * sizeof(*f));
+                if (NULL == f) {
+                    return MCA_COLL_LOOM_ERR_NOMEM;
+                }
+                l->f = f;
+                l->cap = cap;
+            }
+            l->f[l->n++] = (gflow_t) {.flow = flow, .until = start + dur};
+        }
+        if (l->n > n->max_load) {
+            n->max_load = l->n;
+        }
+    }
+    n->messages++;
+    n->max_hops = hops > n->max_hops ? hops : n->max_hops;
+    lat = m->L + hops * g->x->hop_L;
+    *t0 = start + lat;
+    *t1 = start + dur + lat;
+    return MCA_COLL_LOOM_OK;
+}
+
 /* Posts send i: the CPU's o (the caller's), then its bytes on the outgoing link
  * (post_send); *left gets the time they have left, when the send is done. */
 static int g_send(gsim_t *g, int r, int32_t i, double *left)
@@ -1058,6 +1147,12 @@ static int g_send(gsim_t *g, int r, int32_t i, double *left)
     post_send(g->x->m, &k->c, bytes, &t0, &t1);
     g->x->messages++;
     *left = k->c.send_done;
+    if (NULL != g->net) {
+        int rc = g_net(g, r, PEER(k->ops[i]), bytes, &t0, &t1);
+        if (MCA_COLL_LOOM_OK != rc) {
+            return rc;
+        }
+    }
     return ev_push(g, (gev_t) {.t = t0, .t1 = t1, .type = EV_MSG, .rank = PEER(k->ops[i]), .a = r,
                                .bytes = (float) bytes});
 }
@@ -1318,6 +1413,7 @@ static int simulate_graph(ctx_t *x, long max_live, double *finish, mca_coll_loom
 {
     const int P = x->P;
     gsim_t g = {.x = x, .freelist = -1, .max_live = max_live};
+    gnet_t net = {0};
     int rc = MCA_COLL_LOOM_OK;
     double sum = 0.0;
 
@@ -1352,6 +1448,26 @@ static int simulate_graph(ctx_t *x, long max_live, double *finish, mca_coll_loom
         if (MCA_COLL_LOOM_OK != rc) {
             goto out;
         }
+    }
+    if (x->link_G > 0.0) {
+        const mca_coll_loom_torus_t *t = x->shape.torus;
+        const long nodes = mca_coll_loom_torus_nodes(t);
+        net.t = t;
+        net.coords = x->shape.torus_coords;
+        net.node_of = x->shape.node_of;
+        net.nlinks = nodes * mca_coll_loom_torus_links_per_node(t);
+        if (nodes <= 0 || net.nlinks > (1L << 26)) {
+            g.note = "the torus is too large for the network model";
+            rc = MCA_COLL_LOOM_ERR_NOTSUP;
+            goto out;
+        }
+        net.links = calloc((size_t) net.nlinks, sizeof(*net.links));
+        net.route = malloc(sizeof(long) * (size_t) (mca_coll_loom_torus_max_hops(t) + 1));
+        if (NULL == net.links || NULL == net.route) {
+            rc = MCA_COLL_LOOM_ERR_NOMEM;
+            goto out;
+        }
+        g.net = &net;
     }
     for (int r = 0; r < P && MCA_COLL_LOOM_OK == rc; ++r) {
         rc = g_compile(&g, r);
@@ -1409,9 +1525,17 @@ static int simulate_graph(ctx_t *x, long max_live, double *finish, mca_coll_loom
     res->mean = sum / P;
     res->method = MCA_COLL_LOOM_MODEL_GRAPH;
     res->peak_live_ops = g.peak;
+    res->max_link_load = net.max_load;
+    res->link_messages = net.messages;
+    res->max_link_hops = net.max_hops;
 
 out:
     res->note = g.note;
+    for (long l = 0; NULL != net.links && l < net.nlinks; ++l) {
+        free(net.links[l].f);
+    }
+    free(net.links);
+    free(net.route);
     for (int r = 0; NULL != g.ranks && r < P; ++r) {
         free(g.ranks[r].ops);
     }
@@ -1484,9 +1608,15 @@ static int predict_any(int alg, mca_coll_loom_build_fn_t build, mca_coll_loom_co
         }
     }
 
+    if (opts->link_G > 0.0 && (NULL == p.torus || NULL == p.torus_coords || NULL == p.node_of)) {
+        res->note = "the torus network needs the ranks' nodes and the nodes' coordinates";
+        return MCA_COLL_LOOM_ERR_BADPARAM;
+    }
     ctx_init(&x, alg, build, &p, coll, bytes, elem_size, m, opts->part_displ);
-    x.sched.no_graph = MCA_COLL_LOOM_MODEL_GRAPH != opts->method;
-    if (MCA_COLL_LOOM_MODEL_GRAPH == opts->method) {
+    x.link_G = opts->link_G > 0.0 ? opts->link_G : 0.0;
+    x.hop_L = opts->hop_L;
+    x.sched.no_graph = MCA_COLL_LOOM_MODEL_GRAPH != opts->method && 0.0 == x.link_G;
+    if (MCA_COLL_LOOM_MODEL_GRAPH == opts->method || x.link_G > 0.0) {
         rc = simulate_graph(&x, opts->max_live_ops > 0 ? opts->max_live_ops : DEFAULT_MAX_LIVE_OPS, finish, res);
         res->ops = x.ops;
         res->messages = x.messages;

@@ -56,6 +56,19 @@
  *              per op and 4 per edge, counted against the same budget (in 8-byte
  *              units, with the event queue).  Round mode stays what choose_segs and
  *              auto_segs use.
+ *
+ * The torus network (seed 004; GRAPH only, forced when opts->link_G > 0 and the shape
+ * has torus coordinates, shape->torus and ->torus_coords, with ->node_of).  A message
+ * between ranks of two nodes follows its route under the routing model of
+ * loom_torus.h and occupies every directed link of it at once (cut-through) for
+ * max(link_G, G) per byte: it starts when its bytes leave the sender (post_send) or
+ * when the last of its links is free, whichever is later, so messages that share a
+ * link go one after another, which for a stream is the time of a fair share; its
+ * first byte arrives L + hops hop_L after it started.  A link's load is the number of
+ * flows that wanted it at once: a message of flow f (sender, receiver) wants its
+ * links from the time it could start until it has crossed them; the result keeps the
+ * largest load (1: no two flows ever met on a link).  Messages inside a node cross
+ * no link.
  */
 #ifndef MCA_COLL_LOOM_MODEL_H
 #define MCA_COLL_LOOM_MODEL_H
@@ -107,6 +120,9 @@ typedef struct {
                             once (8 bytes each; default 2^27) */
     const size_t *part_displ; /* explicit part layout (reduce_scatter recvcounts as
                                  element prefix sums, nparts + 1 entries) or NULL */
+    double link_G;       /* > 0: the torus network (below) with this time per byte of a
+                            directed link (s/B); 0: none */
+    double hop_L;        /* torus network: latency added per link crossed (s) */
 } mca_coll_loom_model_opts_t;
 
 typedef struct {
@@ -120,6 +136,10 @@ typedef struct {
     long peak_live_ops;  /* FULL: most compact ops held at once; GRAPH: most 8-byte
                             units held (ops, edges, events) */
     const char *note;    /* why a prediction was refused, or NULL */
+    int max_link_load;   /* torus network: most flows (sender-receiver pairs) that
+                            wanted one directed link at the same time */
+    long link_messages;  /* torus network: messages that crossed at least one link */
+    long max_link_hops;  /* torus network: the longest route taken (links) */
 } mca_coll_loom_model_result_t;
 
 /* Parameters from the MCA units (us, us, us, ns/B, ns/B, ns/B). */

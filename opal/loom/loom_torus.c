@@ -540,6 +540,111 @@ static void greedy(loom_chain_t *s, int first, int *order)
     }
 }
 
+/* The snake (seed 004's full box with a missing node, and its missing planes): the
+ * torus traversed boustrophedon, the first routed dimension fastest, each line and
+ * each plane in turn the other way (a reflected mixed-radix Gray code, so consecutive
+ * positions are neighbours).  Where the slowest dimension has an even size the last
+ * position neighbours the first over its wrap-around link: a cycle, so a chain can
+ * start at any root.  Restricted to the communicator's nodes, an edge that skips
+ * missing nodes or planes crosses them along the snake's own links (the pseudo-node
+ * and Z bypasses of the seed); whether the routes stay disjoint is checked, not
+ * assumed. */
+
+/* The snake position of coordinates x, dimensions seq[0] (fastest) to seq[nd-1]. */
+static long snake_pos(const mca_coll_loom_torus_t *t, const int *seq, const int *x)
+{
+    long r = 0, M = 1;
+    for (int j = 0; j < t->ndims; ++j) {
+        const int d = seq[j];
+        r = (long) x[d] * M + ((x[d] & 1) ? M - 1 - r : r);
+        M *= t->dims[d];
+    }
+    return r;
+}
+
+typedef struct {
+    long pos;
+    int node;
+} snake_item_t;
+
+static int cmp_snake(const void *a, const void *b)
+{
+    const long p = ((const snake_item_t *) a)->pos, q = ((const snake_item_t *) b)->pos;
+    return p < q ? -1 : p > q;
+}
+
+/* Whether the chain's edges (in direction dir, as mca_coll_loom_torus_chain) use every
+ * directed link at most once; used[] is all zero on entry and on return. */
+static int edge_route(const mca_coll_loom_torus_t *t, const int *c, const int *order, int e, int w, long *route)
+{
+    const int nd = t->ndims;
+    const int *a = c + (size_t) order[w ? e + 1 : e] * nd, *b = c + (size_t) order[w ? e : e + 1] * nd;
+    return mca_coll_loom_torus_route(t, a, b, route);
+}
+
+static bool chain_disjoint(const mca_coll_loom_torus_t *t, int n, const int *c, int dir, const int *order,
+                           unsigned char *used, long *route)
+{
+    const int w0 = dir < 0 ? 1 : 0, w1 = dir > 0 ? 0 : 1; /* 0: edge i -> i+1, 1: i+1 -> i */
+    bool ok = true;
+    int e, w, h;
+
+    for (e = 0; e < n - 1 && ok; ++e) {
+        for (w = w0; w <= w1 && ok; ++w) {
+            h = edge_route(t, c, order, e, w, route);
+            for (int k = 0; k < h; ++k) {
+                ok = ok && !used[route[k]];
+                used[route[k]] = 1;
+            }
+        }
+    }
+    /* clear the marks of the edges seen (all of the last one's, whatever it marked) */
+    for (int f = 0; f < e; ++f) {
+        for (w = w0; w <= w1; ++w) {
+            h = edge_route(t, c, order, f, w, route);
+            for (int k = 0; k < h; ++k) {
+                used[route[k]] = 0;
+            }
+        }
+    }
+    return ok;
+}
+
+static int snake(const mca_coll_loom_torus_t *t, int n, const int *c, int first, int dir, int *order,
+                 unsigned char *used, long *route)
+{
+    const int nd = t->ndims;
+    snake_item_t *it = malloc(sizeof(*it) * (size_t) n);
+    int rc = 1, seq[MCA_COLL_LOOM_TORUS_MAX_DIMS];
+
+    if (NULL == it) {
+        return -1;
+    }
+    /* the first routed dimension fastest, then each of the others in turn */
+    for (int shift = 0; shift < nd && 0 != rc; ++shift) {
+        int at = 0;
+        for (int j = 0; j < nd; ++j) {
+            seq[j] = t->order[(j + shift) % nd];
+        }
+        for (int i = 0; i < n; ++i) {
+            it[i] = (snake_item_t) {.pos = snake_pos(t, seq, c + (size_t) i * nd), .node = i};
+        }
+        qsort(it, (size_t) n, sizeof(*it), cmp_snake);
+        while (it[at].node != first) {
+            ++at;
+        }
+        /* from the first node around the cycle, one way or the other */
+        for (int way = 1; way >= -1 && 0 != rc; way -= 2) {
+            for (int i = 0; i < n; ++i) {
+                order[i] = it[((long) at + (long) way * i + (long) n * 2) % n].node;
+            }
+            rc = chain_disjoint(t, n, c, dir, order, used, route) ? 0 : 1;
+        }
+    }
+    free(it);
+    return rc;
+}
+
 int mca_coll_loom_torus_chain(const mca_coll_loom_torus_t *t, int n, const int *c, int first, int dir,
                               int *order)
 {
@@ -560,6 +665,11 @@ int mca_coll_loom_torus_chain(const mca_coll_loom_torus_t *t, int n, const int *
     s.route = malloc(sizeof(long) * (size_t) (2 * mca_coll_loom_torus_max_hops(t) + 2));
     if (NULL == s.used || NULL == s.visited || NULL == s.route) {
         rc = -1;
+        goto out;
+    }
+    /* the snake first (a structured node set: O(n log n)), then the search */
+    rc = snake(t, n, c, first >= 0 ? first : 0, dir, order, s.used, s.route);
+    if (rc < 0) {
         goto out;
     }
     /* the given first node, or every node in turn, each with a share of the budget */

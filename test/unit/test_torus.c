@@ -3,14 +3,18 @@
  * map files (every error with its line) and coordinates as users write them, routes and link loads against hand-computed cases, and
  * contention-free chains: every subset of a 4 x 4 torus, random subsets of larger ones,
  * each chain checked by the link-load model (both directions of every edge at once:
- * no directed link twice).
+ * no directed link twice); the model's torus network (loom_model.h) against
+ * hand-computed cases, and the link loads it finds for torus and binomial schedules.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "opal/loom/loom_model.h"
 #include "opal/loom/loom_registry.h"
+#include "opal/loom/loom_sched.h"
 #include "opal/loom/loom_torus.h"
 #include "opal/loom/loom_verify.h"
 #include "unit_check.h"
@@ -341,6 +345,184 @@ static void test_schedules(void)
     printf("test_torus: %d torus schedule sets verified\n", verified);
 }
 
+
+/* Seed 004's structured node sets at scale, where a search would be slow: the whole
+ * torus but one node, and the whole torus but some planes of the last dimension.  A
+ * chain in each direction from several roots, checked by the link-load model, and
+ * found quickly (the snake, loom_torus.c). */
+static void test_chains_structured(const char *dims, int roots)
+{
+    mca_coll_loom_torus_t t = shape(dims);
+    const long N = mca_coll_loom_torus_nodes(&t);
+    const int nd = t.ndims, Z = t.dims[nd - 1];
+    int *c = malloc(sizeof(int) * (size_t) (N * nd)), *order = malloc(sizeof(int) * (size_t) N);
+    int found = 0, sets = 0;
+    time_t t0 = time(NULL);
+
+    for (int kind = 0; kind < 3 && NULL != c && NULL != order; ++kind) {
+        /* 0: one node missing (a random one); 1: two planes missing; 2: every other plane */
+        const long gone = (long) (xorshift() % (unsigned long long) N);
+        const int z1 = (int) (xorshift() % (unsigned long long) Z), z2 = (z1 + Z / 2) % Z;
+        int n = 0;
+        for (long v = 0; v < N; ++v) {
+            const int z = (int) (v % Z);
+            if ((0 == kind && v == gone) || (1 == kind && (z == z1 || z == z2)) || (2 == kind && (z & 1))) {
+                continue;
+            }
+            long x = v;
+            for (int d = nd - 1; d >= 0; --d) {
+                c[n * nd + d] = (int) (x % t.dims[d]);
+                x /= t.dims[d];
+            }
+            ++n;
+        }
+        if (n < 2) {
+            continue;
+        }
+        ++sets;
+        for (int k = 0; k < roots; ++k) {
+            const int root = (int) (xorshift() % (unsigned long long) n);
+            for (int dir = -1; dir <= 1; ++dir) {
+                int rc = mca_coll_loom_torus_chain(&t, n, c, 0 == dir ? -1 : root, dir, order);
+                const int load = 0 == rc ? chain_load(&t, n, c, order, dir) : -1;
+                CHECK(0 == rc && 1 == load && (0 == dir || order[0] == root),
+                      "%s, %s, %d nodes, root %d, direction %d: rc %d, link load %d", dims,
+                      0 == kind ? "one node missing" : 1 == kind ? "two planes missing" : "every other plane",
+                      n, root, dir, rc, load);
+                found += 0 == rc;
+            }
+        }
+    }
+    printf("test_torus: %s: %d structured node sets (one node or planes missing), %d contention-free chains "
+           "(%ld s)\n", dims, sets, found, (long) (time(NULL) - t0));
+    free(c);
+    free(order);
+}
+
+/* Ranks 0 and 1 each send one message, to ranks 2 and 3: two flows at once. */
+static int build_two_flows(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p)
+{
+    if (p->rank < 2) {
+        mca_coll_loom_sched_send(s, p->rank + 2, MCA_COLL_LOOM_SLOT_RESULT);
+    } else {
+        mca_coll_loom_sched_recv(s, p->rank - 2, MCA_COLL_LOOM_SLOT_RESULT);
+    }
+    mca_coll_loom_sched_wait(s);
+    return MCA_COLL_LOOM_OK;
+}
+
+static bool near(double a, double b)
+{
+    return a > 0.999 * b && a < 1.001 * b;
+}
+
+/* The network model: two flows on a ring of 8 nodes, by hand; then the link loads of
+ * the torus and binomial bcasts on random subsets of 4 x 4 and 8 x 8 x 8 tori. */
+static void test_network(void)
+{
+    mca_coll_loom_torus_t ring = shape("8");
+    mca_coll_loom_model_params_t m;
+    mca_coll_loom_model_opts_t o;
+    const double D = 1e-6; /* link time per byte: 1 MB/s */
+    const size_t n = 1 << 16;
+    int node_of[4] = {0, 1, 2, 3};
+
+    mca_coll_loom_model_params_default(&m);
+    mca_coll_loom_model_opts_default(&o);
+    o.link_G = D;
+    o.hop_L = 1e-6;
+    {
+        /* nodes 0 1 2 3: 0->2 and 1->3 both cross link 1+: the second waits for the first */
+        int c[4] = {0, 1, 2, 3};
+        mca_coll_loom_params_t p = {.P = 4, .nodes = 4, .rpn = 1, .node_of = node_of, .torus = &ring,
+                                    .torus_coords = c, .call = MCA_COLL_LOOM_CALL_COMMUTATIVE,
+                                    .coll = MCA_COLL_LOOM_COLL_BCAST};
+        mca_coll_loom_model_result_t res;
+        int rc = mca_coll_loom_model_predict_builder(build_two_flows, &p, n, 8, &m, &o, NULL, &res);
+        const double want = 2 * m.o + 2 * D * n + m.L + 2 * o.hop_L;
+        CHECK(MCA_COLL_LOOM_OK == rc && 2 == res.max_link_load && 2 == res.max_link_hops &&
+                  2 == res.link_messages && near(res.time, want),
+              "two flows on link 1+: load %d (want 2), hops %ld, time %g (want %g), rc %d", res.max_link_load,
+              res.max_link_hops, res.time, want, rc);
+        /* nodes 0 3 2 1: 0->2 goes +, 3->1 goes -: no shared link, one link time */
+        int d[4] = {0, 3, 2, 1};
+        p.torus_coords = d;
+        rc = mca_coll_loom_model_predict_builder(build_two_flows, &p, n, 8, &m, &o, NULL, &res);
+        const double want1 = 2 * m.o + D * n + m.L + 2 * o.hop_L;
+        CHECK(MCA_COLL_LOOM_OK == rc && 1 == res.max_link_load && near(res.time, want1),
+              "two flows on disjoint links: load %d (want 1), time %g (want %g), rc %d", res.max_link_load,
+              res.time, want1, rc);
+        /* two ranks of one node: the message crosses no link */
+        int same[4] = {0, 0, 0, 1};
+        p.node_of = same;
+        p.nodes = 2;
+        rc = mca_coll_loom_model_predict_builder(build_two_flows, &p, n, 8, &m, &o, NULL, &res);
+        CHECK(MCA_COLL_LOOM_OK == rc && 1 == res.link_messages,
+              "a message inside a node crosses no link: %ld messages on links (want 1), rc %d",
+              res.link_messages, rc);
+        /* without coordinates the network is refused, not ignored */
+        p.torus_coords = NULL;
+        rc = mca_coll_loom_model_predict_builder(build_two_flows, &p, n, 8, &m, &o, NULL, &res);
+        CHECK(MCA_COLL_LOOM_ERR_BADPARAM == rc, "the network without coordinates: rc %d", rc);
+    }
+
+    /* torus vs binomial bcast on random subsets: torus never puts two flows on a link
+     * and streams at about one link's rate; binomial (rank order, as tuned's tree)
+     * does put two on a link in most subsets */
+    static const char *shapes[] = {"4x4", "8x8x8"};
+    static const int sizes[] = {8, 40};
+    const int tor = mca_coll_loom_alg_find(MCA_COLL_LOOM_COLL_BCAST, "torus");
+    const int bin = mca_coll_loom_alg_find(MCA_COLL_LOOM_COLL_BCAST, "binomial");
+    for (int si = 0; si < 2; ++si) {
+        mca_coll_loom_torus_t t = shape(shapes[si]);
+        const long N = mca_coll_loom_torus_nodes(&t);
+        const int nn = sizes[si], tries = 10;
+        int *c = malloc(sizeof(int) * (size_t) nn * t.ndims), *no = malloc(sizeof(int) * (size_t) nn);
+        char *taken = malloc((size_t) N);
+        int worse = 0;
+        double worst = 0.0;
+        for (int k = 0; k < tries && NULL != c && NULL != no && NULL != taken; ++k) {
+            memset(taken, 0, (size_t) N);
+            for (int i = 0; i < nn; ++i) {
+                long v;
+                do {
+                    v = (long) (xorshift() % (unsigned long long) N);
+                } while (taken[v]);
+                taken[v] = 1;
+                no[i] = i;
+                for (int d = t.ndims - 1; d >= 0; --d) {
+                    c[i * t.ndims + d] = (int) (v % t.dims[d]);
+                    v /= t.dims[d];
+                }
+            }
+            const size_t bytes = 4 << 20;
+            mca_coll_loom_params_t p = {.P = nn, .nodes = nn, .rpn = 1, .node_of = no, .torus = &t,
+                                        .torus_coords = c, .call = MCA_COLL_LOOM_CALL_COMMUTATIVE,
+                                        .root = (int) (xorshift() % (unsigned long long) nn),
+                                        .segs = mca_coll_loom_torus_auto_segs(nn, bytes)};
+            mca_coll_loom_model_result_t rt, rb;
+            int rc = mca_coll_loom_model_predict(tor, MCA_COLL_LOOM_COLL_BCAST, &p, bytes, 8, &m, &o, NULL, &rt);
+            CHECK(MCA_COLL_LOOM_OK == rc && 1 == rt.max_link_load,
+                  "%s, %d nodes: torus bcast has a link load of %d (rc %d)", shapes[si], nn, rt.max_link_load, rc);
+            worst = rt.time / (D * bytes) > worst ? rt.time / (D * bytes) : worst;
+            p.segs = 1;
+            rc = mca_coll_loom_model_predict(bin, MCA_COLL_LOOM_COLL_BCAST, &p, bytes, 8, &m, &o, NULL, &rb);
+            CHECK(MCA_COLL_LOOM_OK == rc && rb.time > rt.time, "%s: binomial (%g s) not slower than torus (%g s)",
+                  shapes[si], rb.time, rt.time);
+            worse += rb.max_link_load > 1;
+        }
+        CHECK(worst < 1.15, "%s: torus bcast at %.2fx the single-link bound (want < 1.15)", shapes[si], worst);
+        CHECK(worse >= tries / 2, "%s: binomial has a link load above 1 in %d of %d subsets", shapes[si], worse,
+              tries);
+        printf("test_torus: network model, %s, %d random subsets of %d nodes: torus bcast load 1, at most "
+               "%.3fx the single-link bound; binomial load > 1 in %d\n",
+               shapes[si], tries, nn, worst, worse);
+        free(c);
+        free(no);
+        free(taken);
+    }
+}
+
 int main(void)
 {
     test_parse();
@@ -351,7 +533,15 @@ int main(void)
     test_chains_random("4x4x2", 3000, 2, 32);
     test_chains_random("8x8x8", 300, 6, 40);
     test_chains_random("16x16x16", 50, 6, 64);
+    test_chains_structured("4x4", 8);
+    test_chains_structured("4x2x2", 8);
+    test_chains_structured("8x8x8", 3);
+    test_chains_structured("16x16x16", 2);
+    test_chains_structured("32x32x32", 1);
+    test_chains_structured("6x5x3", 4);
+    test_chains_structured("7x7x7", 2);
     test_schedules();
+    test_network();
     printf("test_torus: %d checks, %d failures\n", checks, failures);
     return 0 != failures;
 }

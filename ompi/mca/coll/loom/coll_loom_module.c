@@ -802,10 +802,6 @@ static int auto_segs(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes)
  * one message per node pair took 1.64x tuned's time, 0.74x with tcp's eager limit
  * raised to 300 KB (docs/user/performance.md, "Alltoall"). */
 #define LOOM_HIER_A2A_PIECE    ((size_t) 32 * 1024)
-/* torus: bytes per segment of its chain when coll_loom_torus_segment_size is 0; 256 KiB
- * filled an 8-node chain too slowly at 4 MiB (1.36x the link bound, 64 KiB 1.03x:
- * docs/user/performance.md, "Torus") */
-#define LOOM_TORUS_AUTO_SEGMENT ((size_t) 64 * 1024)
 
 /* ring and twotree: the cost model's segment / chunk count (or the knob's) */
 static int model_segs(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes, int knob)
@@ -844,8 +840,8 @@ int mca_coll_loom_pipeline_segs(int alg, mca_coll_loom_coll_t coll, int P, size_
 {
     if (alg == mca_coll_loom_component.torus_alg) {
         /* segments of the chain: the message streams once the chain is full */
-        const size_t seg = knob > 0 ? (size_t) knob : LOOM_TORUS_AUTO_SEGMENT;
-        const size_t n = (bytes + seg - 1) / seg;
+        const size_t n = knob > 0 ? (bytes + (size_t) knob - 1) / (size_t) knob
+                                  : (size_t) mca_coll_loom_torus_auto_segs(P, bytes);
         return n < 1 ? 1 : (int) (n > LOOM_HIER_MAX_SEGS ? LOOM_HIER_MAX_SEGS : n);
     }
     if (alg == mca_coll_loom_component.hier_alg) {
