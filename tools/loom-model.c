@@ -36,6 +36,7 @@ typedef struct {
     int *coords;       /* [nodes * ndims] the communicator's nodes, in rank order */
     int *node_of;      /* [P] */
     int nodes, ppn;
+    int groups;        /* --groups K: K communicators of consecutive ranks at once */
     mca_coll_loom_model_params_t m;
     mca_coll_loom_model_opts_t opts;
 } cli_t;
@@ -81,6 +82,8 @@ static void usage(FILE *f)
             "                     0 slowest: loomnodeI of the emulated torus), file:PATH (lines\n"
             "                     \"[host] c0 c1 ..\", in rank order; '#' comments, a dims line ignored)\n"
             "  --ppn N            ranks per node, consecutive (default 1)\n"
+            "  --groups K         K communicators of consecutive nodes run the collective at\n"
+            "                     the same time on the torus (as loom_bw --groups)\n"
             "  --route-order O    routing order (\"zyx\"; default x first)\n"
             "  --link-rate R      a directed link's rate: 100mbit, 1gbit, 5GB (bytes); default 1gbit\n"
             "  --hop-L us         latency per link crossed (default 0)\n"
@@ -362,6 +365,41 @@ static int torus_subset(cli_t *c, const char *spec)
     return 0;
 }
 
+/* --groups: K communicators of consecutive ranks (whole nodes) run the algorithm at
+ * the same time on one network.  The model sees one schedule set of all ranks: rank
+ * r's is its group's schedule for its group rank, peers moved to world ranks.  (A
+ * tool's global: the builder type carries no context.) */
+static struct {
+    const cli_t *c;
+    int alg, P;          /* world ranks */
+    int gnode_of[1 << 16];
+} grp;
+
+static int build_grouped(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p)
+{
+    const cli_t *c = grp.c;
+    const int K = c->groups, g = (int) ((long) p->rank * K / grp.P);
+    int first = (int) (((long) g * grp.P + K - 1) / K), end = (int) (((long) (g + 1) * grp.P + K - 1) / K), rc;
+    mca_coll_loom_params_t q = *p;
+
+    q.P = end - first;
+    q.rank = p->rank - first;
+    q.nodes = (end - 1) / c->ppn - first / c->ppn + 1;
+    for (int r = 0; r < q.P; ++r) {
+        grp.gnode_of[r] = (first + r) / c->ppn - first / c->ppn;
+    }
+    q.node_of = grp.gnode_of;
+    q.torus_coords = c->coords + (size_t) (first / c->ppn) * c->t.ndims;
+    q.root = c->root < q.P ? c->root : 0;
+    rc = mca_coll_loom_algs[grp.alg].build(s, &q);
+    for (int i = 0; i < s->nops; ++i) {
+        if (MCA_COLL_LOOM_OP_SEND == s->ops[i].kind || MCA_COLL_LOOM_OP_RECV == s->ops[i].kind) {
+            s->ops[i].peer += first;
+        }
+    }
+    return rc;
+}
+
 static void run_one(const cli_t *c, int alg, int P, size_t bytes, double bound)
 {
     mca_coll_loom_params_t shape = {.P = P, .root = c->root, .knob = c->knob, .call = c->call,
@@ -380,13 +418,14 @@ static void run_one(const cli_t *c, int alg, int P, size_t bytes, double bound)
     const char *segs_how = "";
 
     fmt_bytes(bytes, bstr, sizeof(bstr));
+    const int gP = c->groups > 1 ? P / c->groups : P; /* a communicator's ranks */
     if (0 == segs && c->torus && 0 == strcmp(mca_coll_loom_algs[alg].name, "torus")) {
         /* the component's segments of the chain (coll_loom_torus_segment_size 0) */
-        segs = mca_coll_loom_torus_auto_segs(P, bytes);
+        segs = mca_coll_loom_torus_auto_segs(gP, bytes);
         segs_how = "*";
     } else if (0 == segs) {
         /* what the component does: auto_segs (cheap); --segs search: choose_segs */
-        segs = mca_coll_loom_model_auto_segs(alg, c->coll, P, bytes, c->elem, &c->m);
+        segs = mca_coll_loom_model_auto_segs(alg, c->coll, gP, bytes, c->elem, &c->m);
         tchoose = now() - t0;
         segs_how = "*";
         (void) cm;
@@ -401,7 +440,20 @@ static void run_one(const cli_t *c, int alg, int P, size_t bytes, double bound)
         finish = malloc((size_t) P * sizeof(double));
     }
     t0 = now();
-    rc = mca_coll_loom_model_predict(alg, c->coll, &shape, bytes, c->elem, &c->m, &c->opts, finish, &res);
+    if (c->groups > 1) {
+        mca_coll_loom_params_t q = shape;
+        grp.c = c;
+        grp.alg = alg;
+        grp.P = P;
+        q.P = gP;
+        q.rank = 0;
+        res.note = mca_coll_loom_alg_refusal(alg, &q);
+        rc = NULL != res.note ? MCA_COLL_LOOM_ERR_NOTSUP
+                              : mca_coll_loom_model_predict_builder(build_grouped, &shape, bytes, c->elem, &c->m,
+                                                                    &c->opts, finish, &res);
+    } else {
+        rc = mca_coll_loom_model_predict(alg, c->coll, &shape, bytes, c->elem, &c->m, &c->opts, finish, &res);
+    }
     t0 = now() - t0;
     if (c->graph) {
         /* the round reading of the same schedules, for comparison */
@@ -512,7 +564,8 @@ int main(int argc, char **argv)
             c.opts.method = MCA_COLL_LOOM_MODEL_GRAPH;
             takes = false;
         } else if (0 == strcmp(a, "--torus") || 0 == strcmp(a, "--subset") || 0 == strcmp(a, "--route-order") ||
-                   0 == strcmp(a, "--link-rate") || 0 == strcmp(a, "--hop-L") || 0 == strcmp(a, "--ppn")) {
+                   0 == strcmp(a, "--link-rate") || 0 == strcmp(a, "--hop-L") || 0 == strcmp(a, "--ppn") ||
+                   0 == strcmp(a, "--groups")) {
             NEED_ARG();
             if (0 == strcmp(a, "--torus")) {
                 char err[256];
@@ -529,6 +582,8 @@ int main(int argc, char **argv)
                 c.opts.hop_L = atof(v) * 1e-6;
             } else if (0 == strcmp(a, "--ppn")) {
                 c.ppn = atoi(v);
+            } else if (0 == strcmp(a, "--groups")) {
+                c.groups = atoi(v);
             } else if (parse_rate(v, &link_rate)) {
                 fprintf(stderr, "loom-model: bad --link-rate %s (100mbit, 1gbit, 5GB)\n", v);
                 return 2;
@@ -616,6 +671,11 @@ int main(int argc, char **argv)
         if (0 != torus_subset(&c, subset)) {
             return 2;
         }
+        if (c.groups > 1 && (c.nodes % c.groups || (long) c.nodes * c.ppn / c.groups > (1 << 16))) {
+            fprintf(stderr, "loom-model: --groups %d must divide the %d nodes (at most 65536 ranks a group)\n",
+                    c.groups, c.nodes);
+            return 2;
+        }
         c.opts.link_G = 1.0 / link_rate;
         c.opts.method = MCA_COLL_LOOM_MODEL_GRAPH;
     }
@@ -643,9 +703,9 @@ int main(int argc, char **argv)
         for (int d = 0; d < c.t.ndims; ++d) {
             printf("%s%d%s", d ? "x" : " ", c.t.dims[d], c.t.mesh[d] ? ":mesh" : "");
         }
-        printf(" (%s), %d rank%s per node, links of %.4g Gbit/s, %g us per hop (load: most flows on one "
+        printf(" (%s%s), %d rank%s per node, links of %.4g Gbit/s, %g us per hop (load: most flows on one "
                "directed link at once; hops: the longest route; ratio: time over the single-link bound)\n",
-               subset, c.ppn, c.ppn > 1 ? "s" : "", link_rate * 8e-9, c.opts.hop_L * 1e6);
+               subset, c.groups > 1 ? ", in groups at once" : "", c.ppn, c.ppn > 1 ? "s" : "", link_rate * 8e-9, c.opts.hop_L * 1e6);
     }
     if (c.csv) {
         printf("coll,P,bytes,alg,segs,time_us,bound_us,ratio,method,rounds,ops,sim_s,choose_s,note%s%s\n",

@@ -130,7 +130,7 @@ const mca_coll_loom_alg_t mca_coll_loom_algs[] = {
                        "directed link under dimension-ordered routing (needs a torus map: "
                        "coll_loom_torus_file, LOOM_TORUS_COORDS); allreduce = reduce + bcast "
                        "overlapping on one chain; commutative ops. Knob: bytes per segment, "
-                       "0 = 256 KiB",
+                       "0 = automatic (64 KiB, smaller on long chains: 8 segments per rank)",
         .reference = "seed 004",
         .build = mca_coll_loom_build_torus,
         .pipelined = true,

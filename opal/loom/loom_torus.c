@@ -421,6 +421,9 @@ int mca_coll_loom_torus_max_load(const mca_coll_loom_torus_t *t, int n, const in
  * built (once per root), and each expansion scans the remaining nodes, so this bounds
  * the worst case (no chain exists) to a fraction of a second at 64 nodes. */
 #define LOOM_CHAIN_BUDGET 200000L
+/* Up to this many nodes the search runs even when the snake found a chain, and the
+ * chain crossing fewer links is kept. */
+#define LOOM_CHAIN_BOTH_MAX 64
 
 typedef struct {
     const mca_coll_loom_torus_t *t;
@@ -430,6 +433,7 @@ typedef struct {
     bool *visited;
     long *route;          /* scratch, 2 routes */
     long budget;
+    int *alt;               /* the search's chain when the snake found one too */
 } loom_chain_t;
 
 /* Marks the links of the routes of edge i -> j that must be disjoint (i to j for dir
@@ -610,6 +614,18 @@ static bool chain_disjoint(const mca_coll_loom_torus_t *t, int n, const int *c, 
     return ok;
 }
 
+/* Links crossed by the chain's edges in direction dir. */
+static long chain_hops(const mca_coll_loom_torus_t *t, int n, const int *c, int dir, const int *order, long *route)
+{
+    long h = 0;
+    for (int e = 0; e + 1 < n; ++e) {
+        for (int w = dir < 0 ? 1 : 0; w <= (dir > 0 ? 0 : 1); ++w) {
+            h += edge_route(t, c, order, e, w, route);
+        }
+    }
+    return h;
+}
+
 static int snake(const mca_coll_loom_torus_t *t, int n, const int *c, int first, int dir, int *order,
                  unsigned char *used, long *route)
 {
@@ -667,27 +683,47 @@ int mca_coll_loom_torus_chain(const mca_coll_loom_torus_t *t, int n, const int *
         rc = -1;
         goto out;
     }
-    /* the snake first (a structured node set: O(n log n)), then the search */
+    /* the snake first (a structured node set: O(n log n)), then the search; on small
+     * sets both, keeping the chain that crosses fewer links (less in the way of other
+     * communicators' traffic) */
     rc = snake(t, n, c, first >= 0 ? first : 0, dir, order, s.used, s.route);
     if (rc < 0) {
         goto out;
     }
+    if (0 == rc && n <= LOOM_CHAIN_BOTH_MAX) {
+        s.alt = malloc(sizeof(int) * (size_t) n);
+        if (NULL == s.alt) {
+            rc = -1;
+            goto out;
+        }
+    }
     /* the given first node, or every node in turn, each with a share of the budget */
-    for (int f = first >= 0 ? first : 0; f < (first >= 0 ? first + 1 : n) && 0 != rc; ++f) {
+    int *dfs = NULL != s.alt ? s.alt : order, found = 1;
+    for (int f = first >= 0 ? first : 0; f < (first >= 0 ? first + 1 : n) && 0 != found && (0 != rc || NULL != s.alt);
+         ++f) {
         s.budget = first >= 0 ? LOOM_CHAIN_BUDGET : LOOM_CHAIN_BUDGET / n + 1;
         memset(s.used, 0, (size_t) nlinks);
         memset(s.visited, 0, sizeof(bool) * (size_t) n);
-        order[0] = f;
+        dfs[0] = f;
         s.visited[f] = true;
-        rc = extend(&s, order, 1);
+        found = extend(&s, dfs, 1);
     }
-    if (0 != rc) {
-        greedy(&s, first >= 0 ? first : 0, order);
+    memset(s.used, 0, (size_t) nlinks);
+    if (NULL != s.alt) {
+        if (0 == found && chain_hops(t, n, c, dir, s.alt, s.route) < chain_hops(t, n, c, dir, order, s.route)) {
+            memcpy(order, s.alt, sizeof(int) * (size_t) n);
+        }
+    } else if (0 != rc) {
+        rc = found;
+        if (0 != rc) {
+            greedy(&s, first >= 0 ? first : 0, order);
+        }
     }
 
 out:
     free(s.used);
     free(s.visited);
     free(s.route);
+    free(s.alt);
     return rc;
 }

@@ -31,8 +31,8 @@
  *     when a communicator's module is enabled, so each of these variants writes them
  *     through MPI_T and then creates its own communicator;
  *   - "loom auto" and every loom algorithm of the collective that is made for large
- *     messages (ring, twotree, binomial, pairwise; --all-algs adds the others), with a
- *     size knob at auto (0), 64 KiB and 1 MiB (or --seg-sizes), switched by MPI_T writes on one
+ *     messages (ring, twotree, binomial, pairwise; --all-algs adds the others), those with
+ *     a size knob (ring, twotree, torus) at auto (0), 64 KiB and 1 MiB (or --seg-sizes), switched by MPI_T writes on one
  *     communicator "loom".  loom's counters, read around every batch, show which
  *     algorithm served (as in loom_bench).
  *
@@ -274,17 +274,25 @@ static const char *alg_cvar(void)
     return name;
 }
 
-/* loom variants: algorithm and its knob (the other size knob back to auto). */
+/* The size knobs loom_bw sweeps (--seg-sizes): segments or chunks in bytes, 0 = auto. */
+static const char *const size_knobs[] = {"coll_loom_ring_segment_size", "coll_loom_twotree_chunk_size",
+                                         "coll_loom_torus_segment_size"};
+#define NUM_SIZE_KNOBS ((int) (sizeof(size_knobs) / sizeof(size_knobs[0])))
+
+static int is_size_knob(const char *kv)
+{
+    for (int k = 0; kv && k < NUM_SIZE_KNOBS; k++)
+        if (0 == strcmp(kv, size_knobs[k])) return 1;
+    return 0;
+}
+
+/* loom variants: algorithm and its knob (the other size knobs back to auto). */
 static int set_loom(const variant_t *v)
 {
     int rc = lt_cvar_write_str(alg_cvar(), v->alg);
     const char *kv = lt_knob_cvar(v->alg);
-    if (MPI_SUCCESS == rc)
-        rc = lt_cvar_write_int("coll_loom_ring_segment_size",
-                               kv && 0 == strcmp(kv, "coll_loom_ring_segment_size") ? v->knob : 0);
-    if (MPI_SUCCESS == rc)
-        rc = lt_cvar_write_int("coll_loom_twotree_chunk_size",
-                               kv && 0 == strcmp(kv, "coll_loom_twotree_chunk_size") ? v->knob : 0);
+    for (int k = 0; MPI_SUCCESS == rc && k < NUM_SIZE_KNOBS; k++)
+        rc = lt_cvar_write_int(size_knobs[k], kv && 0 == strcmp(kv, size_knobs[k]) ? v->knob : 0);
     return rc;
 }
 
@@ -500,7 +508,7 @@ int main(int argc, char **argv)
     vs[nv++] = (variant_t){"loom auto", 0, 0, 0, "auto", 0, cl};
     for (int a = 0; a < lt_nalgs(coll) && nv < MAX_VARIANTS - 3; a++) {
         const char *name = lt_alg_name(coll, a), *kv = lt_knob_cvar(name);
-        int sized = kv && (0 == strcmp(kv, "coll_loom_ring_segment_size") || 0 == strcmp(kv, "coll_loom_twotree_chunk_size"));
+        int sized = is_size_knob(kv);
         if (kv && !sized && !all_algs) continue; /* dissemination, bruck: small-message algorithms */
         if (NULL != only_algs && !lt_in_list(only_algs, name)) continue;
         for (int k = 0; k < (sized ? nknobs : 1) && nv < MAX_VARIANTS; k++) {
@@ -651,8 +659,7 @@ int main(int argc, char **argv)
         }
     }
     lt_cvar_write_str(alg_cvar(), saved_alg);
-    lt_cvar_write_int("coll_loom_ring_segment_size", 0);
-    lt_cvar_write_int("coll_loom_twotree_chunk_size", 0);
+    for (int k = 0; k < NUM_SIZE_KNOBS; k++) lt_cvar_write_int(size_knobs[k], 0);
 
     /* ---- report ---- */
     for (int c = 0; c < ns * nv; c++) {
