@@ -476,7 +476,7 @@ static void run_one(const cli_t *c, int alg, int P, size_t bytes, double bound)
                 printf(",%d,%ld", res.max_link_load, res.max_link_hops);
             }
             if (c->graph) {
-                printf(",,%.6g", tround * 1e6);
+                printf(",%.6g", tround * 1e6);
             }
             printf("\n");
         } else {
@@ -716,7 +716,7 @@ int main(int argc, char **argv)
                mca_coll_loom_coll_name(c.coll), c.elem, L, o, g, G, gamma, copy);
         printf("(segs: * auto_segs, s choose_segs by simulation, a by its closed form; ratio: time over the "
                "bandwidth bound)\n");
-        if (c.graph) {
+        if (c.graph && !c.torus) {
             printf("(time: the dependency graph as the engine runs it; round: the round reading, g/r their "
                    "ratio)\n");
         }
