@@ -60,7 +60,9 @@
 #      process counts, and its negative control;
 #  15. torus maps: a good map file (and test_colls bcast/reduce and test_allreduce with
 #      it, torus forced among the others), one with an error, one without this node, coordinates from
-#      LOOM_TORUS_COORDS and from Slurm's address, ranks of one node that disagree.
+#      LOOM_TORUS_COORDS (and test_nonblocking with them: communicators whose first call is
+#      non-blocking take theirs from MPI_COMM_WORLD's exchange) and from Slurm's address,
+#      ranks of one node that disagree.
 # Ends with "N passed, M failed[, K skipped]" and exits non-zero on any failure.
 
 set -u
@@ -819,6 +821,10 @@ run "$name" 3 0 -x LOOM_TORUS_COORDS=1,0,1 --mca coll_loom_torus_dims 2x2x2:mesh
     -- "$T_BAR"
 check_log "LOOM_TORUS_COORDS: exchanged at the settings check" "$(log_of "$name")" \
     "torus 2x2x2:mesh route xyz, box [1..1]x[0..0]x[1..1], 1 of 8 nodes present (LOOM_TORUS_COORDS)"
+# the job's other communicators take their coordinates from MPI_COMM_WORLD's exchange,
+# also those whose first call is non-blocking (no exchange of their own is possible)
+run "test_nonblocking with LOOM_TORUS_COORDS (torus forced among the others) np=3" 3 0 \
+    -x LOOM_TORUS_COORDS=1,0 --mca coll_loom_torus_dims 2x2 -- "$T_NB" --sections matrix,outstanding
 name="torus coordinates from Slurm np=2"
 run "$name" 2 0 -x SLURM_TOPOLOGY_ADDR=torus:3:1:2.nid00007 --mca coll_loom_verbose 10 -- "$T_BAR"
 check_log "SLURM_TOPOLOGY_ADDR: the shape from the largest coordinates" "$(log_of "$name")" \

@@ -29,7 +29,9 @@
 #include "ompi/communicator/communicator.h"
 #include "ompi/constants.h"
 #include "ompi/datatype/ompi_datatype.h"
+#include "ompi/group/group.h"
 #include "ompi/op/op.h"
+#include "ompi/proc/proc.h"
 
 #include "coll_loom.h"
 
@@ -49,6 +51,13 @@ static struct {
     int nmine;
     uint64_t hash; /* what the settings check compares */
     char err[600]; /* why the source failed, until said (outside the lock) */
+    /* environment and Slurm coordinates: MPI_COMM_WORLD's exchange, kept so that the
+     * job's other communicators take theirs from it at enable, without an exchange of
+     * their own (which a communicator whose first call is non-blocking cannot make).
+     * Written inside MPI_Init, read-only afterwards. */
+    int *world;                    /* [world_P * shape.ndims], by world rank */
+    int world_P;
+    mca_coll_loom_torus_t world_shape;
 } loom_torus;
 
 static char *loom_torus_file, *loom_torus_dims, *loom_torus_order;
@@ -193,6 +202,7 @@ uint64_t mca_coll_loom_torus_fingerprint(void)
 void mca_coll_loom_torus_close(void)
 {
     mca_coll_loom_torus_free_hosts(loom_torus.hosts, loom_torus.nhosts);
+    free(loom_torus.world);
     memset(&loom_torus, 0, sizeof(loom_torus));
 }
 
@@ -310,6 +320,35 @@ static void describe(mca_coll_loom_module_t *m, ompi_communicator_t *comm)
                 comm->c_name, mca_coll_loom_cid(comm).s, ompi_comm_rank(comm), line);
 }
 
+/* A communicator of the job's processes, coordinates from the environment: its nodes'
+ * coordinates are those MPI_COMM_WORLD's exchange gave their leaders (the world's
+ * check already found every node's ranks agreeing and the nodes distinct). */
+static void from_world(mca_coll_loom_module_t *m, ompi_communicator_t *comm)
+{
+    const int nd = loom_torus.world_shape.ndims;
+
+    m->torus.shape = loom_torus.world_shape;
+    m->torus.coords = malloc(sizeof(int) * (size_t) (m->topo.nnodes * nd));
+    if (NULL == m->torus.coords) {
+        unusable(m, comm, "out of memory");
+        return;
+    }
+    for (int k = 0; k < m->topo.nnodes; ++k) {
+        ompi_proc_t *proc = ompi_group_get_proc_ptr_raw(comm->c_local_group, m->topo.leader[k]);
+        const opal_process_name_t name = ompi_proc_is_sentinel(proc) ? ompi_proc_sentinel_to_name((uintptr_t) proc)
+                                                                     : proc->super.proc_name;
+        if (name.vpid >= (opal_vpid_t) loom_torus.world_P) {
+            unusable(m, comm, "a process is not of MPI_COMM_WORLD");
+            return;
+        }
+        memcpy(m->torus.coords + k * nd, loom_torus.world + (size_t) name.vpid * nd, sizeof(int) * (size_t) nd);
+    }
+    m->torus.state = 1;
+    if (MCA_COLL_LOOM_VERBOSE(10)) {
+        describe(m, comm);
+    }
+}
+
 void mca_coll_loom_torus_enable(mca_coll_loom_module_t *m, ompi_communicator_t *comm)
 {
     char why[256];
@@ -318,6 +357,10 @@ void mca_coll_loom_torus_enable(mca_coll_loom_module_t *m, ompi_communicator_t *
     m->torus.state = 0;
     m->torus.coords = NULL;
     load_and_tell();
+    if (NULL != loom_torus.world && m->have_topo && m->in_job) {
+        from_world(m, comm);
+        return;
+    }
     if (LOOM_TORUS_FILE != loom_torus.kind || !m->have_topo) {
         return; /* none, or known at the settings check (mca_coll_loom_torus_agree) */
     }
@@ -423,11 +466,20 @@ int mca_coll_loom_torus_agree(mca_coll_loom_module_t *m, ompi_communicator_t *co
             return OMPI_SUCCESS;
         }
     }
-    free(all);
     if (!distinct(m, why, sizeof(why))) {
+        free(all);
         unusable(m, comm, why);
         return OMPI_SUCCESS;
     }
+    if (comm == &ompi_mpi_comm_world.comm && NULL == loom_torus.world &&
+        NULL != (loom_torus.world = malloc(sizeof(int) * (size_t) (P * (nd > 0 ? nd : 1))))) {
+        for (int r = 0; r < P; ++r) {
+            memcpy(loom_torus.world + (size_t) r * nd, all + r * W + 1, sizeof(int) * (size_t) nd);
+        }
+        loom_torus.world_shape = m->torus.shape;
+        loom_torus.world_P = P;
+    }
+    free(all);
     m->torus.state = 1;
     if (MCA_COLL_LOOM_VERBOSE(10)) {
         describe(m, comm);
