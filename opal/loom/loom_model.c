@@ -1070,16 +1070,18 @@ static int g_item_end(gsim_t *g, int r, int32_t i)
 }
 
 /* A message from rank src to rank dst whose first byte would reach dst at *t0 and its
- * last at *t1 (post_send) crosses the torus links of its route: it starts when they
- * are all free, holds them for max(link_G, G) per byte, and each link adds hop_L.
- * Records the flows that want each link at once. */
+ * last at *t1 (post_send) crosses the torus links of its route in turn: it enters each
+ * when that link is free and it has entered the one before, and holds it for
+ * max(link_G, G) per byte (every link a FIFO, as a packet-switched router's queue is,
+ * in the order messages were sent); each link adds hop_L.  Records the flows that want
+ * each link at once. */
 static int g_net(gsim_t *g, int src, int dst, double bytes, double *t0, double *t1)
 {
     gnet_t *n = g->net;
     const mca_coll_loom_model_params_t *m = g->x->m;
     const int a = n->node_of[src], b = n->node_of[dst], nd = n->t->ndims;
     const long flow = (long) src * g->x->P + dst;
-    double want = *t0 - m->L, start = want, dur = g->x->link_G * bytes, lat;
+    double at = *t0 - m->L, dur = g->x->link_G * bytes, lat;
     int hops;
 
     if (a == b) {
@@ -1090,14 +1092,11 @@ static int g_net(gsim_t *g, int src, int dst, double bytes, double *t0, double *
         dur = *t1 - *t0; /* the sender's own link is the slower */
     }
     for (int h = 0; h < hops; ++h) {
-        if (n->links[n->route[h]].free > start) {
-            start = n->links[n->route[h]].free;
-        }
-    }
-    for (int h = 0; h < hops; ++h) {
         glink_t *l = &n->links[n->route[h]];
+        const double want = at;
         int j = 0, found = -1;
-        l->free = start + dur;
+        at = l->free > at ? l->free : at;
+        l->free = at + dur;
         for (int i = 0; i < l->n; ++i) {
             if (l->f[i].flow == flow) {
                 found = j;
@@ -1108,7 +1107,7 @@ static int g_net(gsim_t *g, int src, int dst, double bytes, double *t0, double *
         }
         l->n = j;
         if (found >= 0) {
-            l->f[found].until = start + dur;
+            l->f[found].until = at + dur;
         } else {
             if (l->n == l->cap) {
                 int cap = l->cap ? 2 * l->cap : 2;
@@ -1119,7 +1118,7 @@ static int g_net(gsim_t *g, int src, int dst, double bytes, double *t0, double *
                 l->f = f;
                 l->cap = cap;
             }
-            l->f[l->n++] = (gflow_t) {.flow = flow, .until = start + dur};
+            l->f[l->n++] = (gflow_t) {.flow = flow, .until = at + dur};
         }
         if (l->n > n->max_load) {
             n->max_load = l->n;
@@ -1128,8 +1127,8 @@ static int g_net(gsim_t *g, int src, int dst, double bytes, double *t0, double *
     n->messages++;
     n->max_hops = hops > n->max_hops ? hops : n->max_hops;
     lat = m->L + hops * g->x->hop_L;
-    *t0 = start + lat;
-    *t1 = start + dur + lat;
+    *t0 = at + lat;
+    *t1 = at + dur + lat;
     return MCA_COLL_LOOM_OK;
 }
 

@@ -60,11 +60,12 @@
  * The torus network (seed 004; GRAPH only, forced when opts->link_G > 0 and the shape
  * has torus coordinates, shape->torus and ->torus_coords, with ->node_of).  A message
  * between ranks of two nodes follows its route under the routing model of
- * loom_torus.h and occupies every directed link of it at once (cut-through) for
- * max(link_G, G) per byte: it starts when its bytes leave the sender (post_send) or
- * when the last of its links is free, whichever is later, so messages that share a
- * link go one after another, which for a stream is the time of a fair share; its
- * first byte arrives L + hops hop_L after it started.  A link's load is the number of
+ * loom_torus.h and crosses its directed links in turn, each for max(link_G, G) per
+ * byte: it enters a link when it has entered the one before (or left the sender,
+ * post_send) and the link is free, every link a FIFO in the order messages were sent,
+ * so messages that share a link go one after another, which for a stream is the time
+ * of a fair share; its first byte arrives L + hops hop_L after it entered the last
+ * link.  A link's load is the number of
  * flows that wanted it at once: a message of flow f (sender, receiver) wants its
  * links from the time it could start until it has crossed them; the result keeps the
  * largest load (1: no two flows ever met on a link).  Messages inside a node cross
