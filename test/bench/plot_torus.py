@@ -64,7 +64,7 @@ def main():
     cases = [l.split() for l in open(a.cases) if l.strip() and not l.startswith("#")]
     plot = {}
     print("| case | nodes | collective | size | tuned | torus | torus / tuned | model (torus) | measured / model "
-          "| twotree 64 KiB / tuned |")
+          "| twotree 32-64 KiB / tuned |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for coll in ("bcast", "allreduce"):
         for name, dims, groups, nodes in cases:
@@ -76,7 +76,7 @@ def main():
                 bound = b / a.nominal * 1e6
                 tuned = pick(data, b, ["tuned"])
                 torus = pick(data, b, ["loom torus", "loom torus seg=auto", "loom auto (torus)"])
-                tt = pick(data, b, ["loom twotree seg=64K"])
+                tt = pick(data, b, ["loom twotree seg=64K", "loom twotree seg=60K", "loom twotree seg=32K"])
                 if tuned is None or torus is None:
                     continue
                 pred, load = model(a.model, coll, dims, groups, nodes, b, a.rate, "torus")
@@ -98,7 +98,7 @@ def main():
             x = range(len(pts))
             w = 0.27
             ax.bar([i - w for i in x], [p[1] for p in pts], w, label="tuned", color="#bbbbbb")
-            ax.bar([i for i in x], [p[2] for p in pts], w, label="loom twotree (64 KiB)", color="#88aadd")
+            ax.bar([i for i in x], [p[2] for p in pts], w, label="loom twotree (32-64 KiB chunks)", color="#88aadd")
             ax.bar([i + w for i in x], [p[3] for p in pts], w, label="loom torus", color="#2255aa")
             ax.plot([i + w for i in x], [p[4] for p in pts], "k_", markersize=14, mew=2, label="model (torus)")
             ax.axhline(1.0, color="k", ls=":", lw=1)
