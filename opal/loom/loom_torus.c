@@ -577,8 +577,7 @@ static int cmp_snake(const void *a, const void *b)
     return p < q ? -1 : p > q;
 }
 
-/* Whether the chain's edges (in direction dir, as mca_coll_loom_torus_chain) use every
- * directed link at most once; used[] is all zero on entry and on return. */
+/* The route of chain edge e (order[e] to order[e + 1]; w = 1: the way back). */
 static int edge_route(const mca_coll_loom_torus_t *t, const int *c, const int *order, int e, int w, long *route)
 {
     const int nd = t->ndims;
@@ -586,6 +585,8 @@ static int edge_route(const mca_coll_loom_torus_t *t, const int *c, const int *o
     return mca_coll_loom_torus_route(t, a, b, route);
 }
 
+/* Whether the chain's edges (in direction dir, as mca_coll_loom_torus_chain) use every
+ * directed link at most once; used[] is all zero on entry and on return. */
 static bool chain_disjoint(const mca_coll_loom_torus_t *t, int n, const int *c, int dir, const int *order,
                            unsigned char *used, long *route)
 {

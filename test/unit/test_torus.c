@@ -246,6 +246,31 @@ static unsigned long long xorshift(void)
     return rng;
 }
 
+/* The coordinates of node index v (row-major, dimension 0 slowest). */
+static void coords_of(const mca_coll_loom_torus_t *t, long v, int *c)
+{
+    for (int d = t->ndims - 1; d >= 0; --d) {
+        c[d] = (int) (v % t->dims[d]);
+        v /= t->dims[d];
+    }
+}
+
+/* n distinct random nodes of t into c (n ndims coordinates); taken: scratch of one
+ * byte per node of t. */
+static void random_nodes(const mca_coll_loom_torus_t *t, int n, int *c, char *taken)
+{
+    const long N = mca_coll_loom_torus_nodes(t);
+    memset(taken, 0, (size_t) N);
+    for (int i = 0; i < n; ++i) {
+        long v;
+        do {
+            v = (long) (xorshift() % (unsigned long long) N);
+        } while (taken[v]);
+        taken[v] = 1;
+        coords_of(t, v, c + (size_t) i * t->ndims);
+    }
+}
+
 /* random subsets of n nodes of a torus */
 static void test_chains_random(const char *dims, int tries, int nmin, int nmax)
 {
@@ -258,18 +283,7 @@ static void test_chains_random(const char *dims, int tries, int nmin, int nmax)
 
     for (int k = 0; k < tries; ++k) {
         const int n = nmin + (int) (xorshift() % (unsigned long long) (nmax - nmin + 1));
-        memset(taken, 0, (size_t) N);
-        for (int i = 0; i < n; ++i) {
-            long v;
-            do {
-                v = (long) (xorshift() % (unsigned long long) N);
-            } while (taken[v]);
-            taken[v] = 1;
-            for (int d = nd - 1; d >= 0; --d) {
-                c[i * nd + d] = (int) (v % t.dims[d]);
-                v /= t.dims[d];
-            }
-        }
+        random_nodes(&t, n, c, taken);
         /* a bcast from a random root, and both directions from anywhere */
         const int root = (int) (xorshift() % (unsigned long long) n);
         int rc = mca_coll_loom_torus_chain(&t, n, c, root, 1, order);
@@ -300,21 +314,11 @@ static void test_schedules(void)
 
     for (int si = 0; si < 2; ++si) {
         mca_coll_loom_torus_t t = shape(shapes[si]);
-        const long N = mca_coll_loom_torus_nodes(&t);
         for (int k = 0; k < 40; ++k) {
             const int nn = 1 + (int) (xorshift() % 8), P = nn + (int) (xorshift() % 6);
-            int coords[8 * MCA_COLL_LOOM_TORUS_MAX_DIMS], node_of[16], taken[64] = {0};
-            for (int i = 0; i < nn; ++i) {
-                long v;
-                do {
-                    v = (long) (xorshift() % (unsigned long long) N);
-                } while (taken[v]);
-                taken[v] = 1;
-                for (int d = t.ndims - 1; d >= 0; --d) {
-                    coords[i * t.ndims + d] = (int) (v % t.dims[d]);
-                    v /= t.dims[d];
-                }
-            }
+            int coords[8 * MCA_COLL_LOOM_TORUS_MAX_DIMS], node_of[16];
+            char taken[64];
+            random_nodes(&t, nn, coords, taken);
             /* nodes numbered by their lowest rank (loom_topo.h): rank r < nn on node r
              * first, then the rest anywhere, shuffled */
             for (int r = 0; r < P; ++r) {
@@ -369,11 +373,7 @@ static void test_chains_structured(const char *dims, int roots)
             if ((0 == kind && v == gone) || (1 == kind && (z == z1 || z == z2)) || (2 == kind && (z & 1))) {
                 continue;
             }
-            long x = v;
-            for (int d = nd - 1; d >= 0; --d) {
-                c[n * nd + d] = (int) (x % t.dims[d]);
-                x /= t.dims[d];
-            }
+            coords_of(&t, v, c + (size_t) n * nd);
             ++n;
         }
         if (n < 2) {
@@ -482,18 +482,9 @@ static void test_network(void)
         int worse = 0;
         double worst = 0.0;
         for (int k = 0; k < tries && NULL != c && NULL != no && NULL != taken; ++k) {
-            memset(taken, 0, (size_t) N);
+            random_nodes(&t, nn, c, taken);
             for (int i = 0; i < nn; ++i) {
-                long v;
-                do {
-                    v = (long) (xorshift() % (unsigned long long) N);
-                } while (taken[v]);
-                taken[v] = 1;
                 no[i] = i;
-                for (int d = t.ndims - 1; d >= 0; --d) {
-                    c[i * t.ndims + d] = (int) (v % t.dims[d]);
-                    v /= t.dims[d];
-                }
             }
             const size_t bytes = 4 << 20;
             mca_coll_loom_params_t p = {.P = nn, .nodes = nn, .rpn = 1, .node_of = no, .torus = &t,
