@@ -58,8 +58,19 @@ int mca_coll_loom_torus_auto_segs(int P, size_t bytes)
     return segs < 1 ? 1 : segs > 4096 ? 4096 : (int) segs;
 }
 
-/* The last chain searched over CACHE_MIN nodes or more: every rank of a communicator
- * (and the model, which builds all ranks' schedules) asks for the same chain, and the
+/* The node chain for direction dir from node `first`; for both directions (0), where
+ * there is none, the reduce's: the bcast then shares its links. */
+static int find_chain(const mca_coll_loom_torus_t *t, int nn, const int *c, int first, int dir, int *order)
+{
+    int found = mca_coll_loom_torus_chain(t, nn, c, first, dir, order);
+    if (0 == dir && 0 != found) {
+        found = mca_coll_loom_torus_chain(t, nn, c, first, -1, order);
+    }
+    return found;
+}
+
+/* The last chain found over CACHE_MIN nodes or more: every rank of a communicator (and
+ * the model, which builds all ranks' schedules) asks for the same chain, and the
  * search grows with the square of the nodes.  One entry, held until replaced. */
 #define CACHE_MIN 32
 static struct {
@@ -69,26 +80,36 @@ static struct {
     int *coords, *order;
 } chain_cache = {.lock = ATOMIC_FLAG_INIT};
 
+static void cache_lock(void)
+{
+    while (atomic_flag_test_and_set_explicit(&chain_cache.lock, memory_order_acquire)) {
+    }
+}
+
+static void cache_unlock(void)
+{
+    atomic_flag_clear_explicit(&chain_cache.lock, memory_order_release);
+}
+
 static int search_chain(const mca_coll_loom_torus_t *t, int nn, const int *c, int first, int dir, int *order)
 {
     const size_t cb = sizeof(int) * (size_t) nn * (size_t) t->ndims, ob = sizeof(int) * (size_t) nn;
     int found = -2, *cc, *co;
 
     if (nn < CACHE_MIN) {
-        return mca_coll_loom_torus_chain(t, nn, c, first, dir, order);
+        return find_chain(t, nn, c, first, dir, order);
     }
-    while (atomic_flag_test_and_set_explicit(&chain_cache.lock, memory_order_acquire)) {
-    }
+    cache_lock();
     if (chain_cache.nn == nn && chain_cache.first == first && chain_cache.dir == dir &&
         0 == memcmp(&chain_cache.t, t, sizeof(*t)) && 0 == memcmp(chain_cache.coords, c, cb)) {
         memcpy(order, chain_cache.order, ob);
         found = chain_cache.found;
     }
-    atomic_flag_clear_explicit(&chain_cache.lock, memory_order_release);
+    cache_unlock();
     if (found > -2) {
         return found;
     }
-    found = mca_coll_loom_torus_chain(t, nn, c, first, dir, order);
+    found = find_chain(t, nn, c, first, dir, order);
     cc = malloc(cb);
     co = malloc(ob);
     if (found < 0 || NULL == cc || NULL == co) {
@@ -98,8 +119,7 @@ static int search_chain(const mca_coll_loom_torus_t *t, int nn, const int *c, in
     }
     memcpy(cc, c, cb);
     memcpy(co, order, ob);
-    while (atomic_flag_test_and_set_explicit(&chain_cache.lock, memory_order_acquire)) {
-    }
+    cache_lock();
     free(chain_cache.coords);
     free(chain_cache.order);
     chain_cache.t = *t;
@@ -109,7 +129,7 @@ static int search_chain(const mca_coll_loom_torus_t *t, int nn, const int *c, in
     chain_cache.found = found;
     chain_cache.coords = cc;
     chain_cache.order = co;
-    atomic_flag_clear_explicit(&chain_cache.lock, memory_order_release);
+    cache_unlock();
     return found;
 }
 
@@ -128,11 +148,7 @@ static int rank_chain(const mca_coll_loom_params_t *p, int root, int dir, int *c
         return MCA_COLL_LOOM_ERR_NOMEM;
     }
     const int rootnode = mca_coll_loom_node_of(p, root);
-    int found = search_chain(p->torus, nn, p->torus_coords, rootnode, dir, order);
-    if (0 == dir && 0 != found) {
-        /* no chain for both directions: the reduce's, and the bcast shares its links */
-        found = search_chain(p->torus, nn, p->torus_coords, rootnode, -1, order);
-    }
+    const int found = search_chain(p->torus, nn, p->torus_coords, rootnode, dir, order);
     if (found < 0) {
         rc = MCA_COLL_LOOM_ERR_BADPARAM;
     } else {
