@@ -4,22 +4,28 @@
  * messages on one link), pipelined in p->segs segments so that a large message streams
  * at one link's bandwidth.
  *
- * The chain of ranks: the communicator's nodes in the order of a contention-free chain
- * (mca_coll_loom_torus_chain, loom_torus.h: under the routing model no directed link
- * carries two of its edges), starting at the root's node; inside a node its ranks one
- * after the other, the root first, so a hop inside a node crosses no link.
+ * The tree of ranks: the communicator's nodes in a contention-free tree or chain (under
+ * the routing model no directed link carries two of its edges), rooted at the root's
+ * node: on up to MCA_COLL_LOOM_TORUS_TREE_MAX nodes the tree crossing the fewest links
+ * (mca_coll_loom_torus_tree), which leaves more of the torus to other communicators
+ * running at the same time, unless the chain crosses no more (a node with one child
+ * sends every segment once); on more nodes the chain (mca_coll_loom_torus_chain: the
+ * seed's snake for a box missing a node or planes, a search for random sets).  Inside
+ * a node its ranks one after the other, the root first, so a hop inside a node crosses
+ * no link.
  *
- *   bcast      segment k leaves the root in round k and moves one rank down the chain
- *              per round (the chain's routes from each node to the next are disjoint);
- *   reduce     the mirror: segment k's partial moves up, combined at every rank (the
- *              routes from each node to the one before are disjoint);
- *   allreduce  reduce to rank 0, then bcast from it, on one chain whose routes are
+ *   bcast      segment k leaves the root in round k and moves one level down the tree
+ *              per round (the routes from each node to its children are disjoint);
+ *   reduce     the mirror: a rank of height h sends its partial of segment k up in
+ *              round k + h, combined from its children's as they come (the routes
+ *              from each node to its parent are disjoint);
+ *   allreduce  reduce to rank 0, then bcast from it, on one tree whose routes are
  *              disjoint in both directions when there is one: the engine runs the
  *              schedule by its dependencies, so the bcast of a segment starts as soon as
  *              its reduce is done and the two streams overlap without sharing a link.
  *
  * Where no contention-free chain was found (loom_torus.h: a search with a budget) the
- * nearest-neighbour chain is used: still exact, only slower.  The chain order is not
+ * nearest-neighbour chain is used: still exact, only slower.  The tree's order is not
  * rank order: commutative ops only.
  */
 #include <stdatomic.h>
@@ -133,51 +139,193 @@ static int search_chain(const mca_coll_loom_torus_t *t, int nn, const int *c, in
     return found;
 }
 
-/* The chain of ranks from `root` (chain[0]): nodes by the torus chain (routes
- * disjoint in direction dir), ranks of a node consecutive. */
-static int rank_chain(const mca_coll_loom_params_t *p, int root, int dir, int *chain)
+/* The node tree from the root's node: on up to MCA_COLL_LOOM_TORUS_TREE_MAX nodes the
+ * contention-free tree crossing the fewest links (loom_torus.h), unless the chain
+ * crosses no more; the chain otherwise.  up[v]: node v's parent, -1 at the root's. */
+static int node_tree(const mca_coll_loom_params_t *p, int nn, int rootnode, int dir, int *up)
 {
-    int nn = 0, rc = MCA_COLL_LOOM_OK;
-    int *order;
+    const mca_coll_loom_torus_t *t = p->torus;
+    const int nd = t->ndims;
+    int *order = malloc(sizeof(int) * (size_t) nn), found;
+    long chain_links = 0, tree_links = 0;
 
-    for (int r = 0; r < p->P; ++r) {
-        nn = mca_coll_loom_node_of(p, r) + 1 > nn ? mca_coll_loom_node_of(p, r) + 1 : nn;
-    }
-    order = malloc(sizeof(int) * (size_t) nn);
     if (NULL == order) {
         return MCA_COLL_LOOM_ERR_NOMEM;
     }
-    const int rootnode = mca_coll_loom_node_of(p, root);
-    const int found = search_chain(p->torus, nn, p->torus_coords, rootnode, dir, order);
-    if (found < 0) {
-        rc = MCA_COLL_LOOM_ERR_BADPARAM;
-    } else {
-        int k = 0;
-        chain[k++] = root;
-        for (int i = 0; i < nn; ++i) {
-            for (int r = 0; r < p->P; ++r) {
-                if (r != root && mca_coll_loom_node_of(p, r) == order[i]) {
-                    chain[k++] = r;
-                }
-            }
+    found = search_chain(t, nn, p->torus_coords, rootnode, dir, order);
+    if (found >= 0) {
+        up[order[0]] = -1;
+        for (int i = 1; i < nn; ++i) {
+            up[order[i]] = order[i - 1];
         }
     }
     free(order);
-    return rc;
+    if (found < 0) {
+        return MCA_COLL_LOOM_ERR_BADPARAM;
+    }
+    if (nn < 3 || nn > MCA_COLL_LOOM_TORUS_TREE_MAX) {
+        return MCA_COLL_LOOM_OK;
+    }
+    int *tree = malloc(sizeof(int) * (size_t) nn);
+    if (NULL == tree) {
+        return MCA_COLL_LOOM_ERR_NOMEM;
+    }
+    /* a direction without a tree (dir 0 on some sets) falls back like the chain */
+    int rc = mca_coll_loom_torus_tree(t, nn, p->torus_coords, rootnode, dir, tree);
+    if (1 == rc && 0 == dir) {
+        rc = mca_coll_loom_torus_tree(t, nn, p->torus_coords, rootnode, -1, tree);
+    }
+    for (int v = 0; 0 == rc && v < nn; ++v) {
+        if (up[v] >= 0) {
+            chain_links += mca_coll_loom_torus_route(t, p->torus_coords + up[v] * nd, p->torus_coords + v * nd, NULL);
+        }
+        if (tree[v] >= 0) {
+            tree_links += mca_coll_loom_torus_route(t, p->torus_coords + tree[v] * nd, p->torus_coords + v * nd, NULL);
+        }
+    }
+    /* the chain where it is contention-free and no longer (one child per node) */
+    if (0 == rc && (0 != found || tree_links < chain_links)) {
+        memcpy(up, tree, sizeof(int) * (size_t) nn);
+    }
+    free(tree);
+    return MCA_COLL_LOOM_OK;
 }
 
-/* Segment k moves from chain position d - 1 to d in round k + d - 1. */
-static void bcast(mca_coll_loom_sched_t *s, int P, int S, int pos, int parent, int child)
+/* The tree of ranks: each node's ranks one after the other (the root first on its
+ * node, the others in rank order: a hop inside a node crosses no link), the first
+ * rank of a node below the last rank of its parent node.  This rank's parent, its
+ * children (kids[0..nkids-1], by increasing height; their heights follow them in
+ * kids[nkids..]), its depth and its height (the longest way down to a leaf). */
+typedef struct {
+    int parent, nkids, depth, height, maxdepth;
+    int *kids;
+} rank_tree_t;
+
+static int rank_tree(const mca_coll_loom_params_t *p, int root, int dir, rank_tree_t *rt)
 {
-    for (int t = 0; t < S + P - 2; ++t) {
-        const int kr = t - pos + 1, ks = t - pos;
+    const int P = p->P;
+    int nn = 0, rc;
+    int *mem, *up, *first, *last, *par, *depth, *height, *order, *count, *kids;
+
+    for (int r = 0; r < P; ++r) {
+        nn = mca_coll_loom_node_of(p, r) + 1 > nn ? mca_coll_loom_node_of(p, r) + 1 : nn;
+    }
+    mem = malloc(sizeof(int) * (size_t) (3 * nn + 7 * P + 2));
+    if (NULL == mem) {
+        return MCA_COLL_LOOM_ERR_NOMEM;
+    }
+    up = mem;
+    first = up + nn;
+    last = first + nn;
+    par = last + nn;
+    depth = par + P;
+    height = depth + P;
+    order = height + P;
+    count = order + P;
+    kids = count + P + 2;
+    rc = node_tree(p, nn, mca_coll_loom_node_of(p, root), dir, up);
+    if (MCA_COLL_LOOM_OK != rc) {
+        free(mem);
+        return rc;
+    }
+    /* each node's ranks chained: the root first on its node */
+    for (int v = 0; v < nn; ++v) {
+        first[v] = last[v] = -1;
+    }
+    first[mca_coll_loom_node_of(p, root)] = last[mca_coll_loom_node_of(p, root)] = root;
+    par[root] = -1;
+    for (int r = 0; r < P; ++r) {
+        const int v = mca_coll_loom_node_of(p, r);
+        if (r == root) {
+            continue;
+        }
+        if (first[v] < 0) {
+            first[v] = r;
+        } else {
+            par[r] = last[v];
+        }
+        last[v] = r;
+    }
+    for (int v = 0; v < nn; ++v) {
+        if (first[v] >= 0 && up[v] >= 0) {
+            par[first[v]] = last[up[v]];
+        }
+    }
+    /* depths (each walk stops at a rank already known), then heights from the deepest
+     * ranks up: O(P) */
+    for (int r = 0; r < P; ++r) {
+        depth[r] = -1;
+        height[r] = 0;
+    }
+    depth[root] = 0;
+    for (int r = 0; r < P; ++r) {
+        int q = r, n = 0;
+        while (depth[q] < 0) { /* the path up, kept in order[] */
+            order[n++] = q;
+            q = par[q];
+        }
+        for (int d = depth[q]; n > 0;) {
+            depth[order[--n]] = ++d;
+        }
+    }
+    rt->maxdepth = 0;
+    for (int r = 0; r < P; ++r) {
+        rt->maxdepth = depth[r] > rt->maxdepth ? depth[r] : rt->maxdepth;
+    }
+    /* ranks by decreasing depth (a counting sort into order[]) */
+    for (int d = 0; d <= rt->maxdepth + 1; ++d) {
+        count[d] = 0;
+    }
+    for (int r = 0; r < P; ++r) {
+        ++count[rt->maxdepth - depth[r] + 1];
+    }
+    for (int d = 1; d <= rt->maxdepth + 1; ++d) {
+        count[d] += count[d - 1];
+    }
+    for (int r = 0; r < P; ++r) {
+        order[count[rt->maxdepth - depth[r]]++] = r;
+    }
+    for (int i = 0; i < P; ++i) {
+        const int r = order[i];
+        if (par[r] >= 0 && height[r] + 1 > height[par[r]]) {
+            height[par[r]] = height[r] + 1;
+        }
+    }
+    rt->parent = par[p->rank];
+    rt->depth = depth[p->rank];
+    rt->height = height[p->rank];
+    rt->nkids = 0;
+    /* the children by increasing height (then rank): the lowest one's segment is in
+     * first, so the reduce can combine into its slot */
+    for (int r = 0; r < P; ++r) {
+        if (par[r] == p->rank) {
+            int k = rt->nkids++;
+            for (; k > 0 && height[kids[k - 1]] > height[r]; --k) {
+                kids[k] = kids[k - 1];
+            }
+            kids[k] = r;
+        }
+    }
+    for (int k = 0; k < rt->nkids; ++k) {
+        kids[rt->nkids + k] = height[kids[k]];
+    }
+    memmove(mem, kids, sizeof(int) * (size_t) (2 * rt->nkids));
+    rt->kids = mem;
+    return MCA_COLL_LOOM_OK;
+}
+
+/* Segment k moves from depth d - 1 to d in round k + d - 1. */
+static void bcast(mca_coll_loom_sched_t *s, int S, const rank_tree_t *rt)
+{
+    for (int t = 0; t < S + rt->maxdepth - 1; ++t) {
+        const int kr = t - rt->depth + 1, ks = t - rt->depth;
         bool any = false;
-        if (parent >= 0 && kr >= 0 && kr < S) {
-            mca_coll_loom_sched_recv_blk(s, parent, RES, kr, 1);
+        if (rt->parent >= 0 && kr >= 0 && kr < S) {
+            mca_coll_loom_sched_recv_blk(s, rt->parent, RES, kr, 1);
             any = true;
         }
-        if (child >= 0 && ks >= 0 && ks < S) {
-            mca_coll_loom_sched_send_blk(s, child, RES, ks, 1);
+        for (int k = 0; k < rt->nkids && ks >= 0 && ks < S; ++k) {
+            mca_coll_loom_sched_send_blk(s, rt->kids[k], RES, ks, 1);
             any = true;
         }
         if (any) {
@@ -186,34 +334,48 @@ static void bcast(mca_coll_loom_sched_t *s, int P, int S, int pos, int parent, i
     }
 }
 
-/* The mirror: with h = P - 1 - pos the rank's height, it receives segment t - h + 1
- * from its child and sends its partial of segment t - h up in round t. */
-static void reduce(mca_coll_loom_sched_t *s, int P, int S, int pos, int parent, int child)
+/* The mirror: a rank of height h sends its partial of segment k up in round k + h; it
+ * receives a child's (height h_c < h) in round k + h_c, into that child's slot, and
+ * combines it into the first child's slot (the root: into RES) as it comes. */
+static void reduce(mca_coll_loom_sched_t *s, int S, const rank_tree_t *rt)
 {
-    const int h = P - 1 - pos;
+    const int *kh = rt->kids + rt->nkids;
 
-    if (parent < 0) {
+    if (rt->parent < 0) {
         mca_coll_loom_sched_copy(s, IN, RES);
     }
-    for (int t = 0; t < S + P - 2; ++t) {
-        const int kr = t - h + 1, ks = t - h;
-        const bool got = child >= 0 && kr >= 0 && kr < S;
-        bool any = got;
-        if (got) {
-            mca_coll_loom_sched_recv_blk(s, child, ACC, kr, 1);
+    for (int t = 0; t <= S - 1 + rt->height; ++t) {
+        bool any = false;
+        for (int k = 0; k < rt->nkids; ++k) {
+            const int kr = t - kh[k];
+            if (kr >= 0 && kr < S) {
+                mca_coll_loom_sched_recv_blk(s, rt->kids[k], ACC + k, kr, 1);
+                any = true;
+            }
         }
-        if (parent >= 0 && ks >= 0 && ks < S) {
-            mca_coll_loom_sched_send_blk(s, parent, child >= 0 ? ACC : IN, ks, 1);
+        const int ks = t - rt->height;
+        if (rt->parent >= 0 && ks >= 0 && ks < S) {
+            mca_coll_loom_sched_send_blk(s, rt->parent, rt->nkids > 0 ? ACC : IN, ks, 1);
             any = true;
         }
         if (!any) {
             continue;
         }
         mca_coll_loom_sched_wait(s);
-        if (got && parent < 0) {
-            mca_coll_loom_sched_reduce_blk(s, ACC, RES, kr, 1);
-        } else if (got) {
-            mca_coll_loom_sched_reduce_blk(s, IN, ACC, kr, 1);
+        /* what came in this round, combined in child order: segment kr of child k is
+         * in before any later child's of the same segment is added */
+        for (int k = 0; k < rt->nkids; ++k) {
+            const int kr = t - kh[k];
+            if (kr < 0 || kr >= S) {
+                continue;
+            }
+            if (rt->parent < 0) {
+                mca_coll_loom_sched_reduce_blk(s, ACC + k, RES, kr, 1);
+            } else if (0 == k) {
+                mca_coll_loom_sched_reduce_blk(s, IN, ACC, kr, 1);
+            } else {
+                mca_coll_loom_sched_reduce_blk(s, ACC + k, ACC, kr, 1);
+            }
         }
     }
 }
@@ -223,34 +385,25 @@ int mca_coll_loom_build_torus(mca_coll_loom_sched_t *s, const mca_coll_loom_para
     const int P = p->P, S = p->segs > 1 ? p->segs : 1;
     const bool all = MCA_COLL_LOOM_COLL_ALLREDUCE == p->coll;
     const int root = all ? 0 : p->root;
-    int *chain, rc, pos = 0;
+    rank_tree_t rt;
+    int rc;
 
     if (!mca_coll_loom_torus_can_serve(p) || root < 0 || root >= P) {
         return MCA_COLL_LOOM_ERR_BADPARAM;
     }
-    chain = malloc(sizeof(int) * (size_t) P);
-    if (NULL == chain) {
-        return MCA_COLL_LOOM_ERR_NOMEM;
-    }
-    rc = rank_chain(p, root, all ? 0 : MCA_COLL_LOOM_COLL_BCAST == p->coll ? 1 : -1, chain);
+    rc = rank_tree(p, root, all ? 0 : MCA_COLL_LOOM_COLL_BCAST == p->coll ? 1 : -1, &rt);
     if (MCA_COLL_LOOM_OK != rc) {
-        free(chain);
         return rc;
     }
-    while (chain[pos] != p->rank) {
-        ++pos;
-    }
-    const int parent = pos > 0 ? chain[pos - 1] : -1, child = pos + 1 < P ? chain[pos + 1] : -1;
-    free(chain);
-
     mca_coll_loom_sched_set_blocks(s, S);
     if (MCA_COLL_LOOM_COLL_BCAST == p->coll) {
-        bcast(s, P, S, pos, parent, child);
+        bcast(s, S, &rt);
     } else {
-        reduce(s, P, S, pos, parent, child);
+        reduce(s, S, &rt);
         if (all) {
-            bcast(s, P, S, pos, parent, child);
+            bcast(s, S, &rt);
         }
     }
+    free(rt.kids);
     return s->error;
 }

@@ -728,3 +728,187 @@ out:
     free(s.alt);
     return rc;
 }
+
+/* ------------------------------------------------------------------------------------ */
+/* the fewest-links contention-free tree (small node sets)                               */
+
+/* Expansions of the tree search: at 10 nodes it usually finishes far below this, and
+ * where it does not, the best tree so far is kept. */
+#define LOOM_TREE_BUDGET 100000L
+
+typedef struct {
+    int n;
+    const long *links;  /* [u n + v]: the links of edge u -> v (both directions as dir asks) */
+    const int *nlinks;  /* [u n + v] */
+    const int *cand;    /* [v n ..]: the parents to try for v, fewest links first */
+    const int *seq;     /* the non-root nodes in the order their parents are chosen */
+    const int *rest;    /* [k]: the fewest links the nodes seq[k..] can still cost */
+    int maxl;           /* links of one edge at most */
+    long *used;         /* the links taken, nused of them */
+    int nused;
+    int *par, *kids, *best;
+    long cost, best_cost, budget;
+    int best_fan;
+} loom_tree_t;
+
+static bool tree_free(const loom_tree_t *s, const long *l, int m)
+{
+    for (int i = 0; i < m; ++i) {
+        for (int j = 0; j < s->nused; ++j) {
+            if (s->used[j] == l[i]) {
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+/* Whether u reaches v by parents already chosen (v -> u would close a cycle). */
+static bool tree_reaches(const loom_tree_t *s, int u, int v)
+{
+    for (int hops = 0; u >= 0 && hops <= s->n; u = s->par[u], ++hops) {
+        if (u == v) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static void tree_search(loom_tree_t *s, int k, int fan)
+{
+    if (k == s->n - 1) {
+        if (s->cost < s->best_cost || (s->cost == s->best_cost && fan < s->best_fan)) {
+            s->best_cost = s->cost;
+            s->best_fan = fan;
+            memcpy(s->best, s->par, sizeof(int) * (size_t) s->n);
+        }
+        return;
+    }
+    const int v = s->seq[k];
+    for (int i = 0; i < s->n - 1 && s->budget > 0; ++i) {
+        const int u = s->cand[v * s->n + i], e = u * s->n + v, m = s->nlinks[e];
+        const long lb = s->cost + m + s->rest[k + 1];
+        const int f = s->kids[u] + 1 > fan ? s->kids[u] + 1 : fan;
+        if (lb > s->best_cost) {
+            break; /* the candidates only get longer */
+        }
+        --s->budget;
+        if ((lb == s->best_cost && f >= s->best_fan) || tree_reaches(s, u, v) ||
+            !tree_free(s, s->links + (size_t) e * s->maxl, m)) {
+            continue;
+        }
+        memcpy(s->used + s->nused, s->links + (size_t) e * s->maxl, sizeof(long) * (size_t) m);
+        s->nused += m;
+        s->cost += m;
+        s->par[v] = u;
+        ++s->kids[u];
+        tree_search(s, k + 1, f);
+        --s->kids[u];
+        s->par[v] = -2;
+        s->cost -= m;
+        s->nused -= m;
+    }
+}
+
+/* Sorts a[0..m-1] by key[a[i]] (m small). */
+static void sort_by(int *a, int m, const int *key)
+{
+    for (int i = 1; i < m; ++i) {
+        const int x = a[i];
+        int j = i;
+        for (; j > 0 && key[a[j - 1]] > key[x]; --j) {
+            a[j] = a[j - 1];
+        }
+        a[j] = x;
+    }
+}
+
+int mca_coll_loom_torus_tree(const mca_coll_loom_torus_t *t, int n, const int *c, int root, int dir,
+                             int *parent)
+{
+    const int nd = t->ndims, maxh = mca_coll_loom_torus_max_hops(t), maxl = 2 * maxh;
+    loom_tree_t s = {.n = n, .maxl = maxl, .budget = LOOM_TREE_BUDGET, .best_cost = LONG_MAX, .best_fan = n};
+    long *links = NULL;
+    int *nlinks = NULL, *cand = NULL, *seq = NULL, *rest = NULL, *ints = NULL, rc = -1;
+
+    if (n < 1 || n > MCA_COLL_LOOM_TORUS_TREE_MAX || root < 0 || root >= n) {
+        return -1;
+    }
+    for (int i = 0; i < n; ++i) {
+        if (!mca_coll_loom_torus_valid(t, c + i * nd)) {
+            return -1;
+        }
+    }
+    links = malloc(sizeof(long) * ((size_t) n * n * maxl + (size_t) n * maxl + 1));
+    ints = malloc(sizeof(int) * (size_t) (n * n * 2 + n * 6 + 1));
+    if (NULL == links || NULL == ints) {
+        goto out;
+    }
+    nlinks = ints;
+    cand = nlinks + n * n;
+    seq = cand + n * n;
+    rest = seq + n;
+    s.par = rest + n + 1;
+    s.kids = s.par + n;
+    s.best = s.kids + n;
+    s.used = links + (size_t) n * n * maxl;
+    /* every edge's links: u -> v for dir >= 0, v -> u for dir <= 0 */
+    for (int u = 0; u < n; ++u) {
+        for (int v = 0; v < n; ++v) {
+            long *l = links + (size_t) (u * n + v) * maxl;
+            int m = 0;
+            if (dir >= 0 && u != v) {
+                m += mca_coll_loom_torus_route(t, c + u * nd, c + v * nd, l + m);
+            }
+            if (dir <= 0 && u != v) {
+                m += mca_coll_loom_torus_route(t, c + v * nd, c + u * nd, l + m);
+            }
+            nlinks[u * n + v] = m;
+        }
+    }
+    /* parents to try, nearest first; the nodes in order of their distance from the
+     * root, so that the first trees found are short and prune the rest */
+    int *key = s.kids; /* scratch until the search */
+    for (int v = 0; v < n; ++v) {
+        int m = 0;
+        for (int u = 0; u < n; ++u) {
+            key[u] = nlinks[u * n + v];
+            if (u != v) {
+                cand[v * n + m++] = u;
+            }
+        }
+        sort_by(cand + v * n, m, key);
+    }
+    for (int v = 0, m = 0; v < n; ++v) {
+        key[v] = nlinks[root * n + v];
+        if (v != root) {
+            seq[m++] = v;
+        }
+    }
+    sort_by(seq, n - 1, key);
+    rest[n - 1] = 0;
+    for (int k = n - 2; k >= 0; --k) {
+        rest[k] = rest[k + 1] + (n > 1 ? nlinks[cand[seq[k] * n] * n + seq[k]] : 0);
+    }
+    for (int v = 0; v < n; ++v) {
+        s.par[v] = v == root ? -1 : -2;
+        s.kids[v] = 0;
+    }
+    s.links = links;
+    s.nlinks = nlinks;
+    s.cand = cand;
+    s.seq = seq;
+    s.rest = rest;
+    tree_search(&s, 0, 0);
+    if (LONG_MAX == s.best_cost) {
+        rc = 1;
+    } else {
+        memcpy(parent, s.best, sizeof(int) * (size_t) n);
+        rc = 0;
+    }
+
+out:
+    free(links);
+    free(ints);
+    return rc;
+}

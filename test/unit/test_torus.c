@@ -3,7 +3,8 @@
  * map files (every error with its line) and coordinates as users write them, routes and link loads against hand-computed cases, and
  * contention-free chains: every subset of a 4 x 4 torus, random subsets of larger ones,
  * each chain checked by the link-load model (both directions of every edge at once:
- * no directed link twice); the model's torus network (loom_model.h) against
+ * no directed link twice); trees crossing the fewest links (every subset of a 3 x 3
+ * torus, against every tree on small sets); the model's torus network (loom_model.h) against
  * hand-computed cases, and the link loads it finds for torus and binomial schedules.
  */
 #include <stdio.h>
@@ -399,6 +400,153 @@ static void test_chains_structured(const char *dims, int roots)
     free(order);
 }
 
+/* A tree's links (parent to child for dir >= 0, child to parent for dir <= 0): -1 when
+ * parent[] is not a tree over the n nodes rooted at root, else its max link load; its
+ * links crossed in *links. */
+static int tree_load(const mca_coll_loom_torus_t *t, int n, const int *c, int root, const int *parent, int dir,
+                     long *links)
+{
+    const int nd = t->ndims;
+    int src[2 * MCA_COLL_LOOM_TORUS_TREE_MAX * MCA_COLL_LOOM_TORUS_MAX_DIMS];
+    int dst[2 * MCA_COLL_LOOM_TORUS_TREE_MAX * MCA_COLL_LOOM_TORUS_MAX_DIMS];
+    int m = 0;
+
+    for (int v = 0; v < n; ++v) {
+        int u = v, hops = 0;
+        while (u >= 0 && u < n && u != root && hops <= n) { /* reaches the root */
+            u = parent[u];
+            ++hops;
+        }
+        if (u != root || (v == root) != (parent[v] < 0)) {
+            return -1;
+        }
+        if (v == root) {
+            continue;
+        }
+        const int *a = c + parent[v] * nd, *b = c + v * nd;
+        if (dir >= 0) {
+            memcpy(src + m * nd, a, sizeof(int) * (size_t) nd);
+            memcpy(dst + m * nd, b, sizeof(int) * (size_t) nd);
+            ++m;
+        }
+        if (dir <= 0) {
+            memcpy(src + m * nd, b, sizeof(int) * (size_t) nd);
+            memcpy(dst + m * nd, a, sizeof(int) * (size_t) nd);
+            ++m;
+        }
+    }
+    return mca_coll_loom_torus_max_load(t, m, src, dst, links);
+}
+
+/* The fewest links of a contention-free tree, by trying every parent array (n <= 5). */
+static long brute_tree(const mca_coll_loom_torus_t *t, int n, const int *c, int root, int dir)
+{
+    int parent[5];
+    long best = -1, total = 1;
+
+    for (int i = 0; i < n; ++i) total *= n;
+    for (long code = 0; code < total; ++code) {
+        long x = code, links;
+        for (int v = 0; v < n; ++v, x /= n) {
+            parent[v] = v == root ? -1 : (int) (x % n);
+        }
+        const int load = tree_load(t, n, c, root, parent, dir, &links);
+        if (load >= 0 && load <= 1 && (best < 0 || links < best)) {
+            best = links;
+        }
+    }
+    return best;
+}
+
+/* Contention-free trees crossing the fewest links (mca_coll_loom_torus_tree): a hand
+ * case; every subset of a 3 x 3 torus from every root in each direction, the fewest
+ * links checked by trying every tree up to 5 nodes, and never more links than the
+ * chain; random subsets of larger tori, with the slowest search. */
+static void test_trees(void)
+{
+    mca_coll_loom_torus_t t = shape("4x4");
+    int parent[MCA_COLL_LOOM_TORUS_TREE_MAX], order[MCA_COLL_LOOM_TORUS_TREE_MAX];
+    int c[MCA_COLL_LOOM_TORUS_TREE_MAX * MCA_COLL_LOOM_TORUS_MAX_DIMS];
+    long links, chain_links;
+    int trees = 0, shorter = 0, brute = 0;
+
+    /* a node and its four neighbours: the star, 4 links (a chain needs 7) */
+    static const int star[] = {0, 0, 0, 1, 1, 0, 0, 3, 3, 0};
+    for (int dir = -1; dir <= 1; ++dir) {
+        CHECK(0 == mca_coll_loom_torus_tree(&t, 5, star, 0, dir, parent), "star: a tree (dir %d)", dir);
+        CHECK(1 == tree_load(&t, 5, star, 0, parent, 1, &links) && 4 == links &&
+                  parent[1] == 0 && parent[2] == 0 && parent[3] == 0 && parent[4] == 0,
+              "star, dir %d: the root's four children, 4 links (%ld)", dir, links);
+    }
+    CHECK(0 == mca_coll_loom_torus_chain(&t, 5, star, 0, 1, order), "star: a chain");
+    chain_links = 0;
+    for (int k = 0; k + 1 < 5; ++k) {
+        chain_links += mca_coll_loom_torus_route(&t, star + 2 * order[k], star + 2 * order[k + 1], NULL);
+    }
+    CHECK(7 == chain_links, "star: the chain crosses 7 links (%ld)", chain_links);
+
+    t = shape("3x3");
+    for (unsigned mask = 1; mask < (1u << 9); ++mask) {
+        int n = 0;
+        for (int i = 0; i < 9; ++i) {
+            if (mask & (1u << i)) {
+                c[2 * n] = i / 3;
+                c[2 * n + 1] = i % 3;
+                ++n;
+            }
+        }
+        for (int root = 0; root < n; ++root) {
+            for (int dir = -1; dir <= 1; ++dir) {
+                const int rc = mca_coll_loom_torus_tree(&t, n, c, root, dir, parent);
+                const int load = 0 == rc ? tree_load(&t, n, c, root, parent, dir, &links) : -1;
+                const long best = n <= 5 ? brute_tree(&t, n, c, root, dir) : -2;
+                CHECK(rc >= 0 && (0 != rc || 1 == load || (1 == n && 0 == load)),
+                      "3x3 subset %#x root %d dir %d: rc %d, load %d", mask, root, dir, rc, load);
+                CHECK(n > 5 || (0 == rc ? best == links : best < 0),
+                      "3x3 subset %#x root %d dir %d: %ld links, the fewest %ld", mask, root, dir,
+                      0 == rc ? links : -1, best);
+                brute += n <= 5;
+                if (0 == rc && 0 == mca_coll_loom_torus_chain(&t, n, c, 0 == dir ? -1 : root, dir, order) &&
+                    (0 != dir || order[0] == root)) {
+                    long hops = 0;
+                    for (int k = 0; k + 1 < n; ++k) {
+                        hops += (dir >= 0) * mca_coll_loom_torus_route(&t, c + 2 * order[k], c + 2 * order[k + 1], NULL);
+                        hops += (dir <= 0) * mca_coll_loom_torus_route(&t, c + 2 * order[k + 1], c + 2 * order[k], NULL);
+                    }
+                    CHECK(links <= hops, "3x3 subset %#x root %d dir %d: tree %ld links, chain %ld", mask, root,
+                          dir, links, hops);
+                    shorter += links < hops;
+                }
+                trees += 0 == rc;
+            }
+        }
+    }
+    /* random subsets of larger tori, up to the most nodes a tree is searched for */
+    static const char *shapes[] = {"4x4x2", "8x8x8", "16x16x16"};
+    double slowest = 0;
+    for (int si = 0; si < 3; ++si) {
+        mca_coll_loom_torus_t u = shape(shapes[si]);
+        char *taken = calloc((size_t) mca_coll_loom_torus_nodes(&u), 1);
+        for (int k = 0; k < 200 && NULL != taken; ++k) {
+            const int n = 3 + (int) (xorshift() % (MCA_COLL_LOOM_TORUS_TREE_MAX - 2));
+            const int root = (int) (xorshift() % (unsigned long long) n), dir = (int) (xorshift() % 3) - 1;
+            random_nodes(&u, n, c, taken);
+            const clock_t t0 = clock();
+            const int rc = mca_coll_loom_torus_tree(&u, n, c, root, dir, parent);
+            const double sec = (double) (clock() - t0) / CLOCKS_PER_SEC;
+            slowest = sec > slowest ? sec : slowest;
+            CHECK(rc >= 0 && (0 != rc || 1 == tree_load(&u, n, c, root, parent, dir, &links)),
+                  "%s: %d nodes, root %d, dir %d: rc %d", shapes[si], n, root, dir, rc);
+            CHECK(0 == rc || 0 == dir, "%s: %d nodes: no tree in direction %d", shapes[si], n, dir);
+            trees += 0 == rc;
+        }
+        free(taken);
+    }
+    printf("test_torus: trees: %d contention-free (%d checked against every tree, %d shorter than the chain); "
+           "slowest search of up to %d nodes %.3f s\n", trees, brute, shorter, MCA_COLL_LOOM_TORUS_TREE_MAX, slowest);
+    CHECK(slowest < 0.5, "a tree search took %.3f s", slowest);
+}
+
 /* Ranks 0 and 1 each send one message, to ranks 2 and 3: two flows at once. */
 static int build_two_flows(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p)
 {
@@ -531,6 +679,7 @@ int main(void)
     test_chains_structured("32x32x32", 1);
     test_chains_structured("6x5x3", 4);
     test_chains_structured("7x7x7", 2);
+    test_trees();
     test_schedules();
     test_network();
     printf("test_torus: %d checks, %d failures\n", checks, failures);
