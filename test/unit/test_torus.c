@@ -343,6 +343,23 @@ static void test_schedules(void)
             }
         }
     }
+    /* a node and its four neighbours, two ranks on each, in shuffled order: the star
+     * tree, whose root node feeds four nodes at once and combines four partials */
+    {
+        mca_coll_loom_torus_t t = shape("4x4");
+        static const int star[] = {0, 0, 0, 1, 1, 0, 0, 3, 3, 0};
+        int node_of[10] = {0, 1, 2, 3, 4, 2, 0, 4, 1, 3};
+        mca_coll_loom_params_t p = {.P = 10, .nodes = 5, .rpn = 2, .node_of = node_of, .torus = &t,
+                                    .torus_coords = star, .call = MCA_COLL_LOOM_CALL_COMMUTATIVE, .segs = 3};
+        for (int c = 0; c < 3; ++c) {
+            char err[512] = "";
+            p.root = MCA_COLL_LOOM_COLL_ALLREDUCE == colls[c] ? 0 : MCA_COLL_LOOM_VERIFY_ALL_ROOTS;
+            const int rc = mca_coll_loom_verify(mca_coll_loom_alg_find(colls[c], "torus"), colls[c], &p, 0, NULL,
+                                                err, sizeof(err));
+            CHECK(0 == rc, "%s on the star: %s", mca_coll_loom_coll_name(colls[c]), err);
+            ++verified;
+        }
+    }
     /* no map: refused */
     mca_coll_loom_params_t q = {.P = 4, .call = MCA_COLL_LOOM_CALL_COMMUTATIVE};
     CHECK(NULL != mca_coll_loom_alg_refusal(mca_coll_loom_alg_find(MCA_COLL_LOOM_COLL_BCAST, "torus"), &q),
