@@ -139,15 +139,46 @@ static int search_chain(const mca_coll_loom_torus_t *t, int nn, const int *c, in
     return found;
 }
 
+/* Whether the edges up[v] -> v (dir > 0), v -> up[v] (dir < 0) or both (0) use every
+ * directed link at most once, and the links they cross. */
+static bool tree_disjoint(const mca_coll_loom_torus_t *t, int nn, const int *c, const int *up, int dir, long *links)
+{
+    const int nd = t->ndims;
+    int *src = malloc(sizeof(int) * (size_t) (2 * nn * nd + 1)), *dst = malloc(sizeof(int) * (size_t) (2 * nn * nd + 1));
+    int m = 0, load = -1;
+
+    *links = 0;
+    if (NULL != src && NULL != dst) {
+        for (int v = 0; v < nn; ++v) {
+            if (up[v] < 0) {
+                continue;
+            }
+            if (dir >= 0) {
+                memcpy(src + m * nd, c + up[v] * nd, sizeof(int) * (size_t) nd);
+                memcpy(dst + m * nd, c + v * nd, sizeof(int) * (size_t) nd);
+                ++m;
+            }
+            if (dir <= 0) {
+                memcpy(src + m * nd, c + v * nd, sizeof(int) * (size_t) nd);
+                memcpy(dst + m * nd, c + up[v] * nd, sizeof(int) * (size_t) nd);
+                ++m;
+            }
+        }
+        load = mca_coll_loom_torus_max_load(t, m, src, dst, links);
+    }
+    free(src);
+    free(dst);
+    return load >= 0 && load <= 1;
+}
+
 /* The node tree from the root's node: on up to MCA_COLL_LOOM_TORUS_TREE_MAX nodes the
- * contention-free tree crossing the fewest links (loom_torus.h), unless the chain
- * crosses no more; the chain otherwise.  up[v]: node v's parent, -1 at the root's. */
+ * contention-free tree crossing the fewest links (loom_torus.h), unless the chain is
+ * contention-free in more directions or crosses no more links; the chain otherwise.
+ * up[v]: node v's parent, -1 at the root's. */
 static int node_tree(const mca_coll_loom_params_t *p, int nn, int rootnode, int dir, int *up)
 {
     const mca_coll_loom_torus_t *t = p->torus;
-    const int nd = t->ndims;
     int *order = malloc(sizeof(int) * (size_t) nn), found;
-    long chain_links = 0, tree_links = 0;
 
     if (NULL == order) {
         return MCA_COLL_LOOM_ERR_NOMEM;
@@ -175,17 +206,15 @@ static int node_tree(const mca_coll_loom_params_t *p, int nn, int rootnode, int 
     if (1 == rc && 0 == dir) {
         rc = mca_coll_loom_torus_tree(t, nn, p->torus_coords, rootnode, -1, tree);
     }
-    for (int v = 0; 0 == rc && v < nn; ++v) {
-        if (up[v] >= 0) {
-            chain_links += mca_coll_loom_torus_route(t, p->torus_coords + up[v] * nd, p->torus_coords + v * nd, NULL);
+    if (0 == rc) {
+        /* each is judged in the direction asked for: contention-free first, then the
+         * fewer links; a tie keeps the chain (one child per node) */
+        long chain_links, tree_links;
+        const bool chain_ok = tree_disjoint(t, nn, p->torus_coords, up, dir, &chain_links);
+        const bool tree_ok = tree_disjoint(t, nn, p->torus_coords, tree, dir, &tree_links);
+        if ((tree_ok && !chain_ok) || (tree_ok == chain_ok && tree_links < chain_links)) {
+            memcpy(up, tree, sizeof(int) * (size_t) nn);
         }
-        if (tree[v] >= 0) {
-            tree_links += mca_coll_loom_torus_route(t, p->torus_coords + tree[v] * nd, p->torus_coords + v * nd, NULL);
-        }
-    }
-    /* the chain where it is contention-free and no longer (one child per node) */
-    if (0 == rc && (0 != found || tree_links < chain_links)) {
-        memcpy(up, tree, sizeof(int) * (size_t) nn);
     }
     free(tree);
     return MCA_COLL_LOOM_OK;
