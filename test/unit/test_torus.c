@@ -200,6 +200,21 @@ static int chain_load(const mca_coll_loom_torus_t *t, int n, const int *c, const
     return load;
 }
 
+/* The coordinates of the nodes of a side x side torus in the bits of mask (node i at
+ * row i / side, column i % side) into c; returns how many. */
+static int subset_coords(unsigned mask, int side, int *c)
+{
+    int n = 0;
+    for (int i = 0; i < side * side; ++i) {
+        if (mask & (1u << i)) {
+            c[2 * n] = i / side;
+            c[2 * n + 1] = i % side;
+            ++n;
+        }
+    }
+    return n;
+}
+
 /* every subset of at least 2 nodes of a 4 x 4 torus: a chain for both directions at
  * once where one exists (480 subsets have none), and from every root one for a bcast
  * and one for a reduce */
@@ -209,14 +224,7 @@ static void test_chains_4x4(void)
     int c[32], order[16], notfound = 0, subsets = 0, rooted = 0;
 
     for (unsigned mask = 1; mask < (1u << 16); ++mask) {
-        int n = 0;
-        for (int i = 0; i < 16; ++i) {
-            if (mask & (1u << i)) {
-                c[2 * n] = i / 4;
-                c[2 * n + 1] = i % 4;
-                ++n;
-            }
-        }
+        const int n = subset_coords(mask, 4, c);
         if (n < 2) continue;
         ++subsets;
         const int rc = mca_coll_loom_torus_chain(&t, n, c, -1, 0, order);
@@ -504,14 +512,7 @@ static void test_trees(void)
 
     t = shape("3x3");
     for (unsigned mask = 1; mask < (1u << 9); ++mask) {
-        int n = 0;
-        for (int i = 0; i < 9; ++i) {
-            if (mask & (1u << i)) {
-                c[2 * n] = i / 3;
-                c[2 * n + 1] = i % 3;
-                ++n;
-            }
-        }
+        const int n = subset_coords(mask, 3, c);
         for (int root = 0; root < n; ++root) {
             for (int dir = -1; dir <= 1; ++dir) {
                 const int rc = mca_coll_loom_torus_tree(&t, n, c, root, dir, parent);
