@@ -126,10 +126,10 @@ const mca_coll_loom_alg_t mca_coll_loom_algs[] = {
         .knob_default = 0,
         .knob_min = 0,
         .knob_max = INT32_MAX,
-        .description = "pipelined chain through the nodes on a torus whose edges share no "
-                       "directed link under dimension-ordered routing (needs a torus map: "
+        .description = "pipelined tree or chain through the nodes on a torus whose edges share "
+                       "no directed link under dimension-ordered routing (needs a torus map: "
                        "coll_loom_torus_file, LOOM_TORUS_COORDS); allreduce = reduce + bcast "
-                       "overlapping on one chain; commutative ops. Knob: bytes per segment, "
+                       "overlapping on one tree; commutative ops. Knob: bytes per segment, "
                        "0 = automatic (64 KiB, smaller on long chains: 8 segments per rank)",
         .reference = "seed 004",
         .build = mca_coll_loom_build_torus,
