@@ -2,12 +2,14 @@
  * loom under MPI_THREAD_MULTIPLE: several threads of every process create, use and free
  * communicators at the same time, each thread on its own parent (MPI allows collectives
  * on different communicators concurrently).  What the threads share inside loom: the
- * node map cache, the scratch buffer, the settings check, and the pool of freed node
- * segments (coll_loom_shm_pool), which two threads may offer from at once.  Each cycle
- * of a thread: MPI_Comm_dup of its parent, allreduces of 1 and 100 ints, a barrier, a
- * bcast of 128 ints from a varying root, all checked against closed forms, then free.
- * loom's counters must show that it served the allreduces; run with
- * coll_loom_shm_setup_call 1 so that every communicator uses a node segment.
+ * node map cache, the scratch buffer, the settings check, and, with --mca coll_loom_shm
+ * 1 (the node segment is off by default under MPI_THREAD_MULTIPLE: a known crash, README),
+ * the pool of freed node segments (coll_loom_shm_pool), which two threads may offer from
+ * at once.  Each cycle of a thread: MPI_Comm_dup of its parent, allreduces of 1 and 100
+ * ints, a barrier, a bcast of 128 ints from a varying root, all checked against closed
+ * forms, then free.  loom's counters must show that it served the allreduces; rank 0
+ * prints how many node segments were set up and taken over (run with
+ * coll_loom_shm_setup_call 1, every communicator with a segment sets one up).
  *
  * Usage: test_threads [threads] [cycles]   (default 3 threads, 200 cycles)
  * Exit status: 0 when every rank passed, 1 on any failure, 2 when the MPI library does

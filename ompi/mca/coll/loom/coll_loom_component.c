@@ -23,6 +23,7 @@
 #include "coll_loom.h"
 
 static int loom_register(void);
+static int loom_shm_var = -1; /* coll_loom_shm's index, to see whether it was set */
 static void add_help_dir(void);
 static int loom_open(void);
 static int loom_close(void);
@@ -286,11 +287,14 @@ static void register_shm_params(void)
     mca_base_component_t *c = &cm->super.collm_version;
 
     cm->shm = true;
-    (void) mca_base_component_var_register(c, "shm",
+    loom_shm_var = mca_base_component_var_register(c, "shm",
                                            "Run the node phases of the hierarchical algorithm "
                                            "through a shared segment per node for calls up to "
                                            "coll_loom_shm_slot_size bytes (0: always "
-                                           "point-to-point). Must be the same on every process",
+                                           "point-to-point). Off by default under "
+                                           "MPI_THREAD_MULTIPLE (a known crash when threads create "
+                                           "communicators at once); set it to 1 to use it there. "
+                                           "Must be the same on every process",
                                            MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_5,
                                            MCA_BASE_VAR_SCOPE_ALL_EQ, &cm->shm);
     cm->shm_slot_size = 8192;
@@ -658,8 +662,21 @@ uint64_t mca_coll_loom_settings_fingerprint(void)
 
 int mca_coll_loom_init_query(bool enable_progress_threads, bool enable_mpi_threads)
 {
+    mca_coll_loom_component_t *cm = &mca_coll_loom_component;
+    mca_base_var_source_t source = MCA_BASE_VAR_SOURCE_DEFAULT;
+
     (void) enable_progress_threads;
-    (void) enable_mpi_threads;
+    /* Threads that create and free communicators at once crash a few runs in a hundred
+     * with the node segment on (README, "Known problem"); until that is found, such
+     * programs get the point-to-point node phases unless coll_loom_shm is set. */
+    if (enable_mpi_threads && cm->shm && loom_shm_var >= 0 &&
+        OPAL_SUCCESS == mca_base_var_get_value(loom_shm_var, NULL, &source, NULL) &&
+        MCA_BASE_VAR_SOURCE_DEFAULT == source) {
+        cm->shm = false;
+        opal_output_verbose(1, cm->output,
+                            "coll/loom: MPI_THREAD_MULTIPLE: the node segment is off (coll_loom_shm 1 "
+                            "turns it on)");
+    }
     load_rules();
     dump_rules();
     mca_coll_loom_component.rules_fingerprint = rules_fingerprint();
