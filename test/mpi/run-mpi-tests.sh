@@ -251,6 +251,26 @@ run() {
     fi
 }
 
+# check_log NAME LOG STRING...: one PASS/FAIL line; LOG must contain every STRING (fixed
+# strings).  A missing LOG (the run itself failed to start) fails too.
+check_log() {
+    local name=$1 log=$2 s missing=""
+    shift 2
+    if grep -q "^SKIPPED: this mpirun cannot launch several app contexts" "$log" 2>/dev/null; then
+        result SKIP "$name (its run was skipped)" 0
+        return
+    fi
+    for s in "$@"; do
+        grep -qF -- "$s" "$log" 2>/dev/null || missing+=" [$s]"
+    done
+    if [ -z "$missing" ]; then
+        result PASS "$name" 0
+    else
+        echo "missing from the output:$missing" >>"$log"
+        result FAIL "$name" 0 "$log"
+    fi
+}
+
 T_ALL=${bin_test_allreduce:-}
 T_BAR=${bin_test_barrier:-}
 T_LIFE=${bin_test_lifecycle:-}
@@ -400,25 +420,6 @@ fi
 # pairwise, so bruck at 4 bytes and the previous component at 4 KiB can only come from
 # the file, and dissemination at 4 bytes proves a rejected file was not used at all.
 
-# check_log NAME LOG STRING...: one PASS/FAIL line; LOG must contain every STRING (fixed
-# strings).  A missing LOG (the run itself failed to start) fails too.
-check_log() {
-    local name=$1 log=$2 s missing=""
-    shift 2
-    if grep -q "^SKIPPED: this mpirun cannot launch several app contexts" "$log" 2>/dev/null; then
-        result SKIP "$name (its run was skipped)" 0
-        return
-    fi
-    for s in "$@"; do
-        grep -qF -- "$s" "$log" 2>/dev/null || missing+=" [$s]"
-    done
-    if [ -z "$missing" ]; then
-        result PASS "$name" 0
-    else
-        echo "missing from the output:$missing" >>"$log"
-        result FAIL "$name" 0 "$log"
-    fi
-}
 
 # first_line LOG STRING: number of the first line of LOG holding STRING, or 0.
 first_line() {
