@@ -5,7 +5,13 @@
  *   loom_bw -c allreduce|bcast|reduce|allgather|reduce_scatter|reduce_scatter_block|scan|exscan|alltoall
  *           [-m minbytes] [-s maxbytes] [-r rounds] [--big-rounds N] [-t batch_ms]
  *           [--latency] [--tuned-seg bytes] [--bw GB/s] [--all-algs] [--seg-sizes a,b,...] [--csv FILE] [-q]
- *           [--info KEY=VALUE] [--groups K]
+ *           [--info KEY=VALUE] [--groups K] [--transports]
+ *
+ * --transports times every loom variant twice: on the communicator "loom", whose messages
+ * take the transport the job was started with (coll_loom_transport, the PML by default),
+ * and, labelled "[ucx]", on one made with coll_loom_transport ucx written through MPI_T
+ * (its transport is decided at its first blocking call, made before the cvar goes back).
+ * coll_loom_ucx_transfers, read around every batch, must move for those and only those.
  *
  * --groups K splits the world into K communicators of consecutive ranks (as equal as
  * they come) that run every batch at the same time (a world barrier before it; the
@@ -86,6 +92,7 @@ typedef struct {
     char alg[LT_NAME_LEN]; /* loom: "auto" or an algorithm name */
     int knob;              /* loom: size knob in bytes (0 = auto) */
     MPI_Comm comm;
+    int ucx;               /* loom: on the communicator whose transport is UCX */
 } variant_t;
 
 typedef struct {
@@ -94,6 +101,7 @@ typedef struct {
     unsigned long long fallback;
     unsigned long long calls;
     unsigned long long shm; /* calls whose node phases used the shared segment (rank 0) */
+    unsigned long long ucx; /* transfers posted on loom's UCX worker (rank 0) */
     long wrong;
 } cell_t;
 
@@ -349,15 +357,16 @@ static void usage(const char *prog)
                 "usage: %s -c allreduce|bcast|reduce|allgather|reduce_scatter|reduce_scatter_block\n"
                 "          [-m minbytes] [-s maxbytes] [-r rounds] [--big-rounds N] [-t batch_ms]\n"
                 "          [--latency] [--tuned-seg bytes] [--bw GB/s] [--all-algs] [--algs A,B,...]\n"
-                "          [--seg-sizes N,M,...] [--groups K] [--csv FILE] [-q]\n"
+                "          [--seg-sizes N,M,...] [--groups K] [--transports] [--csv FILE] [-q]\n"
                 "  --algs   time only these loom algorithms (besides tuned and loom auto); implies --all-algs\n"
-                "  --groups K  K disjoint communicators of consecutive ranks, timed at once\n",
+                "  --groups K  K disjoint communicators of consecutive ranks, timed at once\n"
+                "  --transports  every loom variant also on a communicator with coll_loom_transport ucx\n",
                 prog);
 }
 
 int main(int argc, char **argv)
 {
-    int rounds = 5, big_rounds = 0, quiet = 0, all_algs = 0, latency = 0, tuned_seg = 128 * 1024;
+    int rounds = 5, big_rounds = 0, quiet = 0, all_algs = 0, latency = 0, tuned_seg = 128 * 1024, transports = 0;
     int knobs[8] = {0, 64 << 10, 1 << 20}, nknobs = 3;
     double batch_ms = 50.0, bw_given = 0;
     long minbytes = 64L << 10, maxbytes = 64L << 20;
@@ -389,6 +398,7 @@ int main(int argc, char **argv)
         else if (0 == strcmp(a, "--all-algs")) all_algs = 1;
         else if (0 == strcmp(a, "--algs") && val) { only_algs = val; all_algs = 1; i++; }
         else if (0 == strcmp(a, "--latency")) latency = 1;
+        else if (0 == strcmp(a, "--transports")) transports = 1;
         else if (0 == strcmp(a, "--info") && val && strchr(val, '=')) { info_kv = val; i++; }
         else if (0 == strcmp(a, "--seg-sizes") && val) {
             /* segment / chunk sizes of the loom variants, bytes, comma-separated (0: auto) */
@@ -522,6 +532,27 @@ int main(int argc, char **argv)
             else snprintf(v->label, sizeof(v->label), "loom %.*s seg=%dK", LT_NAME_LEN - 1, name, v->knob >> 10);
         }
     }
+    MPI_Comm clu = MPI_COMM_NULL;
+    if (transports) {
+        char saved_tr[LT_NAME_LEN] = "auto";
+        int rc = lt_cvar_read_str("coll_loom_transport", saved_tr, sizeof(saved_tr));
+        if (MPI_SUCCESS == rc) rc = lt_cvar_write_str("coll_loom_transport", "ucx");
+        if (MPI_SUCCESS != rc) {
+            if (me == 0) fprintf(stderr, "loom_bw: cannot write coll_loom_transport through MPI_T: %s\n", lt_errstr(rc));
+            errors++;
+        } else {
+            lt_dup_with_pref(base, "loom", &clu);
+            MPI_Barrier(clu); /* decides its transport */
+            lt_cvar_write_str("coll_loom_transport", saved_tr);
+            for (int v = ntuned, n = nv; v < n && nv < MAX_VARIANTS; v++) {
+                vs[nv] = vs[v];
+                vs[nv].ucx = 1;
+                vs[nv].comm = clu;
+                snprintf(vs[nv].label, sizeof(vs[nv].label), "%.*s [ucx]", LT_NAME_LEN + 24, vs[v].label);
+                nv++;
+            }
+        }
+    }
     for (int v = ntuned; v < nv; v++) {
         int rc = set_loom(&vs[v]);
         if (MPI_SUCCESS != rc) {
@@ -627,8 +658,9 @@ int main(int argc, char **argv)
                 }
                 MPI_Barrier(MPI_COMM_WORLD);
                 lt_read(coll, &b);
-                unsigned long long shm_b = 0, shm_a = 0;
+                unsigned long long shm_b = 0, shm_a = 0, ucx_b = 0, ucx_a = 0;
                 lt_shm_node_phases(&shm_b);
+                lt_shm_counter(LT_UCX_TRANSFERS, &ucx_b);
                 double t0 = MPI_Wtime(), t = 0;
                 if (latency) {
                     /* each call on its own after a barrier: its time on this rank */
@@ -645,7 +677,9 @@ int main(int argc, char **argv)
                 }
                 lt_read(coll, &a);
                 lt_shm_node_phases(&shm_a);
+                lt_shm_counter(LT_UCX_TRANSFERS, &ucx_a);
                 cell->shm += shm_a - shm_b;
+                cell->ucx += ucx_a - ucx_b;
                 if (r == 0) cell->wrong += check(rbuf, count); /* the last call of the first batch */
                 for (int k = 0; k < lt_nalgs(coll); k++) cell->served[k] += a.alg[k] - b.alg[k];
                 cell->fallback += a.fallback - b.fallback;
@@ -719,6 +753,15 @@ int main(int argc, char **argv)
                         snprintf(served + l, sizeof(served) - l, "  [%s refused: replaced]", vs[v].alg);
                     }
                 }
+                if (transports && !vs[v].tuned && !vs[v].ucx && cell->ucx > 0) {
+                    size_t l = strlen(served);
+                    snprintf(served + l, sizeof(served) - l, " UCX TRANSFERS %llu (check failed)", cell->ucx);
+                    errors++;
+                } else if (transports && vs[v].ucx && 0 == cell->ucx) {
+                    /* rank 0's part may be all in the node's shared segment */
+                    size_t l = strlen(served);
+                    snprintf(served + l, sizeof(served) - l, " (no UCX transfer on rank 0)");
+                }
                 if (cell->wrong) {
                     size_t l = strlen(served);
                     snprintf(served + l, sizeof(served) - l, " WRONG RESULT (%ld elements)", cell->wrong);
@@ -746,6 +789,7 @@ int main(int argc, char **argv)
     free(rs_counts);
     for (int v = 1; v < ntuned; v++) MPI_Comm_free(&vs[v].comm);
     MPI_Comm_free(&cl);
+    if (MPI_COMM_NULL != clu) MPI_Comm_free(&clu);
     MPI_Comm_free(&ct);
     if (MPI_COMM_WORLD != base) MPI_Comm_free(&base);
     lt_fini();

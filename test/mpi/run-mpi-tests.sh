@@ -62,7 +62,12 @@
 #      it, torus forced among the others), one with an error, one without this node, coordinates from
 #      LOOM_TORUS_COORDS (and test_nonblocking with them: communicators whose first call is
 #      non-blocking take theirs from MPI_COMM_WORLD's exchange) and from Slurm's address,
-#      ranks of one node that disagree.
+#      ranks of one node that disagree;
+#  16. the UCX transport (coll_loom_transport ucx): the allreduce, the other collectives,
+#      the non-blocking and persistent forms and alltoall through loom's own UCX worker
+#      (every process proves with coll_loom_ucx_transfers that it posted there), 1000
+#      communicator create/free cycles on it, and UCX made to fail (LOOM_UCX_TLS naming no
+#      transport): the PML carries the calls, with the message, and nothing went to UCX.
 # Ends with "N passed, M failed[, K skipped]" and exits non-zero on any failure.
 
 set -u
@@ -845,6 +850,23 @@ name="LOOM_TORUS_COORDS without coll_loom_torus_dims np=2"
 run "$name" 2 0 -x LOOM_TORUS_COORDS=1,0 -- "$T_BAR"
 check_log "LOOM_TORUS_COORDS: a missing shape is reported" "$(log_of "$name")" \
     "LOOM_TORUS_COORDS: needs the shape in coll_loom_torus_dims"
+
+# ---- 16. the UCX transport ----------------------------------------------------------
+ucx=(--mca coll_loom_transport ucx -x LOOM_TEST_EXPECT_UCX=1)
+for np in $(pick "2 3 8 17" "2 5"); do
+    run "transport ucx: test_allreduce np=$np" "$np" 0 "${ucx[@]}" -- "$T_ALL"
+    run "transport ucx: test_colls np=$np" "$np" 0 "${ucx[@]}" -- "$T_COLLS"
+    run "transport ucx: test_nonblocking np=$np" "$np" 0 "${ucx[@]}" -- "$T_NB" --sections matrix,outstanding
+    run "transport ucx: test_alltoall np=$np" "$np" 0 "${ucx[@]}" -- "$T_A2A"
+done
+if full; then
+    run "transport ucx: lifecycle 1000 dup/split/free cycles np=4" 4 0 "${ucx[@]}" -- "$T_LIFE" 1000
+fi
+name="transport ucx with UCX made to fail (LOOM_UCX_TLS=none) np=4"
+run "$name" 4 0 --mca coll_loom_transport ucx --mca coll_loom_verbose 1 -x LOOM_UCX_TLS=none \
+    -x LOOM_TEST_EXPECT_UCX=0 -- "$T_ALL"
+check_log "a UCX that cannot start: the PML, and the reason" "$(log_of "$name")" \
+    "the UCX transport is not available here (ucp_init"
 
 echo
 if [ $fail -gt 0 ]; then

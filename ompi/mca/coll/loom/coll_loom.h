@@ -31,6 +31,7 @@
 #include "opal/loom/loom_shm.h"
 #include "opal/loom/loom_torus.h"
 #include "opal/loom/loom_topo.h"
+#include "coll_loom_ucx.h"
 
 BEGIN_C_DECLS
 
@@ -110,6 +111,10 @@ typedef struct mca_coll_loom_component_t {
     unsigned long long shm_node_phases; /* MPI_T: calls whose node phases used it */
     unsigned long long shm_segments_created; /* MPI_T: segments this process made or mapped */
     unsigned long long shm_segments_reused;  /* MPI_T: segments taken over from a freed communicator */
+
+    /* coll_loom_transport (MCA_COLL_LOOM_TRANSPORT_*): how the engine's transfers travel */
+    int transport;
+    unsigned long long ucx_transfers;        /* MPI_T: transfers posted on loom's UCP worker */
 
     /* serialises re-parsing of the run-time parameters (a no-op without threads) */
     opal_mutex_t lock;
@@ -242,6 +247,11 @@ typedef struct mca_coll_loom_module_t {
      * (mca_coll_loom_settings_fingerprint): 0 = not yet, 1 = yes, -1 = no, and every
      * call goes to the previous component */
     int settings_agreed;
+    /* the transport of the engine's transfers, decided at the communicator's first blocking
+     * call (with the settings check, or after it when non-blocking calls came first and
+     * took MPI_COMM_WORLD's): NULL = the PML */
+    mca_coll_loom_ucx_comm_t *ucx;
+    bool transport_decided;
     /* every process of the communicator belongs to this job (no spawned or connected
      * ones): then MPI_COMM_WORLD's settings check at MPI_Init covers it */
     bool in_job;
@@ -434,6 +444,7 @@ typedef struct mca_coll_loom_task_t {
     ompi_datatype_t *dtype;
     ompi_op_t *op;
     ompi_communicator_t *comm;
+    const mca_coll_loom_ucx_comm_t *ucx; /* NULL: transfers through the PML */
     int tag;
     bool swap_ok;          /* REDUCE_R may swap its operands */
     int rc;                /* first error */

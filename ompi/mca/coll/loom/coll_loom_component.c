@@ -275,10 +275,47 @@ static void register_pvars(void)
                      "Number of node shared segments this process created or mapped for a "
                      "communicator",
                      &cm->shm_segments_created);
+    register_counter("ucx_transfers",
+                     "Number of sends and receives loom posted on its own UCX worker "
+                     "(coll_loom_transport ucx)",
+                     &cm->ucx_transfers);
     register_counter("shm_segments_reused",
                      "Number of node shared segments this process took over from a freed "
                      "communicator (coll_loom_shm_pool)",
                      &cm->shm_segments_reused);
+}
+
+static void register_transport_param(void)
+{
+    mca_coll_loom_component_t *cm = &mca_coll_loom_component;
+    static const mca_base_var_enum_value_t items[] = {{MCA_COLL_LOOM_TRANSPORT_AUTO, "auto"},
+                                                      {MCA_COLL_LOOM_TRANSPORT_PML, "pml"},
+                                                      {MCA_COLL_LOOM_TRANSPORT_UCX, "ucx"},
+                                                      {0, NULL}};
+    mca_base_var_enum_t *names = NULL;
+
+    cm->transport = MCA_COLL_LOOM_TRANSPORT_AUTO;
+    if (OPAL_SUCCESS != mca_base_var_enum_create("coll_loom_transport", items, &names)) {
+        names = NULL;
+    }
+    (void) mca_base_component_var_register(&cm->super.collm_version, "transport",
+                                           "How loom's point-to-point transfers travel: \"pml\" "
+                                           "(Open MPI's point-to-point layer, ob1 or ucx), \"ucx\" "
+                                           "(loom's own UCX worker: tag messages, its endpoints set "
+                                           "up at a communicator's first blocking collective; where "
+                                           "UCX cannot start, the PML, with a message at "
+                                           "coll_loom_verbose 1), \"auto\" (the PML: UCX measured "
+                                           "no faster here, see the performance page). LOOM_UCX_<VAR> "
+                                           "in the environment sets a UCX variable for loom's worker "
+                                           "alone. Must be the same on every process; a change "
+                                           "through MPI_T applies to communicators that have not "
+                                           "made a blocking collective yet",
+                                           MCA_BASE_VAR_TYPE_INT, names, 0, MCA_BASE_VAR_FLAG_SETTABLE,
+                                           OPAL_INFO_LVL_5,
+                                           MCA_BASE_VAR_SCOPE_ALL_EQ, &cm->transport);
+    if (NULL != names) {
+        OBJ_RELEASE(names);
+    }
 }
 
 static void register_shm_params(void)
@@ -435,6 +472,7 @@ static int loom_register(void)
                                            MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
                                            MCA_BASE_VAR_SCOPE_READONLY, &cm->scratch_keep);
     register_shm_params();
+    register_transport_param();
     register_pvars();
     mca_coll_loom_thresholds_register();
     mca_coll_loom_ssp_register();
@@ -529,6 +567,7 @@ static int loom_close(void)
 
     mca_coll_loom_ssp_close();
     mca_coll_loom_nbc_fini();
+    mca_coll_loom_ucx_finalize();
 
     mca_coll_loom_rules_free(&cm->rules);
     mca_coll_loom_scratch_release_all();
@@ -639,6 +678,7 @@ uint64_t mca_coll_loom_settings_fingerprint(void)
                             cm->model_gap_us,            cm->model_gap_per_byte_ns,
                             cm->model_reduce_per_byte_ns, cm->model_copy_per_byte_ns};
     /* values that behave alike hash alike: setup calls 1 and below all mean the first */
+    const int transport = MCA_COLL_LOOM_TRANSPORT_UCX == cm->transport; /* auto is the PML */
     const int shm[] = {cm->shm ? 1 : 0, cm->shm_slot_size, cm->shm_setup_call > 1 ? cm->shm_setup_call : 1,
                        cm->shm_outbox_size > 0 ? cm->shm_outbox_size : 0};
     /* the build's segment protocol: ranks of builds that lay the segment out differently
@@ -657,6 +697,7 @@ uint64_t mca_coll_loom_settings_fingerprint(void)
     h = fnv1a(h, knobs, sizeof(knobs));
     h = fnv1a(h, model, sizeof(model));
     h = fnv1a(h, &torus, sizeof(torus));
+    h = fnv1a(h, &transport, sizeof(transport));
     return fnv1a(h, shm, sizeof(shm));
 }
 

@@ -298,7 +298,9 @@ static inline __opal_attribute_always_inline__ int task_post(mca_coll_loom_task_
     const int peer = t->s->ops[i].peer;
     int rc;
 
-    if (send) {
+    if (NULL != t->ucx) {
+        rc = mca_coll_loom_ucx_post(t->ucx, send, buf, n, dt, peer, t->tag, (void **) &t->req[i]);
+    } else if (send) {
         rc = MCA_PML_CALL(isend(buf, n, dt, peer, t->tag, MCA_PML_BASE_SEND_STANDARD, t->comm, &t->req[i]));
     } else {
         rc = MCA_PML_CALL(irecv(buf, n, dt, peer, t->tag, t->comm, &t->req[i]));
@@ -310,6 +312,12 @@ static inline __opal_attribute_always_inline__ int task_post(mca_coll_loom_task_
     t->inflight[t->ninflight++] = i;
     task_posted(t, i);
     return OMPI_SUCCESS;
+}
+
+/* Whether in-flight transfer i completed. */
+static inline bool task_transfer_complete(const mca_coll_loom_task_t *t, int32_t i)
+{
+    return NULL != t->ucx ? mca_coll_loom_ucx_complete(t->req[i]) : REQUEST_COMPLETE(t->req[i]);
 }
 
 /* Where parts blk .. blk+nblk-1 of RESULT or INPUT lie under t->parts. */
@@ -528,15 +536,22 @@ bool mca_coll_loom_task_progress(mca_coll_loom_task_t *t)
         for (int k = 0; k < t->ninflight;) {
             const int32_t i = t->inflight[k];
             ompi_request_t *req = t->req[i];
-            if (!REQUEST_COMPLETE(req)) {
+            if (!task_transfer_complete(t, i)) {
                 ++k;
                 continue;
             }
             t->inflight[k] = t->inflight[--t->ninflight];
-            if (OPAL_UNLIKELY(OMPI_SUCCESS != req->req_status.MPI_ERROR)) {
-                t->rc = req->req_status.MPI_ERROR;
+            if (NULL != t->ucx) {
+                const int rc = mca_coll_loom_ucx_finish(req);
+                if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
+                    t->rc = rc;
+                }
+            } else {
+                if (OPAL_UNLIKELY(OMPI_SUCCESS != req->req_status.MPI_ERROR)) {
+                    t->rc = req->req_status.MPI_ERROR;
+                }
+                (void) ompi_request_free(&t->req[i]);
             }
-            (void) ompi_request_free(&t->req[i]);
             t->req[i] = NULL;
             if (OPAL_UNLIKELY(OMPI_SUCCESS != t->rc)) {
                 return true;
@@ -580,6 +595,7 @@ int mca_coll_loom_task_init(mca_coll_loom_task_t *t, mca_coll_loom_module_t *m, 
     t->dtype = dtype;
     t->op = op;
     t->comm = comm;
+    t->ucx = NULL;
     t->tag = tag;
     /* intrinsic commutative ops give the same bits for a o b and b o a, except a
      * floating-point max or min */
@@ -703,6 +719,11 @@ void mca_coll_loom_task_fini(mca_coll_loom_task_t *t)
      * what can be cancelled and wait for everything */
     for (int k = 0; k < t->ninflight; ++k) {
         ompi_request_t **req = &t->req[t->inflight[k]];
+        if (NULL != t->ucx) {
+            mca_coll_loom_ucx_cancel(*req);
+            *req = NULL;
+            continue;
+        }
         if (NULL == *req || MPI_REQUEST_NULL == *req) {
             continue;
         }
@@ -725,7 +746,7 @@ void mca_coll_loom_task_fini(mca_coll_loom_task_t *t)
 static inline bool any_complete(const mca_coll_loom_task_t *t)
 {
     for (int k = 0; k < t->ninflight; ++k) {
-        if (REQUEST_COMPLETE(t->req[t->inflight[k]])) {
+        if (task_transfer_complete(t, t->inflight[k])) {
             return true;
         }
     }
@@ -750,6 +771,7 @@ static inline __opal_attribute_always_inline__ int exec_schedule(mca_coll_loom_m
         }
     }
     rc = mca_coll_loom_task_init(&t, m, s, sbuf, rbuf, count, dtype, op, comm, tag, call, part_displ, mem);
+    t.ucx = m->ucx;
     if (OMPI_SUCCESS == rc && NULL != parts) {
         rc = mca_coll_loom_task_set_parts(&t, parts);
     }

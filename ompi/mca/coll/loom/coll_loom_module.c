@@ -42,6 +42,8 @@ static void loom_module_construct(mca_coll_loom_module_t *m)
     m->flags_dtype = NULL;
     m->flags_call = 0;
     m->settings_agreed = 0;
+    m->ucx = NULL;
+    m->transport_decided = false;
     m->in_job = false;
     m->failed = false;
     m->shm.state = 0;
@@ -72,6 +74,8 @@ static void loom_module_destruct(mca_coll_loom_module_t *m)
     m->scratch = NULL;
     m->scratch_bytes = 0;
     mca_coll_loom_shm_fini(m);
+    mca_coll_loom_ucx_release(m->ucx);
+    m->ucx = NULL;
     mca_coll_loom_torus_free(m);
     if (m->have_topo) {
         mca_coll_loom_topo_fini(&m->topo);
@@ -401,6 +405,8 @@ static void remember(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, size_
 #define LOOM_SETTINGS_WORDS 16
 /* where the node partition's fingerprint and its complement go */
 #define LOOM_SETTINGS_TOPO 12
+/* where the transport's words go (mca_coll_loom_ucx_offer) */
+#define LOOM_SETTINGS_UCX 14
 
 static void agree_on_settings(mca_coll_loom_module_t *m, struct ompi_communicator_t *comm)
 {
@@ -418,12 +424,14 @@ static void agree_on_settings(mca_coll_loom_module_t *m, struct ompi_communicato
     bool same_topo;
     int rc;
 
-    _Static_assert(LOOM_SETTINGS_TOPO + 2 <= LOOM_SETTINGS_WORDS &&
+    _Static_assert(LOOM_SETTINGS_TOPO + 2 <= LOOM_SETTINGS_UCX &&
+                       LOOM_SETTINGS_UCX + MCA_COLL_LOOM_UCX_OFFER_WORDS <= LOOM_SETTINGS_WORDS &&
                        3 + MCA_COLL_LOOM_SHM_OFFER_WORDS <= LOOM_SETTINGS_TOPO,
                    "the settings check's words");
     v[LOOM_SETTINGS_TOPO] = topo;
     v[LOOM_SETTINGS_TOPO + 1] = ~topo;
     mca_coll_loom_shm_offer(m, comm, v + 3);
+    mca_coll_loom_ucx_offer(comm, m->in_job, v + LOOM_SETTINGS_UCX);
     rc = m->previous_allreduce(MPI_IN_PLACE, v, LOOM_SETTINGS_WORDS, &ompi_mpi_uint64_t.dt, &ompi_mpi_op_max.op,
                                comm, m->previous_allreduce_module);
     if (OMPI_SUCCESS != rc) {
@@ -440,6 +448,9 @@ static void agree_on_settings(mca_coll_loom_module_t *m, struct ompi_communicato
     mca_coll_loom_shm_adopt(m, v + 3, v[0] == ~v[1] && same_topo);
     if (v[0] == ~v[1] && same_topo) {
         m->settings_agreed = 1;
+        /* every rank asked for the same transport (it is in the fingerprint) */
+        m->ucx = mca_coll_loom_ucx_adopt(m, comm, v + LOOM_SETTINGS_UCX);
+        m->transport_decided = true;
         /* every rank has the same torus source: coordinates from the environment are
          * exchanged now, on all of them */
         (void) mca_coll_loom_torus_agree(m, comm);
@@ -484,6 +495,25 @@ static void agree_on_settings(mca_coll_loom_module_t *m, struct ompi_communicato
                                 opal_process_info.nodename, (unsigned long long) mine, rules,
                                 (unsigned long long) v[2]);
     }
+}
+
+/* The transport of a communicator whose settings were taken from MPI_COMM_WORLD's check
+ * (its first calls were non-blocking): decided at its first blocking call, which every
+ * rank makes at the same point.  The PML needs no exchange. */
+static void decide_transport(mca_coll_loom_module_t *m, struct ompi_communicator_t *comm)
+{
+    uint64_t v[MCA_COLL_LOOM_UCX_OFFER_WORDS];
+
+    m->transport_decided = true;
+    mca_coll_loom_ucx_offer(comm, m->in_job, v);
+    if (0 == v[0] && 0 == v[1]) {
+        return; /* the same on every rank: the transport is in the settings' fingerprint */
+    }
+    if (OMPI_SUCCESS != m->previous_allreduce(MPI_IN_PLACE, v, MCA_COLL_LOOM_UCX_OFFER_WORDS, &ompi_mpi_uint64_t.dt,
+                                              &ompi_mpi_op_max.op, comm, m->previous_allreduce_module)) {
+        return;
+    }
+    m->ucx = mca_coll_loom_ucx_adopt(m, comm, v);
 }
 
 /* Decides a call shape or settings not seen in the last call of this collective; kept
@@ -690,6 +720,8 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,
      * read, so that a segment taken over from a freed communicator serves this call */
     if (OPAL_UNLIKELY(0 == m->settings_agreed)) {
         agree_on_settings(m, comm);
+    } else if (OPAL_UNLIKELY(!m->transport_decided) && m->settings_agreed > 0) {
+        decide_transport(m, comm);
     }
     /* on one node, hierarchical is fast through the shared segment and slow without
      * it (two point-to-point phases): the rules see which it would be (shm=yes/no) */
@@ -882,6 +914,8 @@ bool mca_coll_loom_settings_ok(mca_coll_loom_module_t *m, struct ompi_communicat
         } else if (1 == mca_coll_loom_component.job_agreed && m->in_job) {
             m->settings_agreed = 1; /* as mca_coll_loom_plan_nb */
         }
+    } else if (blocking && OPAL_UNLIKELY(!m->transport_decided) && m->settings_agreed > 0) {
+        decide_transport(m, comm);
     }
     return m->settings_agreed > 0;
 }

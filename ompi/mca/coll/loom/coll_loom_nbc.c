@@ -229,6 +229,9 @@ static int request_start_one(loom_request_t *r)
         rc = mca_coll_loom_task_init(&r->task, NULL, &r->sched, sbuf, rbuf, count, dtype, c->op, c->comm, tag,
                                      c->call, c->displ, r->mem + mca_coll_loom_sched_copy_bytes(&r->sched));
     }
+    /* the communicator's transport as of this start: every rank sees the same sequence
+     * of calls, and the transport is set up at a blocking one */
+    r->task.ucx = c->module->ucx;
     if (OMPI_SUCCESS == rc && c->has_parts) {
         rc = mca_coll_loom_task_set_parts(&r->task, &c->parts);
     }

@@ -1,0 +1,529 @@
+/*
+ * coll/loom: the UCX transport (coll_loom_ucx.h).
+ */
+#include "ompi_config.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi.h"
+#include "opal/runtime/opal_progress.h"
+#include "opal/util/output.h"
+#include "ompi/communicator/communicator.h"
+#include "ompi/constants.h"
+#include "ompi/datatype/ompi_datatype.h"
+#include "ompi/group/group.h"
+#include "ompi/op/op.h"
+#include "ompi/proc/proc.h"
+
+#include "coll_loom.h"
+
+/* A UCP tag: the communicator's number, the sender's rank, loom's tag of the call. */
+#define LOOM_UCX_CODE_BITS 22
+#define LOOM_UCX_RANK_BITS 20
+#define LOOM_UCX_ID_BITS 22
+#define LOOM_UCX_MAX_ID ((UINT64_C(1) << LOOM_UCX_ID_BITS) - 1)
+
+/* the settings check's first word: bits set by a rank that cannot, or that lacks a
+ * member's worker address; below them the longest address */
+#define LOOM_UCX_FAILED (UINT64_C(1) << 63)
+#define LOOM_UCX_LACKS (UINT64_C(1) << 62)
+#define LOOM_UCX_LEN_MASK UINT64_C(0xffffffff)
+
+static struct {
+    int state;                  /* 0: not tried, 1: up, -1: failed (why) */
+    char why[160];
+    ucp_context_h context;
+    ucp_worker_h worker;
+    ucp_address_t *address;
+    size_t address_len;
+    int world;                  /* MPI_COMM_WORLD's size: the vpids */
+    char **addr;                /* per vpid: length (uint32_t) and the address, or NULL */
+    ucp_ep_h *eps;              /* per vpid, created at first use */
+    uint64_t next_id;           /* the next number this process proposes */
+    uint64_t *ids;              /* numbers of this process's communicators on UCX */
+    int nids, maxids;
+} loom_ucx;
+
+/* init, endpoints and the numbers; the transfers themselves take no lock (the worker
+ * is thread-safe under MPI_THREAD_MULTIPLE) */
+static pthread_mutex_t loom_ucx_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int ucx_progress(void)
+{
+    return (int) ucp_worker_progress(loom_ucx.worker);
+}
+
+/* Under the lock. */
+static bool ucx_init(void)
+{
+    ucp_config_t *config = NULL;
+    ucp_params_t params;
+    ucp_worker_params_t wparams;
+    ucs_status_t st;
+
+    if (0 != loom_ucx.state) {
+        return 1 == loom_ucx.state;
+    }
+    loom_ucx.state = -1;
+    loom_ucx.world = ompi_comm_size(&ompi_mpi_comm_world.comm);
+    /* LOOM_UCX_<VAR> sets a UCX variable for loom's worker alone (UCX_<VAR> for both) */
+    st = ucp_config_read("LOOM", NULL, &config);
+    if (UCS_OK != st) {
+        snprintf(loom_ucx.why, sizeof(loom_ucx.why), "ucp_config_read: %s", ucs_status_string(st));
+        return false;
+    }
+    memset(&params, 0, sizeof(params));
+    params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_ESTIMATED_NUM_EPS;
+    params.features = UCP_FEATURE_TAG;
+    params.estimated_num_eps = (size_t) loom_ucx.world;
+    st = ucp_init(&params, config, &loom_ucx.context);
+    ucp_config_release(config);
+    if (UCS_OK != st) {
+        snprintf(loom_ucx.why, sizeof(loom_ucx.why), "ucp_init: %s", ucs_status_string(st));
+        return false;
+    }
+    memset(&wparams, 0, sizeof(wparams));
+    wparams.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+    wparams.thread_mode = opal_using_threads() ? UCS_THREAD_MODE_MULTI : UCS_THREAD_MODE_SINGLE;
+    st = ucp_worker_create(loom_ucx.context, &wparams, &loom_ucx.worker);
+    if (UCS_OK != st) {
+        snprintf(loom_ucx.why, sizeof(loom_ucx.why), "ucp_worker_create: %s", ucs_status_string(st));
+        ucp_cleanup(loom_ucx.context);
+        return false;
+    }
+    st = ucp_worker_get_address(loom_ucx.worker, &loom_ucx.address, &loom_ucx.address_len);
+    loom_ucx.addr = calloc((size_t) loom_ucx.world, sizeof(char *));
+    loom_ucx.eps = calloc((size_t) loom_ucx.world, sizeof(ucp_ep_h));
+    if (UCS_OK != st || NULL == loom_ucx.addr || NULL == loom_ucx.eps || loom_ucx.address_len > INT32_MAX) {
+        snprintf(loom_ucx.why, sizeof(loom_ucx.why), "ucp_worker_get_address: %s",
+                 UCS_OK != st ? ucs_status_string(st) : "out of memory");
+        if (UCS_OK == st) {
+            ucp_worker_release_address(loom_ucx.worker, loom_ucx.address);
+        }
+        free(loom_ucx.addr);
+        free(loom_ucx.eps);
+        ucp_worker_destroy(loom_ucx.worker);
+        ucp_cleanup(loom_ucx.context);
+        return false;
+    }
+    (void) opal_progress_register(ucx_progress);
+    loom_ucx.state = 1;
+    opal_output_verbose(10, mca_coll_loom_component.output,
+                        "coll/loom: UCX %s: worker up (address %zu bytes)", ucp_get_version_string(),
+                        loom_ucx.address_len);
+    return true;
+}
+
+void mca_coll_loom_ucx_finalize(void)
+{
+    if (1 == loom_ucx.state) {
+        (void) opal_progress_unregister(ucx_progress);
+        for (int v = 0; v < loom_ucx.world; ++v) {
+            ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
+                                       .flags = UCP_EP_CLOSE_FLAG_FORCE};
+            ucs_status_ptr_t r;
+            if (NULL == loom_ucx.eps[v]) {
+                continue;
+            }
+            /* MPI_Finalize's fence is behind us: no message is still on its way */
+            r = ucp_ep_close_nbx(loom_ucx.eps[v], &prm);
+            if (UCS_PTR_IS_PTR(r)) {
+                while (UCS_INPROGRESS == ucp_request_check_status(r)) {
+                    (void) ucp_worker_progress(loom_ucx.worker);
+                }
+                ucp_request_free(r);
+            }
+        }
+        for (int v = 0; v < loom_ucx.world; ++v) {
+            free(loom_ucx.addr[v]);
+        }
+        free(loom_ucx.addr);
+        free(loom_ucx.eps);
+        ucp_worker_release_address(loom_ucx.worker, loom_ucx.address);
+        ucp_worker_destroy(loom_ucx.worker);
+        ucp_cleanup(loom_ucx.context);
+    }
+    free(loom_ucx.ids);
+    memset(&loom_ucx, 0, sizeof(loom_ucx));
+}
+
+static uint32_t vpid_of(ompi_group_t *group, int r)
+{
+    ompi_proc_t *proc = ompi_group_get_proc_ptr_raw(group, r);
+    return (ompi_proc_is_sentinel(proc) ? ompi_proc_sentinel_to_name((uintptr_t) proc) : proc->super.proc_name)
+        .vpid;
+}
+
+/* Why this process cannot put a communicator of P ranks on UCX, before trying UCX
+ * itself (NULL: it can).  Under the lock. */
+static const char *local_obstacle(int P, bool in_job)
+{
+    if (!in_job) {
+        return "processes of another job in the communicator";
+    }
+    if (P > (1 << LOOM_UCX_RANK_BITS)) {
+        return "more ranks than a tag can name";
+    }
+    if (loom_ucx.next_id > LOOM_UCX_MAX_ID) {
+        return "every communicator number taken";
+    }
+    return NULL;
+}
+
+void mca_coll_loom_ucx_offer(struct ompi_communicator_t *comm, bool in_job, uint64_t *words)
+{
+    const int P = ompi_comm_size(comm);
+
+    words[0] = words[1] = 0;
+    if (MCA_COLL_LOOM_TRANSPORT_UCX != mca_coll_loom_component.transport) {
+        return;
+    }
+    pthread_mutex_lock(&loom_ucx_lock);
+    /* a spawned or connected process has no place among the vpids */
+    if (NULL != local_obstacle(P, in_job) || !ucx_init()) {
+        words[0] = LOOM_UCX_FAILED;
+        pthread_mutex_unlock(&loom_ucx_lock);
+        return;
+    }
+    /* distinct proposals from one process even when threads set communicators up at once */
+    words[1] = loom_ucx.next_id++;
+    words[0] = loom_ucx.address_len;
+    for (int r = 0; r < P; ++r) {
+        const uint32_t v = vpid_of(comm->c_local_group, r);
+        if (v >= (uint32_t) loom_ucx.world || NULL == loom_ucx.addr[v]) {
+            words[0] |= LOOM_UCX_LACKS;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&loom_ucx_lock);
+}
+
+/* Takes `id` for a communicator of this process: false when one has it already (threads
+ * setting up communicators with other processes at once can agree on a number this
+ * process already gave another communicator). */
+static bool take_id(uint64_t id)
+{
+    bool ok = id <= LOOM_UCX_MAX_ID;
+
+    pthread_mutex_lock(&loom_ucx_lock);
+    for (int i = 0; ok && i < loom_ucx.nids; ++i) {
+        ok = loom_ucx.ids[i] != id;
+    }
+    if (ok && loom_ucx.nids == loom_ucx.maxids) {
+        const int n = loom_ucx.maxids > 0 ? 2 * loom_ucx.maxids : 16;
+        uint64_t *ids = realloc(loom_ucx.ids, (size_t) n * sizeof(*ids));
+        if (NULL == ids) {
+            ok = false;
+        } else {
+            loom_ucx.ids = ids;
+            loom_ucx.maxids = n;
+        }
+    }
+    if (ok) {
+        loom_ucx.ids[loom_ucx.nids++] = id;
+    }
+    if (id < LOOM_UCX_MAX_ID && loom_ucx.next_id <= id) {
+        loom_ucx.next_id = id + 1;
+    }
+    pthread_mutex_unlock(&loom_ucx_lock);
+    return ok;
+}
+
+static void give_id(uint64_t id)
+{
+    pthread_mutex_lock(&loom_ucx_lock);
+    for (int i = 0; i < loom_ucx.nids; ++i) {
+        if (loom_ucx.ids[i] == id) {
+            loom_ucx.ids[i] = loom_ucx.ids[--loom_ucx.nids];
+            break;
+        }
+    }
+    pthread_mutex_unlock(&loom_ucx_lock);
+}
+
+/* The members' worker addresses through the previous component's allgather, each rank's
+ * record being (its address's length, whether its number collided, the address).
+ * Returns whether any number collided, or -1 when the exchange failed. */
+static int exchange_addresses(mca_coll_loom_module_t *m, struct ompi_communicator_t *comm, size_t maxlen,
+                              bool collided)
+{
+    const int P = ompi_comm_size(comm);
+    const size_t rec = 2 * sizeof(uint32_t) + maxlen;
+    char *all = malloc(rec * (size_t) (P + 1));
+    char *mine = all + rec * (size_t) P;
+    int any = 0, rc;
+
+    if (NULL == all || rec > INT_MAX) {
+        free(all);
+        return -1; /* every rank has the same maxlen: the same answer */
+    }
+    memset(mine, 0, rec);
+    ((uint32_t *) mine)[0] = (uint32_t) loom_ucx.address_len;
+    ((uint32_t *) mine)[1] = collided;
+    memcpy(mine + 2 * sizeof(uint32_t), loom_ucx.address, loom_ucx.address_len);
+    rc = m->previous_allgather(mine, (int) rec, &ompi_mpi_byte.dt, all, (int) rec, &ompi_mpi_byte.dt, comm,
+                               m->previous_allgather_module);
+    if (OMPI_SUCCESS != rc) {
+        free(all);
+        return -1;
+    }
+    pthread_mutex_lock(&loom_ucx_lock);
+    for (int r = 0; r < P; ++r) {
+        const char *p = all + rec * (size_t) r;
+        const uint32_t v = vpid_of(comm->c_local_group, r);
+        uint32_t len;
+        memcpy(&len, p, sizeof(len));
+        any |= 0 != ((const uint32_t *) p)[1];
+        if (v < (uint32_t) loom_ucx.world && NULL == loom_ucx.addr[v] && len <= maxlen) {
+            char *a = malloc(sizeof(uint32_t) + len);
+            if (NULL != a) {
+                memcpy(a, p, sizeof(uint32_t));
+                memcpy(a + sizeof(uint32_t), p + 2 * sizeof(uint32_t), len);
+                loom_ucx.addr[v] = a;
+            }
+        }
+    }
+    pthread_mutex_unlock(&loom_ucx_lock);
+    free(all);
+    return any;
+}
+
+mca_coll_loom_ucx_comm_t *mca_coll_loom_ucx_adopt(mca_coll_loom_module_t *m, struct ompi_communicator_t *comm,
+                                                  const uint64_t *words)
+{
+    mca_coll_loom_component_t *cm = &mca_coll_loom_component;
+    const int P = ompi_comm_size(comm), rank = ompi_comm_rank(comm);
+    const uint64_t id = words[1];
+    mca_coll_loom_ucx_comm_t *u;
+    bool mine;
+    int any;
+
+    if (0 == words[0] && 0 == words[1]) {
+        return NULL; /* the PML by choice */
+    }
+    if (words[0] & LOOM_UCX_FAILED) {
+        static bool told; /* the reason is usually the same for every communicator */
+        const char *why;
+        pthread_mutex_lock(&loom_ucx_lock);
+        why = local_obstacle(P, m->in_job);
+        if (NULL == why && 1 != loom_ucx.state) {
+            why = loom_ucx.why;
+        }
+        pthread_mutex_unlock(&loom_ucx_lock);
+        if (NULL != why || 0 == rank) {
+            opal_output_verbose(told ? 10 : 1, cm->output,
+                                "coll/loom: communicator %s (cid %s) rank %d: the UCX transport is not "
+                                "available %s%s%s: its collectives use the PML",
+                                comm->c_name, mca_coll_loom_cid(comm).s, rank, NULL != why ? "here (" : "on another rank",
+                                NULL != why ? why : "", NULL != why ? ")" : "");
+            told = true;
+        }
+        return NULL;
+    }
+    mine = take_id(id);
+    if (words[0] & LOOM_UCX_LACKS) {
+        any = exchange_addresses(m, comm, (size_t) (words[0] & LOOM_UCX_LEN_MASK), !mine);
+    } else {
+        uint64_t flag = !mine;
+        any = OMPI_SUCCESS == m->previous_allreduce(MPI_IN_PLACE, &flag, 1, &ompi_mpi_uint64_t.dt, &ompi_mpi_op_max.op,
+                                                    comm, m->previous_allreduce_module)
+                  ? 0 != flag : -1;
+    }
+    u = 0 == any ? calloc(1, sizeof(*u)) : NULL;
+    if (NULL != u) {
+        u->vpid = malloc((size_t) P * sizeof(uint32_t));
+    }
+    if (0 != any || NULL == u || NULL == u->vpid) {
+        /* a collision (or a failed exchange) is seen by every rank alike; out of memory
+         * here is this rank's alone and ends in a failed call, as elsewhere */
+        if (mine) {
+            give_id(id);
+        }
+        if (NULL != u) {
+            free(u->vpid);
+            free(u);
+        }
+        opal_output_verbose(1, cm->output,
+                            "coll/loom: communicator %s (cid %s) rank %d: could not set the UCX "
+                            "transport up (%s): its collectives use the PML",
+                            comm->c_name, mca_coll_loom_cid(comm).s, rank,
+                            any > 0 ? "communicator number in use" : 0 == any ? "out of memory" : "exchange failed");
+        return NULL;
+    }
+    u->id = id;
+    u->size = P;
+    u->my_bits = (id << (LOOM_UCX_RANK_BITS + LOOM_UCX_CODE_BITS)) | ((uint64_t) rank << LOOM_UCX_CODE_BITS);
+    for (int r = 0; r < P; ++r) {
+        u->vpid[r] = vpid_of(comm->c_local_group, r);
+    }
+    opal_output_verbose(10, cm->output, "coll/loom: communicator %s (cid %s) rank %d: transport ucx (number %llu)",
+                        comm->c_name, mca_coll_loom_cid(comm).s, rank, (unsigned long long) id);
+    return u;
+}
+
+void mca_coll_loom_ucx_release(mca_coll_loom_ucx_comm_t *u)
+{
+    if (NULL == u) {
+        return;
+    }
+    give_id(u->id);
+    free(u->vpid);
+    free(u);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* transfers                                                                             */
+
+/* loom's tags: the blocking collectives' fixed ones (-10 .. -26) as they are, the
+ * non-blocking range (from MCA_COLL_BASE_TAG_NONBLOCKING_BASE down, reserved per call
+ * in turn) folded above them: two calls get one code only 4 million calls apart */
+static inline uint64_t tag_code(int tag)
+{
+    const uint64_t t = (uint64_t) -(int64_t) tag;
+    const uint64_t base = (uint64_t) -(int64_t) MCA_COLL_BASE_TAG_NONBLOCKING_BASE;
+
+    if (t < base) {
+        return t & ((UINT64_C(1) << LOOM_UCX_CODE_BITS) - 1);
+    }
+    return base + (t - base) % ((UINT64_C(1) << LOOM_UCX_CODE_BITS) - base);
+}
+
+static ucp_ep_h endpoint(uint32_t v)
+{
+    ucp_ep_h ep = loom_ucx.eps[v];
+
+    if (OPAL_LIKELY(NULL != ep)) {
+        return ep;
+    }
+    pthread_mutex_lock(&loom_ucx_lock);
+    if (NULL == loom_ucx.eps[v] && NULL != loom_ucx.addr[v]) {
+        ucp_ep_params_t prm = {.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS,
+                               .address = (const ucp_address_t *) (loom_ucx.addr[v] + sizeof(uint32_t))};
+        if (UCS_OK != ucp_ep_create(loom_ucx.worker, &prm, &ep)) {
+            ep = NULL;
+        }
+        loom_ucx.eps[v] = ep;
+    }
+    ep = loom_ucx.eps[v];
+    pthread_mutex_unlock(&loom_ucx_lock);
+    return ep;
+}
+
+/* A transfer of a datatype that is not one contiguous run goes through a packed copy. */
+typedef struct {
+    void *req;          /* first: mca_coll_loom_ucx_complete reads it */
+    char *tmp;
+    size_t bytes;
+    char *buf;          /* a receive's destination (NULL: a send) */
+    size_t n;
+    ompi_datatype_t *dt;
+} loom_ucx_packed_t;
+
+int mca_coll_loom_ucx_post(const mca_coll_loom_ucx_comm_t *u, bool send, char *buf, size_t n,
+                           struct ompi_datatype_t *dt, int peer, int tag, void **req)
+{
+    ucp_request_param_t prm = {.op_attr_mask = 0};
+    loom_ucx_packed_t *pk = NULL;
+    ucs_status_ptr_t r;
+    size_t tsize = 0, bytes;
+    char *p = buf;
+
+    ompi_datatype_type_size(dt, &tsize);
+    bytes = n * tsize;
+    if (n <= INT32_MAX && ompi_datatype_is_contiguous_memory_layout(dt, (int32_t) n)) {
+        ptrdiff_t lb, extent;
+        ompi_datatype_get_true_extent(dt, &lb, &extent);
+        p = buf + lb;
+    } else {
+        pk = malloc(sizeof(*pk));
+        if (NULL == pk || NULL == (p = malloc(bytes > 0 ? bytes : 1))) {
+            free(pk);
+            return OMPI_ERR_OUT_OF_RESOURCE;
+        }
+        *pk = (loom_ucx_packed_t) {.tmp = p, .bytes = bytes, .buf = send ? NULL : buf, .n = n, .dt = dt};
+        if (send) {
+            const int rc = mca_coll_loom_pack(buf, n, dt, p, bytes);
+            if (OMPI_SUCCESS != rc) {
+                free(p);
+                free(pk);
+                return rc;
+            }
+        }
+    }
+    if (send) {
+        ucp_ep_h ep = endpoint(u->vpid[peer]);
+        r = NULL == ep ? UCS_STATUS_PTR(UCS_ERR_UNREACHABLE)
+                       : ucp_tag_send_nbx(ep, p, bytes, u->my_bits | tag_code(tag), &prm);
+    } else {
+        const uint64_t t = (u->id << (LOOM_UCX_RANK_BITS + LOOM_UCX_CODE_BITS)) |
+                           ((uint64_t) peer << LOOM_UCX_CODE_BITS) | tag_code(tag);
+        r = ucp_tag_recv_nbx(loom_ucx.worker, p, bytes, t, UINT64_MAX, &prm);
+    }
+    if (OPAL_UNLIKELY(UCS_PTR_IS_ERR(r))) {
+        opal_output_verbose(1, mca_coll_loom_component.output, "coll/loom: UCX %s to/from rank %d failed: %s",
+                            send ? "send" : "receive", peer, ucs_status_string(UCS_PTR_STATUS(r)));
+        if (NULL != pk) {
+            free(pk->tmp);
+            free(pk);
+        }
+        return OMPI_ERROR;
+    }
+    mca_coll_loom_count(&mca_coll_loom_component.ucx_transfers);
+    if (NULL != pk) {
+        pk->req = r;
+        *req = (void *) ((uintptr_t) pk | 1);
+    } else {
+        *req = r;
+    }
+    return OMPI_SUCCESS;
+}
+
+static int finish(void *h, bool unpack)
+{
+    loom_ucx_packed_t *pk = NULL;
+    void *r = h;
+    int rc = OMPI_SUCCESS;
+
+    if ((uintptr_t) h & 1) {
+        pk = (loom_ucx_packed_t *) ((uintptr_t) h & ~(uintptr_t) 1);
+        r = pk->req;
+    }
+    if (NULL != r) {
+        const ucs_status_t st = ucp_request_check_status(r);
+        ucp_request_free(r);
+        if (UCS_OK != st) {
+            rc = UCS_ERR_MESSAGE_TRUNCATED == st ? MPI_ERR_TRUNCATE : OMPI_ERROR;
+        }
+    }
+    if (NULL != pk) {
+        if (OMPI_SUCCESS == rc && unpack && NULL != pk->buf) {
+            rc = mca_coll_loom_unpack(pk->tmp, pk->bytes, pk->buf, pk->n, pk->dt);
+        }
+        free(pk->tmp);
+        free(pk);
+    }
+    return rc;
+}
+
+int mca_coll_loom_ucx_finish(void *req)
+{
+    return finish(req, true);
+}
+
+void mca_coll_loom_ucx_cancel(void *req)
+{
+    void *r = req;
+
+    if ((uintptr_t) req & 1) {
+        r = ((loom_ucx_packed_t *) ((uintptr_t) req & ~(uintptr_t) 1))->req;
+    }
+    if (NULL != r && !mca_coll_loom_ucx_complete(r)) {
+        ucp_request_cancel(loom_ucx.worker, r);
+        while (!mca_coll_loom_ucx_complete(r)) {
+            (void) ucp_worker_progress(loom_ucx.worker);
+        }
+    }
+    (void) finish(req, false);
+}
