@@ -778,8 +778,12 @@ static inline __opal_attribute_always_inline__ int exec_schedule(mca_coll_loom_m
     if (OMPI_SUCCESS == rc) {
         mca_coll_loom_task_start(&t);
         while (!mca_coll_loom_task_progress(&t)) {
-            /* nothing can start before a transfer completes: spin on the transport only */
+            /* nothing can start before a transfer completes: spin on the transport only
+             * (loom's UCX worker first: opal_progress also polls the PML's transports) */
             do {
+                if (NULL != t.ucx && mca_coll_loom_ucx_progress() > 0 && any_complete(&t)) {
+                    break;
+                }
                 opal_progress();
             } while (!any_complete(&t));
         }

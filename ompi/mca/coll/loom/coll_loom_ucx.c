@@ -55,6 +55,11 @@ static int ucx_progress(void)
     return (int) ucp_worker_progress(loom_ucx.worker);
 }
 
+int mca_coll_loom_ucx_progress(void)
+{
+    return ucx_progress();
+}
+
 /* Under the lock. */
 static bool ucx_init(void)
 {

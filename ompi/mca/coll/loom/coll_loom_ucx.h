@@ -80,6 +80,9 @@ static inline bool mca_coll_loom_ucx_complete(const void *req)
     return UCS_INPROGRESS != ucp_request_check_status((void *) req);
 }
 
+/* Progresses loom's worker alone; the number of events. */
+int mca_coll_loom_ucx_progress(void);
+
 /* Releases a completed handle (unpacking a received packed copy); OMPI_SUCCESS or the
  * transfer's error. */
 int mca_coll_loom_ucx_finish(void *req);

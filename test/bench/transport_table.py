@@ -1,0 +1,43 @@
+#!/usr/bin/env python3
+"""Table of loom_bw --transports runs: per size, the UCX path's median time over the PML
+path's (loom auto on both), the median over the repetitions, for each PML and collective.
+
+usage: transport_table.py --data DIR --shape NAME
+DIR holds NAME-PML-COLL-REP.csv (PML ob1 or ucx, COLL allreduce, bcast or alltoall).
+"""
+import argparse
+import csv
+import glob
+import os
+import statistics
+
+COLLS = ("allreduce", "bcast", "alltoall")
+PMLS = ("ob1", "ucx")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--data", required=True)
+    ap.add_argument("--shape", required=True)
+    a = ap.parse_args()
+    times = {}  # (pml, coll, bytes, variant) -> medians of the jobs
+    for f in glob.glob(os.path.join(a.data, "%s-*-*-*.csv" % a.shape)):
+        _, pml, coll, _ = os.path.basename(f)[:-4].split("-")
+        for r in csv.DictReader(open(f)):
+            times.setdefault((pml, coll, int(r["bytes"]), r["variant"]), []).append(float(r["median_us"]))
+    sizes = sorted({k[2] for k in times})
+    print("| bytes | " + " | ".join("%s %s" % (p, c) for p in PMLS for c in COLLS) + " |")
+    print("| --- " * (1 + len(PMLS) * len(COLLS)) + "|")
+    for b in sizes:
+        cells = []
+        for p in PMLS:
+            for c in COLLS:
+                pml = times.get((p, c, b, "loom auto"))
+                ucx = times.get((p, c, b, "loom auto [ucx]"))
+                cells.append("%.2f" % (statistics.median(ucx) / statistics.median(pml)) if pml and ucx else "")
+        print("| %s | %s |" % ("%d KiB" % (b >> 10) if b >= 1024 and b < 1 << 20 else
+                               "%d MiB" % (b >> 20) if b >= 1 << 20 else "%d B" % b, " | ".join(cells)))
+
+
+if __name__ == "__main__":
+    main()
