@@ -677,8 +677,8 @@ uint64_t mca_coll_loom_settings_fingerprint(void)
     const double model[] = {cm->model_latency_us,        cm->model_overhead_us,
                             cm->model_gap_us,            cm->model_gap_per_byte_ns,
                             cm->model_reduce_per_byte_ns, cm->model_copy_per_byte_ns};
-    /* values that behave alike hash alike: setup calls 1 and below all mean the first */
     const int transport = MCA_COLL_LOOM_TRANSPORT_UCX == cm->transport; /* auto is the PML */
+    /* values that behave alike hash alike: setup calls 1 and below all mean the first */
     const int shm[] = {cm->shm ? 1 : 0, cm->shm_slot_size, cm->shm_setup_call > 1 ? cm->shm_setup_call : 1,
                        cm->shm_outbox_size > 0 ? cm->shm_outbox_size : 0};
     /* the build's segment protocol: ranks of builds that lay the segment out differently

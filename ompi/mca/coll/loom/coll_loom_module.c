@@ -516,6 +516,17 @@ static void decide_transport(mca_coll_loom_module_t *m, struct ompi_communicator
     m->ucx = mca_coll_loom_ucx_adopt(m, comm, v);
 }
 
+/* What a communicator's first blocking call settles, collectively: every rank makes it
+ * at the same point of the communicator's sequence of calls. */
+static inline void blocking_call_setup(mca_coll_loom_module_t *m, struct ompi_communicator_t *comm)
+{
+    if (OPAL_UNLIKELY(0 == m->settings_agreed)) {
+        agree_on_settings(m, comm);
+    } else if (OPAL_UNLIKELY(!m->transport_decided) && m->settings_agreed > 0) {
+        decide_transport(m, comm);
+    }
+}
+
 /* Decides a call shape or settings not seen in the last call of this collective; kept
  * out of line so that the repeated call (plan_call) stays short. */
 static __attribute__((noinline)) const mca_coll_loom_sched_t *
@@ -718,11 +729,7 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,
     }
     /* the communicator's first call: the settings check, before the segment's state is
      * read, so that a segment taken over from a freed communicator serves this call */
-    if (OPAL_UNLIKELY(0 == m->settings_agreed)) {
-        agree_on_settings(m, comm);
-    } else if (OPAL_UNLIKELY(!m->transport_decided) && m->settings_agreed > 0) {
-        decide_transport(m, comm);
-    }
+    blocking_call_setup(m, comm);
     /* on one node, hierarchical is fast through the shared segment and slow without
      * it (two point-to-point phases): the rules see which it would be (shm=yes/no) */
     if (MCA_COLL_LOOM_COLL_ALLTOALL == coll ? mca_coll_loom_shm_alltoall_usable(m, bytes)
@@ -908,14 +915,10 @@ int mca_coll_loom_pipeline_segs(int alg, mca_coll_loom_coll_t coll, int P, size_
 
 bool mca_coll_loom_settings_ok(mca_coll_loom_module_t *m, struct ompi_communicator_t *comm, bool blocking)
 {
-    if (OPAL_UNLIKELY(0 == m->settings_agreed)) {
-        if (blocking) {
-            agree_on_settings(m, comm);
-        } else if (1 == mca_coll_loom_component.job_agreed && m->in_job) {
-            m->settings_agreed = 1; /* as mca_coll_loom_plan_nb */
-        }
-    } else if (blocking && OPAL_UNLIKELY(!m->transport_decided) && m->settings_agreed > 0) {
-        decide_transport(m, comm);
+    if (blocking) {
+        blocking_call_setup(m, comm);
+    } else if (OPAL_UNLIKELY(0 == m->settings_agreed) && 1 == mca_coll_loom_component.job_agreed && m->in_job) {
+        m->settings_agreed = 1; /* as mca_coll_loom_plan_nb */
     }
     return m->settings_agreed > 0;
 }
