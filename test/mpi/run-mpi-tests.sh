@@ -852,10 +852,13 @@ check_log "LOOM_TORUS_COORDS: a missing shape is reported" "$(log_of "$name")" \
     "LOOM_TORUS_COORDS: needs the shape in coll_loom_torus_dims"
 
 # ---- 16. the UCX transport ----------------------------------------------------------
+# (the process counts kept few: CI's time budget; test_colls, the longest, at one of them)
 ucx=(--mca coll_loom_transport ucx -x LOOM_TEST_EXPECT_UCX=1)
-for np in $(pick "2 3 8 17" "2 5"); do
+for np in $(pick "3 8" "2 5"); do
     run "transport ucx: test_allreduce np=$np" "$np" 0 "${ucx[@]}" -- "$T_ALL"
-    run "transport ucx: test_colls np=$np" "$np" 0 "${ucx[@]}" -- "$T_COLLS"
+    if [ "$np" = "$(pick 3 5)" ]; then
+        run "transport ucx: test_colls np=$np" "$np" 0 "${ucx[@]}" -- "$T_COLLS"
+    fi
     run "transport ucx: test_nonblocking np=$np" "$np" 0 "${ucx[@]}" -- "$T_NB" --sections matrix,outstanding
     run "transport ucx: test_alltoall np=$np" "$np" 0 "${ucx[@]}" -- "$T_A2A"
 done
