@@ -260,9 +260,11 @@ static int exchange_addresses(mca_coll_loom_module_t *m, struct ompi_communicato
     char *mine = all + rec * (size_t) P;
     int any = 0, rc;
 
+    /* rec is the same on every rank; out of memory is this rank's alone and leaves the
+     * others in the allgather (noted on the issue: such a rank should still take part) */
     if (NULL == all || rec > INT_MAX) {
         free(all);
-        return -1; /* every rank has the same maxlen: the same answer */
+        return -1;
     }
     memset(mine, 0, rec);
     ((uint32_t *) mine)[0] = (uint32_t) loom_ucx.address_len;
@@ -342,7 +344,8 @@ mca_coll_loom_ucx_comm_t *mca_coll_loom_ucx_adopt(mca_coll_loom_module_t *m, str
     }
     if (0 != any || NULL == u || NULL == u->vpid) {
         /* a collision (or a failed exchange) is seen by every rank alike; out of memory
-         * here is this rank's alone and ends in a failed call, as elsewhere */
+         * here is this rank's alone and leaves it on the PML while the others are on UCX
+         * (noted on the issue) */
         if (mine) {
             give_id(id);
         }
