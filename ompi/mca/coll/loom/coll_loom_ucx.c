@@ -50,14 +50,9 @@ static struct {
  * is thread-safe under MPI_THREAD_MULTIPLE) */
 static pthread_mutex_t loom_ucx_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static int ucx_progress(void)
-{
-    return (int) ucp_worker_progress(loom_ucx.worker);
-}
-
 int mca_coll_loom_ucx_progress(void)
 {
-    return ucx_progress();
+    return (int) ucp_worker_progress(loom_ucx.worker);
 }
 
 /* Under the lock. */
@@ -113,7 +108,7 @@ static bool ucx_init(void)
         ucp_cleanup(loom_ucx.context);
         return false;
     }
-    (void) opal_progress_register(ucx_progress);
+    (void) opal_progress_register(mca_coll_loom_ucx_progress);
     loom_ucx.state = 1;
     opal_output_verbose(10, mca_coll_loom_component.output,
                         "coll/loom: UCX %s: worker up (address %zu bytes)", ucp_get_version_string(),
@@ -124,7 +119,7 @@ static bool ucx_init(void)
 void mca_coll_loom_ucx_finalize(void)
 {
     if (1 == loom_ucx.state) {
-        (void) opal_progress_unregister(ucx_progress);
+        (void) opal_progress_unregister(mca_coll_loom_ucx_progress);
         for (int v = 0; v < loom_ucx.world; ++v) {
             ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
                                        .flags = UCP_EP_CLOSE_FLAG_FORCE};
@@ -522,11 +517,8 @@ int mca_coll_loom_ucx_finish(void *req)
 
 void mca_coll_loom_ucx_cancel(void *req)
 {
-    void *r = req;
+    void *r = mca_coll_loom_ucx_request(req);
 
-    if ((uintptr_t) req & 1) {
-        r = ((loom_ucx_packed_t *) ((uintptr_t) req & ~(uintptr_t) 1))->req;
-    }
     if (NULL != r && !mca_coll_loom_ucx_complete(r)) {
         ucp_request_cancel(loom_ucx.worker, r);
         while (!mca_coll_loom_ucx_complete(r)) {

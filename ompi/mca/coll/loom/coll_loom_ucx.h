@@ -64,20 +64,18 @@ void mca_coll_loom_ucx_finalize(void);
 int mca_coll_loom_ucx_post(const mca_coll_loom_ucx_comm_t *u, bool send, char *buf, size_t n,
                            struct ompi_datatype_t *dt, int peer, int tag, void **req);
 
-/* A handle whose low bit is set holds a packed copy (a datatype that is not one
- * contiguous run): the transfer itself is its first word. */
-static inline bool mca_coll_loom_ucx_complete(const void *req)
+/* The UCP request of a handle (NULL: done at once).  A handle whose low bit is set holds
+ * a packed copy (a datatype that is not one contiguous run): the request is its first
+ * word. */
+static inline void *mca_coll_loom_ucx_request(void *req)
 {
-    if (NULL == req) {
-        return true;
-    }
-    if ((uintptr_t) req & 1) {
-        req = *(void *const *) ((uintptr_t) req & ~(uintptr_t) 1);
-        if (NULL == req) {
-            return true;
-        }
-    }
-    return UCS_INPROGRESS != ucp_request_check_status((void *) req);
+    return (uintptr_t) req & 1 ? *(void **) ((uintptr_t) req & ~(uintptr_t) 1) : req;
+}
+
+static inline bool mca_coll_loom_ucx_complete(void *req)
+{
+    void *r = mca_coll_loom_ucx_request(req);
+    return NULL == r || UCS_INPROGRESS != ucp_request_check_status(r);
 }
 
 /* Progresses loom's worker alone; the number of events. */
