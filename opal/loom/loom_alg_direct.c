@@ -25,6 +25,7 @@ int mca_coll_loom_alltoall_exchange(mca_coll_loom_sched_t *s, const mca_coll_loo
     }
     mca_coll_loom_sched_set_blocks(s, P);
     mca_coll_loom_sched_moves_blocks(s);
+    mca_coll_loom_sched_exchange(s);
     if (window < P - 1) {
         mca_coll_loom_sched_lockstep(s);
     }

@@ -42,6 +42,7 @@ void mca_coll_loom_sched_reset(mca_coll_loom_sched_t *s)
     s->input_after_result = false;
     s->moves_blocks = false;
     s->lockstep = false;
+    s->exchange = false;
     s->error = MCA_COLL_LOOM_OK;
 }
 
@@ -152,6 +153,11 @@ void mca_coll_loom_sched_moves_blocks(mca_coll_loom_sched_t *s)
 void mca_coll_loom_sched_lockstep(mca_coll_loom_sched_t *s)
 {
     s->lockstep = true;
+}
+
+void mca_coll_loom_sched_exchange(mca_coll_loom_sched_t *s)
+{
+    s->exchange = true;
 }
 
 void mca_coll_loom_sched_append_mapped(mca_coll_loom_sched_t *dst, const mca_coll_loom_sched_t *src,

@@ -98,6 +98,8 @@ typedef struct {
     bool moves_blocks;    /* some op puts data in other blocks than it took it from:
                              equal blocks needed */
     bool lockstep;        /* the graph keeps the rounds (mca_coll_loom_sched_lockstep) */
+    bool exchange;        /* every rank receives from each peer it sends to, and only
+                             from those (mca_coll_loom_sched_exchange) */
     int error;            /* sticky: MCA_COLL_LOOM_ERR_* of the first failed append */
     /* the dependency graph (set by mca_coll_loom_sched_finish): op i may start once
      * npred[i] releases have arrived, one from each op it depends on through data (sent
@@ -158,6 +160,12 @@ void mca_coll_loom_sched_moves_blocks(mca_coll_loom_sched_t *s);
  * bound what is in flight (a pairwise exchange of large blocks: one partner at a time),
  * which the data dependencies alone would post all at once. */
 void mca_coll_loom_sched_lockstep(mca_coll_loom_sched_t *s);
+/* Declares that in every call each pair of ranks exchanges messages both ways or not at
+ * all (the verifier checks it on every rank).  A transport may then write a message
+ * straight into a buffer at the receiver that it reuses every other call (seed 002's
+ * direct writes): the peer's message of call k+1 proves that the receiver has read what
+ * arrived in call k.  Not carried by mca_coll_loom_sched_append_mapped. */
+void mca_coll_loom_sched_exchange(mca_coll_loom_sched_t *s);
 
 /* First element of block b when `count` elements are split into `nblocks` blocks
  * (b may equal nblocks: the end). */

@@ -873,6 +873,45 @@ static void agree_on_layout(sim_t *sim)
     }
 }
 
+/* A schedule that declares an exchange (loom_sched.h) must be one on every rank: each
+ * rank receives from exactly the peers it sends to. */
+static void check_exchange(sim_t *sim)
+{
+    const bool ex = sim->ranks[0].sched->exchange;
+    unsigned char *dir = NULL;
+
+    for (int me = 1; me < sim->P; ++me) {
+        if (sim->ranks[me].sched->exchange != ex) {
+            fail(sim, "rank %d declares an exchange, rank 0 %s", ex ? 0 : me, ex ? "does" : "does not");
+            return;
+        }
+    }
+    if (!ex || NULL == (dir = calloc((size_t) sim->P, 1))) {
+        if (ex) {
+            fail(sim, "out of memory");
+        }
+        return;
+    }
+    for (int me = 0; me < sim->P && !sim->failed; ++me) {
+        const mca_coll_loom_sched_t *s = sim->ranks[me].sched;
+        memset(dir, 0, (size_t) sim->P);
+        for (int i = 0; i < s->nops; ++i) {
+            if ((MCA_COLL_LOOM_OP_SEND == s->ops[i].kind || MCA_COLL_LOOM_OP_RECV == s->ops[i].kind) &&
+                s->ops[i].peer >= 0 && s->ops[i].peer < sim->P) { /* bad peers: failed later */
+                dir[s->ops[i].peer] |= MCA_COLL_LOOM_OP_SEND == s->ops[i].kind ? 1 : 2;
+            }
+        }
+        for (int q = 0; q < sim->P; ++q) {
+            if (1 == dir[q] || 2 == dir[q]) {
+                fail(sim, "rank %d declares an exchange but only %s rank %d", me,
+                     1 == dir[q] ? "sends to" : "receives from", q);
+                break;
+            }
+        }
+    }
+    free(dir);
+}
+
 /* ---- graph mode: the engine's execution, under adversarial orders ------------------ */
 
 /* How many orders every verification runs in graph mode (mca_coll_loom_verify_graph_orders). */
@@ -1572,6 +1611,9 @@ int mca_coll_loom_verify_schedules(const mca_coll_loom_sched_t *scheds, bool che
     }
     if (!sim.failed) {
         agree_on_layout(&sim);
+    }
+    if (!sim.failed) {
+        check_exchange(&sim);
     }
     /* one array for the blocks of every slot of every rank */
     for (int me = 0; me < P && !sim.failed; ++me) {

@@ -79,17 +79,20 @@ static int lt_read(lt_coll_t c, lt_counts_t *out);
  * Returns 0, or -1 when the counter does not exist. */
 static int lt_shm_node_phases(unsigned long long *v);
 /* the counters that belong to no collective: the node segment's (coll_loom_shm_<name>)
- * and the UCX transport's (coll_loom_ucx_transfers) */
+ * and the UCX transport's (coll_loom_ucx_transfers, coll_loom_ucx_puts) */
 typedef enum {
     LT_SHM_NODE_PHASES,
     LT_SHM_SEGMENTS_CREATED,
     LT_SHM_SEGMENTS_REUSED,
     LT_UCX_TRANSFERS,
+    LT_UCX_PUTS,
     LT_SHM_NCOUNTERS
 } lt_shm_counter_t;
 /* any of those counters; returns 0, or -1 when it does not exist.  With
  * LOOM_TEST_EXPECT_UCX=1 in the environment, lt_fini aborts the job when a process of a
- * job of several posted no transfer on loom's UCX worker (=0: when one did). */
+ * job of several posted no transfer on loom's UCX worker (=0: when one did); with
+ * LOOM_TEST_EXPECT_PUTS=1 (=0), when one wrote nothing (something) straight into a peer's
+ * window. */
 static int lt_shm_counter(lt_shm_counter_t k, unsigned long long *v);
 static void lt_diff(lt_coll_t c, const lt_counts_t *before, const lt_counts_t *after, lt_diff_t *d);
 
@@ -183,7 +186,7 @@ LT_MAYBE_UNUSED static int lt__num_loom_pvars = 0;
 LT_MAYBE_UNUSED static int lt__initialised = 0;
 LT_MAYBE_UNUSED static const char *const lt__shm_names[LT_SHM_NCOUNTERS] = {
     "coll_loom_shm_node_phases", "coll_loom_shm_segments_created", "coll_loom_shm_segments_reused",
-    "coll_loom_ucx_transfers"};
+    "coll_loom_ucx_transfers", "coll_loom_ucx_puts"};
 LT_MAYBE_UNUSED static int lt__have_shm[LT_SHM_NCOUNTERS];
 LT_MAYBE_UNUSED static MPI_T_pvar_handle lt__shm_h[LT_SHM_NCOUNTERS];
 LT_MAYBE_UNUSED static MPI_Datatype lt__shm_dt[LT_SHM_NCOUNTERS];
@@ -413,7 +416,7 @@ LT_MAYBE_UNUSED static int lt_init(void)
 
 LT_MAYBE_UNUSED static void lt_fini(void)
 {
-    const char *expect_ucx = getenv("LOOM_TEST_EXPECT_UCX");
+    const char *expect_ucx = getenv("LOOM_TEST_EXPECT_UCX"), *expect_puts = getenv("LOOM_TEST_EXPECT_PUTS");
     int wsize = 1, wrank = 0;
 
     if (!lt__initialised) return;
@@ -430,6 +433,17 @@ LT_MAYBE_UNUSED static void lt_fini(void)
             MPI_Abort(MPI_COMM_WORLD, 3);
         }
         if (0 == wrank) printf("coll_loom_ucx_transfers on rank 0: %llu\n", n);
+    }
+    if (NULL != expect_puts && wsize > 1) {
+        unsigned long long n = 0;
+        const int want = 0 != atoi(expect_puts);
+        if (0 != lt_shm_counter(LT_UCX_PUTS, &n) || want != (n > 0)) {
+            fprintf(stderr, "FAIL: rank %d: coll_loom_ucx_puts = %llu%s, expected %s\n", wrank, n,
+                    lt__have_shm[LT_UCX_PUTS] ? "" : " (no such counter)", want ? "> 0" : "0");
+            fflush(stderr);
+            MPI_Abort(MPI_COMM_WORLD, 3);
+        }
+        if (0 == wrank) printf("coll_loom_ucx_puts on rank 0: %llu\n", n);
     }
     if (MPI_T_PVAR_SESSION_NULL != lt__session) MPI_T_pvar_session_free(&lt__session);
     MPI_T_finalize();

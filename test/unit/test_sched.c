@@ -503,6 +503,18 @@ static int build_bruck_alltoall(mca_coll_loom_sched_t *s, const mca_coll_loom_pa
     return mca_coll_loom_build_bruck(s, &q);
 }
 
+/* A bcast tree that claims to be an exchange: its leaves only receive. */
+static int build_false_exchange(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p)
+{
+    mca_coll_loom_params_t q = *p;
+    int rc;
+
+    q.coll = MCA_COLL_LOOM_COLL_BCAST;
+    rc = mca_coll_loom_build_binomial(s, &q);
+    mca_coll_loom_sched_exchange(s);
+    return rc;
+}
+
 static void test_alltoall_checks(void)
 {
     mca_coll_loom_params_t p = {.P = 5, .knob = 2, .call = C | E, .coll = MCA_COLL_LOOM_COLL_ALLTOALL};
@@ -534,7 +546,15 @@ static void test_alltoall_checks(void)
         }
     }
     CHECK(window_ok, "direct window 2: later rounds do not wait for the earlier ones");
+    CHECK(s.exchange, "direct does not declare its exchange (the UCX transport's direct writes need it)");
     mca_coll_loom_sched_fini(&s);
+
+    /* the exchange a transport relies on is checked on every rank */
+    p = (mca_coll_loom_params_t) {.P = 6, .call = C | E, .coll = MCA_COLL_LOOM_COLL_ALLTOALL};
+    CHECK(0 == mca_coll_loom_verify_builder(mca_coll_loom_build_pairwise, false, &p, false, NULL, err, sizeof(err)),
+          "pairwise alltoall: %s", err);
+    p.coll = MCA_COLL_LOOM_COLL_BCAST;
+    expect_rejected(build_false_exchange, false, &p, "a bcast tree declared an exchange", "declares an exchange");
 }
 
 static void test_block_moves(void)

@@ -115,6 +115,8 @@ typedef struct mca_coll_loom_component_t {
     /* coll_loom_transport (MCA_COLL_LOOM_TRANSPORT_*): how the engine's transfers travel */
     int transport;
     unsigned long long ucx_transfers;        /* MPI_T: transfers posted on loom's UCP worker */
+    int ucx_put_max;        /* bytes per sender and call written straight into a receiver's window */
+    unsigned long long ucx_puts;             /* MPI_T: messages loom wrote into a peer's window */
 
     /* serialises re-parsing of the run-time parameters (a no-op without threads) */
     opal_mutex_t lock;
@@ -445,6 +447,7 @@ typedef struct mca_coll_loom_task_t {
     ompi_op_t *op;
     ompi_communicator_t *comm;
     const mca_coll_loom_ucx_comm_t *ucx; /* NULL: transfers through the PML */
+    bool put;              /* transfers may be direct writes (mca_coll_loom_ucx_put_begin) */
     int tag;
     bool swap_ok;          /* REDUCE_R may swap its operands */
     int rc;                /* first error */

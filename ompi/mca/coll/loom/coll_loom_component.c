@@ -279,6 +279,10 @@ static void register_pvars(void)
                      "Number of sends and receives loom posted on its own UCX worker "
                      "(coll_loom_transport ucx)",
                      &cm->ucx_transfers);
+    register_counter("ucx_puts",
+                     "Number of messages loom wrote straight into the receiver's window over its own "
+                     "UCX worker (coll_loom_ucx_put_max)",
+                     &cm->ucx_puts);
     register_counter("shm_segments_reused",
                      "Number of node shared segments this process took over from a freed "
                      "communicator (coll_loom_shm_pool)",
@@ -315,6 +319,23 @@ static void register_transport_param(void)
                                            MCA_BASE_VAR_SCOPE_ALL_EQ, &cm->transport);
     if (NULL != names) {
         OBJ_RELEASE(names);
+    }
+    cm->ucx_put_max = 0;
+    (void) mca_base_component_var_register(&cm->super.collm_version, "ucx_put_max",
+                                           "With the UCX transport: the bytes per sender and call that "
+                                           "a message of a pairwise exchange (alltoall's direct and "
+                                           "pairwise) may write straight into a window at the "
+                                           "receiver, a one-sided put followed by a notification (seed "
+                                           "002's direct writes); larger messages travel as tag "
+                                           "messages. Each communicator on UCX then keeps a window of "
+                                           "2 x size x this many bytes per process. 0: none. The "
+                                           "largest value of the communicator's ranks applies; a "
+                                           "change through MPI_T applies to communicators that have "
+                                           "not made a blocking collective yet",
+                                           MCA_BASE_VAR_TYPE_INT, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE,
+                                           OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL, &cm->ucx_put_max);
+    if (cm->ucx_put_max < 0) {
+        cm->ucx_put_max = 0;
     }
 }
 

@@ -299,7 +299,7 @@ static inline __opal_attribute_always_inline__ int task_post(mca_coll_loom_task_
     int rc;
 
     if (NULL != t->ucx) {
-        rc = mca_coll_loom_ucx_post(t->ucx, send, buf, n, dt, peer, t->tag, (void **) &t->req[i]);
+        rc = mca_coll_loom_ucx_post(t->ucx, send, t->put, buf, n, dt, peer, t->tag, (void **) &t->req[i]);
     } else if (send) {
         rc = MCA_PML_CALL(isend(buf, n, dt, peer, t->tag, MCA_PML_BASE_SEND_STANDARD, t->comm, &t->req[i]));
     } else {
@@ -415,8 +415,10 @@ static int parts_transfer(mca_coll_loom_task_t *t, int32_t i)
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
-    if (0 == n) {
-        /* an empty part: the peer's matching part is empty too (equal signatures) */
+    if (0 == n && !t->put) {
+        /* an empty part: the peer's matching part is empty too (equal signatures).  A
+         * call of direct writes sends it all the same: its window needs a message
+         * between every pair in every call (coll_loom_ucx.h) */
         task_posted(t, i);
         task_done(t, i);
         return OMPI_SUCCESS;
@@ -450,8 +452,9 @@ static int task_start_op(mca_coll_loom_task_t *t, int32_t i)
         /* a local op may move blocks (dblk != blk): equal blocks, checked at task_init */
         const size_t dfirst = o->dblk == o->blk ? first : mca_coll_loom_layout_start(&t->layout, o->dblk);
         n = mca_coll_loom_layout_start(&t->layout, o->blk + o->nblk) - first;
-        if (0 == n) {
-            /* an empty block: the peer skips its side of a transfer alike */
+        if (0 == n && !(t->put && (MCA_COLL_LOOM_OP_SEND == o->kind || MCA_COLL_LOOM_OP_RECV == o->kind))) {
+            /* an empty block: the peer skips its side of a transfer alike (not in a
+             * call of direct writes, as above) */
             task_posted(t, i);
             task_done(t, i);
             return OMPI_SUCCESS;
@@ -596,6 +599,7 @@ int mca_coll_loom_task_init(mca_coll_loom_task_t *t, mca_coll_loom_module_t *m, 
     t->op = op;
     t->comm = comm;
     t->ucx = NULL;
+    t->put = false;
     t->tag = tag;
     /* intrinsic commutative ops give the same bits for a o b and b o a, except a
      * floating-point max or min */
@@ -772,6 +776,9 @@ static inline __opal_attribute_always_inline__ int exec_schedule(mca_coll_loom_m
     }
     rc = mca_coll_loom_task_init(&t, m, s, sbuf, rbuf, count, dtype, op, comm, tag, call, part_displ, mem);
     t.ucx = m->ucx;
+    /* direct writes: blocking calls only, whose order every rank shares (the window's
+     * two parts alternate by call) */
+    t.put = OMPI_SUCCESS == rc && NULL != m->ucx && s->exchange && mca_coll_loom_ucx_put_begin(m->ucx);
     if (OMPI_SUCCESS == rc && NULL != parts) {
         rc = mca_coll_loom_task_set_parts(&t, parts);
     }

@@ -30,9 +30,13 @@
 #define LOOM_UCX_FAILED (UINT64_C(1) << 63)
 #define LOOM_UCX_LACKS (UINT64_C(1) << 62)
 #define LOOM_UCX_LEN_MASK UINT64_C(0xffffffff)
+/* then the window's part per sender in units of 64 bytes (coll_loom_ucx_put_max) */
+#define LOOM_UCX_SLOT_SHIFT 32
+#define LOOM_UCX_SLOT_UNITS ((UINT64_C(1) << 30) - 1)
 
 static struct {
     int state;                  /* 0: not tried, 1: up, -1: failed (why) */
+    bool rma;                   /* puts and atomics requested (direct writes) */
     char why[160];
     ucp_context_h context;
     ucp_worker_h worker;
@@ -76,9 +80,15 @@ static bool ucx_init(void)
     }
     memset(&params, 0, sizeof(params));
     params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_ESTIMATED_NUM_EPS;
-    params.features = UCP_FEATURE_TAG;
+    params.features = UCP_FEATURE_TAG | UCP_FEATURE_RMA | UCP_FEATURE_AMO64;
     params.estimated_num_eps = (size_t) loom_ucx.world;
     st = ucp_init(&params, config, &loom_ucx.context);
+    loom_ucx.rma = UCS_OK == st;
+    if (UCS_OK != st) {
+        /* tag messages alone, without direct writes */
+        params.features = UCP_FEATURE_TAG;
+        st = ucp_init(&params, config, &loom_ucx.context);
+    }
     ucp_config_release(config);
     if (UCS_OK != st) {
         snprintf(loom_ucx.why, sizeof(loom_ucx.why), "ucp_init: %s", ucs_status_string(st));
@@ -111,8 +121,8 @@ static bool ucx_init(void)
     (void) opal_progress_register(mca_coll_loom_ucx_progress);
     loom_ucx.state = 1;
     opal_output_verbose(10, mca_coll_loom_component.output,
-                        "coll/loom: UCX %s: worker up (address %zu bytes)", ucp_get_version_string(),
-                        loom_ucx.address_len);
+                        "coll/loom: UCX %s: worker up (address %zu bytes%s)", ucp_get_version_string(),
+                        loom_ucx.address_len, loom_ucx.rma ? "" : ", no puts or atomics");
     return true;
 }
 
@@ -148,6 +158,8 @@ void mca_coll_loom_ucx_finalize(void)
     free(loom_ucx.ids);
     memset(&loom_ucx, 0, sizeof(loom_ucx));
 }
+
+static ucp_ep_h endpoint(uint32_t v);
 
 static uint32_t vpid_of(ompi_group_t *group, int r)
 {
@@ -190,6 +202,10 @@ void mca_coll_loom_ucx_offer(struct ompi_communicator_t *comm, bool in_job, uint
     /* distinct proposals from one process even when threads set communicators up at once */
     words[1] = loom_ucx.next_id++;
     words[0] = loom_ucx.address_len;
+    if (mca_coll_loom_component.ucx_put_max > 0) {
+        const uint64_t units = ((uint64_t) mca_coll_loom_component.ucx_put_max + 63) / 64;
+        words[0] |= (units < LOOM_UCX_SLOT_UNITS ? units : LOOM_UCX_SLOT_UNITS) << LOOM_UCX_SLOT_SHIFT;
+    }
     for (int r = 0; r < P; ++r) {
         const uint32_t v = vpid_of(comm->c_local_group, r);
         if (v >= (uint32_t) loom_ucx.world || NULL == loom_ucx.addr[v]) {
@@ -292,6 +308,142 @@ static int exchange_addresses(mca_coll_loom_module_t *m, struct ompi_communicato
     return any;
 }
 
+/* ------------------------------------------------------------------------------------ */
+/* the window for direct writes                                                          */
+
+static void window_free(mca_coll_loom_ucx_comm_t *u)
+{
+    if (NULL != u->rkey) {
+        for (int r = 0; r < u->size; ++r) {
+            if (NULL != u->rkey[r]) {
+                ucp_rkey_destroy(u->rkey[r]);
+            }
+        }
+    }
+    if (NULL != u->win_mem) {
+        (void) ucp_mem_unmap(loom_ucx.context, u->win_mem);
+    }
+    free(u->rkey);
+    free(u->raddr);
+    free(u->expect);
+    free(u->soff);
+    u->rkey = NULL;
+    u->raddr = u->expect = NULL;
+    u->soff = u->roff = NULL;
+    u->win_mem = NULL;
+    u->win = NULL;
+    u->slot = 0;
+}
+
+/* Collectively: maps this rank's window (counters, then 2 x P parts of `slot` bytes),
+ * exchanges addresses and keys through the previous component and unpacks the peers'.
+ * Every step that can fail on one rank is followed by an agreement, so that every rank
+ * keeps a window or none does. */
+static bool window_setup(mca_coll_loom_module_t *m, struct ompi_communicator_t *comm, mca_coll_loom_ucx_comm_t *u,
+                         size_t slot)
+{
+    const int P = u->size;
+    const size_t head = ((size_t) P * sizeof(uint64_t) + 63) & ~(size_t) 63;
+    void *rkbuf = NULL;
+    size_t rklen = 0, rec = 0;
+    char *all = NULL;
+    uint64_t w[2];
+    bool ok;
+
+    /* step 1: this rank's window and key */
+    ok = loom_ucx.rma && slot <= (SIZE_MAX - head) / 2 / (size_t) P;
+    if (ok) {
+        ucp_mem_map_params_t mp = {.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
+                                                 UCP_MEM_MAP_PARAM_FIELD_FLAGS,
+                                   .address = NULL, .length = head + 2 * (size_t) P * slot,
+                                   .flags = UCP_MEM_MAP_ALLOCATE};
+        ucp_mem_attr_t attr = {.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS};
+        ok = UCS_OK == ucp_mem_map(loom_ucx.context, &mp, &u->win_mem);
+        if (!ok) {
+            u->win_mem = NULL;
+        }
+        ok = ok && UCS_OK == ucp_mem_query(u->win_mem, &attr) &&
+             UCS_OK == ucp_rkey_pack(loom_ucx.context, u->win_mem, &rkbuf, &rklen);
+        u->win = ok ? attr.address : NULL;
+    }
+    u->rkey = ok ? calloc((size_t) P, sizeof(ucp_rkey_h)) : NULL;
+    u->raddr = ok ? malloc((size_t) P * sizeof(uint64_t)) : NULL;
+    u->expect = ok ? calloc((size_t) P, sizeof(uint64_t)) : NULL;
+    u->soff = ok ? calloc(2 * (size_t) P, sizeof(size_t)) : NULL;
+    ok = ok && NULL != u->rkey && NULL != u->raddr && NULL != u->expect && NULL != u->soff;
+    if (ok) {
+        memset(u->win, 0, head);
+    }
+    /* step 2: everybody has one, and the longest record (address, key length, key) */
+    w[0] = ok ? 2 * sizeof(uint64_t) + rklen : 0;
+    w[1] = !ok;
+    if (OMPI_SUCCESS != m->previous_allreduce(MPI_IN_PLACE, w, 2, &ompi_mpi_uint64_t.dt, &ompi_mpi_op_max.op, comm,
+                                              m->previous_allreduce_module)) {
+        w[1] = 1;
+    }
+    rec = (size_t) w[0];
+    if (0 == w[1]) {
+        all = rec <= INT_MAX ? malloc(rec * (size_t) (P + 1)) : NULL;
+        w[1] = NULL == all;
+        if (OMPI_SUCCESS != m->previous_allreduce(MPI_IN_PLACE, &w[1], 1, &ompi_mpi_uint64_t.dt,
+                                                  &ompi_mpi_op_max.op, comm, m->previous_allreduce_module)) {
+            w[1] = 1;
+        }
+    }
+    /* step 3: addresses and keys, every key unpacked */
+    if (0 == w[1]) {
+        char *mine = all + rec * (size_t) P;
+        memset(mine, 0, rec);
+        ((uint64_t *) mine)[0] = (uint64_t) (uintptr_t) u->win;
+        ((uint64_t *) mine)[1] = rklen;
+        memcpy(mine + 2 * sizeof(uint64_t), rkbuf, rklen);
+        ok = OMPI_SUCCESS == m->previous_allgather(mine, (int) rec, &ompi_mpi_byte.dt, all, (int) rec,
+                                                   &ompi_mpi_byte.dt, comm, m->previous_allgather_module);
+        for (int r = 0; ok && r < P; ++r) {
+            const uint64_t *p = (const uint64_t *) (all + rec * (size_t) r);
+            ucp_ep_h ep;
+            u->raddr[r] = p[0];
+            if (r == u->rank) {
+                continue;
+            }
+            ep = endpoint(u->vpid[r]);
+            ok = NULL != ep && p[1] <= rec - 2 * sizeof(uint64_t) &&
+                 UCS_OK == ucp_ep_rkey_unpack(ep, p + 2, &u->rkey[r]);
+            if (!ok) {
+                u->rkey[r] = NULL;
+            }
+        }
+        w[1] = !ok;
+        if (OMPI_SUCCESS != m->previous_allreduce(MPI_IN_PLACE, &w[1], 1, &ompi_mpi_uint64_t.dt,
+                                                  &ompi_mpi_op_max.op, comm, m->previous_allreduce_module)) {
+            w[1] = 1;
+        }
+    }
+    if (NULL != rkbuf) {
+        ucp_rkey_buffer_release(rkbuf);
+    }
+    free(all);
+    if (0 != w[1]) {
+        window_free(u);
+        return false;
+    }
+    u->slot = slot;
+    u->head = head;
+    u->roff = u->soff + P;
+    u->part = 1;
+    return true;
+}
+
+bool mca_coll_loom_ucx_put_begin(mca_coll_loom_ucx_comm_t *u)
+{
+    if (0 == u->slot) {
+        return false;
+    }
+    u->part ^= 1;
+    memset(u->soff, 0, 2 * (size_t) u->size * sizeof(size_t));
+    return true;
+}
+
 mca_coll_loom_ucx_comm_t *mca_coll_loom_ucx_adopt(mca_coll_loom_module_t *m, struct ompi_communicator_t *comm,
                                                   const uint64_t *words)
 {
@@ -299,6 +451,7 @@ mca_coll_loom_ucx_comm_t *mca_coll_loom_ucx_adopt(mca_coll_loom_module_t *m, str
     const int P = ompi_comm_size(comm), rank = ompi_comm_rank(comm);
     const uint64_t id = words[1];
     mca_coll_loom_ucx_comm_t *u;
+    size_t slot;
     bool mine;
     int any;
 
@@ -357,12 +510,23 @@ mca_coll_loom_ucx_comm_t *mca_coll_loom_ucx_adopt(mca_coll_loom_module_t *m, str
     }
     u->id = id;
     u->size = P;
+    u->rank = rank;
     u->my_bits = (id << (LOOM_UCX_RANK_BITS + LOOM_UCX_CODE_BITS)) | ((uint64_t) rank << LOOM_UCX_CODE_BITS);
     for (int r = 0; r < P; ++r) {
         u->vpid[r] = vpid_of(comm->c_local_group, r);
     }
-    opal_output_verbose(10, cm->output, "coll/loom: communicator %s (cid %s) rank %d: transport ucx (number %llu)",
-                        comm->c_name, mca_coll_loom_cid(comm).s, rank, (unsigned long long) id);
+    slot = ((words[0] >> LOOM_UCX_SLOT_SHIFT) & LOOM_UCX_SLOT_UNITS) * 64;
+    if (slot > 0 && !window_setup(m, comm, u, slot)) {
+        opal_output_verbose(1, cm->output,
+                            "coll/loom: communicator %s (cid %s) rank %d: no window for direct writes over UCX "
+                            "(%s on some rank): its messages travel as tag messages",
+                            comm->c_name, mca_coll_loom_cid(comm).s, rank,
+                            loom_ucx.rma ? "mapping or key exchange failed" : "no puts or atomics");
+    }
+    opal_output_verbose(10, cm->output,
+                        "coll/loom: communicator %s (cid %s) rank %d: transport ucx (number %llu, direct writes "
+                        "%zu bytes per sender)",
+                        comm->c_name, mca_coll_loom_cid(comm).s, rank, (unsigned long long) id, u->slot);
     return u;
 }
 
@@ -370,6 +534,18 @@ void mca_coll_loom_ucx_release(mca_coll_loom_ucx_comm_t *u)
 {
     if (NULL == u) {
         return;
+    }
+    if (0 != u->slot) {
+        /* this rank's writes into the peers' windows have completed before their keys go */
+        ucp_request_param_t prm = {.op_attr_mask = 0};
+        ucs_status_ptr_t r = ucp_worker_flush_nbx(loom_ucx.worker, &prm);
+        if (UCS_PTR_IS_PTR(r)) {
+            while (UCS_INPROGRESS == ucp_request_check_status(r)) {
+                (void) ucp_worker_progress(loom_ucx.worker);
+            }
+            ucp_request_free(r);
+        }
+        window_free(u);
     }
     give_id(u->id);
     free(u->vpid);
@@ -424,7 +600,109 @@ typedef struct {
     ompi_datatype_t *dt;
 } loom_ucx_packed_t;
 
-int mca_coll_loom_ucx_post(const mca_coll_loom_ucx_comm_t *u, bool send, char *buf, size_t n,
+/* A direct write in flight: the put and the endpoint's flush behind it, then the
+ * notification, posted once the flush completed.  UCX 1.13's ucp_worker_fence orders
+ * operations of one transport lane only, and a put and an atomic may take different
+ * lanes (cma and posix on one node): a notification fenced behind its put was seen to
+ * arrive first. */
+typedef struct {
+    void *put, *flush, *add; /* UCP requests (NULL: done at once) */
+    bool notified;      /* add posted */
+    int rc;
+    uint64_t one;       /* the notification's operand */
+    ucp_ep_h ep;
+    ucp_rkey_h rkey;
+    uint64_t counter;   /* the notification's address at the receiver */
+    char *tmp;          /* a packed copy of the data, or NULL */
+} loom_ucx_write_t;
+
+/* A receive of a direct write: done when the sender's counter reaches `expect`. */
+typedef struct {
+    const uint64_t *counter;
+    uint64_t expect;
+    const char *from;   /* the data in the window */
+    size_t bytes;
+    char *buf;
+    size_t n;
+    ompi_datatype_t *dt;
+} loom_ucx_read_t;
+
+static inline bool request_done(void *r)
+{
+    return NULL == r || UCS_INPROGRESS != ucp_request_check_status(r);
+}
+
+bool mca_coll_loom_ucx_direct_complete(void *req)
+{
+    void *h = (void *) ((uintptr_t) req & ~(uintptr_t) 3);
+
+    if (3 == MCA_COLL_LOOM_UCX_HANDLE_KIND(req)) {
+        const loom_ucx_read_t *rd = h;
+        /* the counter is written by the transport (an atomic, in memory or by loom's
+         * own worker): acquire orders the data read after it */
+        return __atomic_load_n(rd->counter, __ATOMIC_ACQUIRE) >= rd->expect;
+    }
+    loom_ucx_write_t *wr = h;
+    if (!wr->notified) {
+        ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE, .datatype = ucp_dt_make_contig(8)};
+        ucs_status_ptr_t r;
+        if (!request_done(wr->put) || !request_done(wr->flush)) {
+            return false;
+        }
+        r = ucp_atomic_op_nbx(wr->ep, UCP_ATOMIC_OP_ADD, &wr->one, 1, wr->counter, wr->rkey, &prm);
+        wr->notified = true;
+        if (UCS_PTR_IS_ERR(r)) {
+            wr->rc = OMPI_ERROR; /* finish reports it */
+            return true;
+        }
+        wr->add = r;
+    }
+    return request_done(wr->add);
+}
+
+/* The direct write of `bytes` at p to `peer`'s window: the put and a flush now, the
+ * notification when the flush completed (mca_coll_loom_ucx_direct_complete). */
+static int direct_write(const mca_coll_loom_ucx_comm_t *u, ucp_ep_h ep, const char *p, size_t bytes, char *tmp,
+                        int peer, void **req)
+{
+    loom_ucx_write_t *wr = malloc(sizeof(*wr));
+    ucp_request_param_t prm = {.op_attr_mask = 0};
+    const uint64_t base = u->raddr[peer];
+    ucs_status_ptr_t r = NULL;
+
+    if (NULL == wr) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    *wr = (loom_ucx_write_t) {.one = 1, .ep = ep, .rkey = u->rkey[peer], .rc = OMPI_SUCCESS,
+                              .counter = base + (uint64_t) u->rank * sizeof(uint64_t), .tmp = tmp};
+    if (bytes > 0) {
+        r = ucp_put_nbx(ep, p, bytes, base + u->head + ((size_t) u->part * u->size + u->rank) * u->slot + u->soff[peer],
+                        u->rkey[peer], &prm);
+        if (!UCS_PTR_IS_ERR(r)) {
+            wr->put = r;
+            r = ucp_ep_flush_nbx(ep, &prm);
+        }
+    }
+    if (OPAL_UNLIKELY(UCS_PTR_IS_ERR(r))) {
+        opal_output_verbose(1, mca_coll_loom_component.output, "coll/loom: UCX direct write to rank %d failed: %s",
+                            peer, ucs_status_string(UCS_PTR_STATUS(r)));
+        if (NULL != wr->put) {
+            while (!request_done(wr->put)) {
+                (void) ucp_worker_progress(loom_ucx.worker);
+            }
+            ucp_request_free(wr->put);
+        }
+        free(wr);
+        return OMPI_ERROR;
+    }
+    wr->flush = r;
+    u->soff[peer] += bytes;
+    mca_coll_loom_count(&mca_coll_loom_component.ucx_puts);
+    *req = (void *) ((uintptr_t) wr | 2);
+    return OMPI_SUCCESS;
+}
+
+int mca_coll_loom_ucx_post(const mca_coll_loom_ucx_comm_t *u, bool send, bool put, char *buf, size_t n,
                            struct ompi_datatype_t *dt, int peer, int tag, void **req)
 {
     ucp_request_param_t prm = {.op_attr_mask = 0};
@@ -432,9 +710,27 @@ int mca_coll_loom_ucx_post(const mca_coll_loom_ucx_comm_t *u, bool send, char *b
     ucs_status_ptr_t r;
     size_t tsize = 0, bytes;
     char *p = buf;
+    bool direct;
 
     ompi_datatype_type_size(dt, &tsize);
     bytes = n * tsize;
+    /* a direct write when it fits what is left of this call's part: both ranks decide
+     * alike, knowing the message's size and what went before it in this call */
+    direct = put && bytes <= u->slot - (send ? u->soff : u->roff)[peer];
+    if (direct && !send) {
+        loom_ucx_read_t *rd = malloc(sizeof(*rd));
+        if (NULL == rd) {
+            return OMPI_ERR_OUT_OF_RESOURCE;
+        }
+        *rd = (loom_ucx_read_t) {.counter = (const uint64_t *) u->win + peer, .expect = ++u->expect[peer],
+                                 .from = u->win + u->head + ((size_t) u->part * u->size + peer) * u->slot +
+                                         u->roff[peer],
+                                 .bytes = bytes, .buf = buf, .n = n, .dt = dt};
+        u->roff[peer] += bytes;
+        mca_coll_loom_count(&mca_coll_loom_component.ucx_transfers);
+        *req = (void *) ((uintptr_t) rd | 3);
+        return OMPI_SUCCESS;
+    }
     if (n <= INT32_MAX && ompi_datatype_is_contiguous_memory_layout(dt, (int32_t) n)) {
         ptrdiff_t lb, extent;
         ompi_datatype_get_true_extent(dt, &lb, &extent);
@@ -454,6 +750,18 @@ int mca_coll_loom_ucx_post(const mca_coll_loom_ucx_comm_t *u, bool send, char *b
                 return rc;
             }
         }
+    }
+    if (direct) {
+        ucp_ep_h ep = endpoint(u->vpid[peer]);
+        const int rc = NULL == ep ? OMPI_ERROR : direct_write(u, ep, p, bytes, NULL != pk ? p : NULL, peer, req);
+        free(pk); /* a packed copy now belongs to the write, or goes below */
+        if (OMPI_SUCCESS != rc && NULL != pk) {
+            free(p);
+        }
+        if (OMPI_SUCCESS == rc) {
+            mca_coll_loom_count(&mca_coll_loom_component.ucx_transfers);
+        }
+        return rc;
     }
     if (send) {
         ucp_ep_h ep = endpoint(u->vpid[peer]);
@@ -483,12 +791,51 @@ int mca_coll_loom_ucx_post(const mca_coll_loom_ucx_comm_t *u, bool send, char *b
     return OMPI_SUCCESS;
 }
 
+/* Releases a direct write or the receive of one (copying the data out when `copy`). */
+static int finish_direct(void *h, bool copy)
+{
+    void *p = (void *) ((uintptr_t) h & ~(uintptr_t) 3);
+    int rc = OMPI_SUCCESS;
+
+    if (3 == MCA_COLL_LOOM_UCX_HANDLE_KIND(h)) {
+        loom_ucx_read_t *rd = p;
+        if (copy) {
+            if (rd->n <= INT32_MAX && ompi_datatype_is_contiguous_memory_layout(rd->dt, (int32_t) rd->n)) {
+                ptrdiff_t lb, extent;
+                ompi_datatype_get_true_extent(rd->dt, &lb, &extent);
+                memcpy(rd->buf + lb, rd->from, rd->bytes);
+            } else {
+                rc = mca_coll_loom_unpack(rd->from, rd->bytes, rd->buf, rd->n, rd->dt);
+            }
+        }
+        free(rd);
+        return rc;
+    }
+    loom_ucx_write_t *wr = p;
+    void *reqs[3] = {wr->put, wr->flush, wr->add};
+    rc = wr->rc;
+    for (int i = 0; i < 3; ++i) {
+        if (NULL != reqs[i]) {
+            if (UCS_OK != ucp_request_check_status(reqs[i])) {
+                rc = OMPI_ERROR;
+            }
+            ucp_request_free(reqs[i]);
+        }
+    }
+    free(wr->tmp);
+    free(wr);
+    return rc;
+}
+
 static int finish(void *h, bool unpack)
 {
     loom_ucx_packed_t *pk = NULL;
     void *r = h;
     int rc = OMPI_SUCCESS;
 
+    if (MCA_COLL_LOOM_UCX_HANDLE_KIND(h) >= 2) {
+        return finish_direct(h, unpack);
+    }
     if ((uintptr_t) h & 1) {
         pk = (loom_ucx_packed_t *) ((uintptr_t) h & ~(uintptr_t) 1);
         r = pk->req;
@@ -517,6 +864,16 @@ int mca_coll_loom_ucx_finish(void *req)
 
 void mca_coll_loom_ucx_cancel(void *req)
 {
+    if (2 == MCA_COLL_LOOM_UCX_HANDLE_KIND(req)) {
+        /* a put cannot be cancelled: its source must stay valid until it completes */
+        while (!mca_coll_loom_ucx_complete(req)) {
+            (void) ucp_worker_progress(loom_ucx.worker);
+        }
+    }
+    if (MCA_COLL_LOOM_UCX_HANDLE_KIND(req) >= 2) {
+        (void) finish_direct(req, false);
+        return;
+    }
     void *r = mca_coll_loom_ucx_request(req);
 
     if (NULL != r && !mca_coll_loom_ucx_complete(r)) {
