@@ -12,6 +12,9 @@
  * and, labelled "[ucx]", on one made with coll_loom_transport ucx written through MPI_T
  * (its transport is decided at its first blocking call, made before the cvar goes back).
  * coll_loom_ucx_transfers, read around every batch, must move for those and only those.
+ * --put-max N adds a third, "[ucx put]": transport ucx and coll_loom_ucx_put_max N (direct
+ * writes into the receiver's window for alltoall's direct and pairwise; rank 0's
+ * coll_loom_ucx_puts must move for them).
  *
  * --groups K splits the world into K communicators of consecutive ranks (as equal as
  * they come) that run every batch at the same time (a world barrier before it; the
@@ -92,7 +95,7 @@ typedef struct {
     char alg[LT_NAME_LEN]; /* loom: "auto" or an algorithm name */
     int knob;              /* loom: size knob in bytes (0 = auto) */
     MPI_Comm comm;
-    int ucx;               /* loom: on the communicator whose transport is UCX */
+    int ucx;               /* loom: on a communicator whose transport is UCX (2: with direct writes) */
 } variant_t;
 
 typedef struct {
@@ -102,6 +105,7 @@ typedef struct {
     unsigned long long calls;
     unsigned long long shm; /* calls whose node phases used the shared segment (rank 0) */
     unsigned long long ucx; /* transfers posted on loom's UCX worker (rank 0) */
+    unsigned long long puts; /* of those, direct writes */
     long wrong;
 } cell_t;
 
@@ -360,13 +364,15 @@ static void usage(const char *prog)
                 "          [--seg-sizes N,M,...] [--groups K] [--transports] [--csv FILE] [-q]\n"
                 "  --algs   time only these loom algorithms (besides tuned and loom auto); implies --all-algs\n"
                 "  --groups K  K disjoint communicators of consecutive ranks, timed at once\n"
-                "  --transports  every loom variant also on a communicator with coll_loom_transport ucx\n",
+                "  --transports  every loom variant also on a communicator with coll_loom_transport ucx\n"
+                "  --put-max N   and on one with coll_loom_ucx_put_max N as well (direct writes)\n",
                 prog);
 }
 
 int main(int argc, char **argv)
 {
-    int rounds = 5, big_rounds = 0, quiet = 0, all_algs = 0, latency = 0, tuned_seg = 128 * 1024, transports = 0;
+    int rounds = 5, big_rounds = 0, quiet = 0, all_algs = 0, latency = 0, tuned_seg = 128 * 1024, transports = 0,
+        put_max = 0;
     int knobs[8] = {0, 64 << 10, 1 << 20}, nknobs = 3;
     double batch_ms = 50.0, bw_given = 0;
     long minbytes = 64L << 10, maxbytes = 64L << 20;
@@ -399,6 +405,7 @@ int main(int argc, char **argv)
         else if (0 == strcmp(a, "--algs") && val) { only_algs = val; all_algs = 1; i++; }
         else if (0 == strcmp(a, "--latency")) latency = 1;
         else if (0 == strcmp(a, "--transports")) transports = 1;
+        else if (0 == strcmp(a, "--put-max") && val) { put_max = atoi(val); transports = 1; i++; }
         else if (0 == strcmp(a, "--info") && val && strchr(val, '=')) { info_kv = val; i++; }
         else if (0 == strcmp(a, "--seg-sizes") && val) {
             /* segment / chunk sizes of the loom variants, bytes, comma-separated (0: auto) */
@@ -474,7 +481,7 @@ int main(int argc, char **argv)
         if (0 == strcmp(key, "loom_reduce_engage")) engage_part = atof(strchr(info_kv, '=') + 1);
     }
     lt_dup_with_pref(base, "tuned,^loom", &ct);
-    vs[nv++] = (variant_t){"tuned", 1, 0, 0, "", 0, ct};
+    vs[nv++] = (variant_t){"tuned", 1, 0, 0, "", 0, ct, 0};
     {
         char name[128];
         int dyn0 = 0, alg0 = 0, seg0 = 0;
@@ -515,7 +522,7 @@ int main(int argc, char **argv)
 
     char saved_alg[LT_NAME_LEN] = "auto";
     lt_cvar_read_str(alg_cvar(), saved_alg, sizeof(saved_alg));
-    vs[nv++] = (variant_t){"loom auto", 0, 0, 0, "auto", 0, cl};
+    vs[nv++] = (variant_t){"loom auto", 0, 0, 0, "auto", 0, cl, 0};
     for (int a = 0; a < lt_nalgs(coll) && nv < MAX_VARIANTS - 3; a++) {
         const char *name = lt_alg_name(coll, a), *kv = lt_knob_cvar(name);
         int sized = is_size_knob(kv);
@@ -532,7 +539,8 @@ int main(int argc, char **argv)
             else snprintf(v->label, sizeof(v->label), "loom %.*s seg=%dK", LT_NAME_LEN - 1, name, v->knob >> 10);
         }
     }
-    MPI_Comm clu = MPI_COMM_NULL;
+    MPI_Comm clu = MPI_COMM_NULL, clp = MPI_COMM_NULL;
+    const int nloom = nv;
     if (transports) {
         char saved_tr[LT_NAME_LEN] = "auto";
         int rc = lt_cvar_read_str("coll_loom_transport", saved_tr, sizeof(saved_tr));
@@ -541,15 +549,30 @@ int main(int argc, char **argv)
             if (me == 0) fprintf(stderr, "loom_bw: cannot write coll_loom_transport through MPI_T: %s\n", lt_errstr(rc));
             errors++;
         } else {
+            int saved_put = 0;
             lt_dup_with_pref(base, "loom", &clu);
             MPI_Barrier(clu); /* decides its transport */
+            if (put_max > 0) {
+                lt_cvar_read_int("coll_loom_ucx_put_max", &saved_put);
+                if (MPI_SUCCESS != lt_cvar_write_int("coll_loom_ucx_put_max", put_max)) {
+                    if (me == 0) fprintf(stderr, "loom_bw: cannot write coll_loom_ucx_put_max through MPI_T\n");
+                    errors++;
+                } else {
+                    lt_dup_with_pref(base, "loom", &clp);
+                    MPI_Barrier(clp); /* its window */
+                    lt_cvar_write_int("coll_loom_ucx_put_max", saved_put);
+                }
+            }
             lt_cvar_write_str("coll_loom_transport", saved_tr);
-            for (int v = ntuned, n = nv; v < n && nv < MAX_VARIANTS; v++) {
-                vs[nv] = vs[v];
-                vs[nv].ucx = 1;
-                vs[nv].comm = clu;
-                snprintf(vs[nv].label, sizeof(vs[nv].label), "%.*s [ucx]", LT_NAME_LEN + 24, vs[v].label);
-                nv++;
+            for (int kind = 1; kind <= (MPI_COMM_NULL != clp ? 2 : 1); kind++) {
+                for (int v = ntuned, n = nloom; v < n && nv < MAX_VARIANTS; v++) {
+                    vs[nv] = vs[v];
+                    vs[nv].ucx = kind;
+                    vs[nv].comm = 1 == kind ? clu : clp;
+                    snprintf(vs[nv].label, sizeof(vs[nv].label), "%.*s [ucx%s]", LT_NAME_LEN + 20, vs[v].label,
+                             1 == kind ? "" : " put");
+                    nv++;
+                }
             }
         }
     }
@@ -658,9 +681,10 @@ int main(int argc, char **argv)
                 }
                 MPI_Barrier(MPI_COMM_WORLD);
                 lt_read(coll, &b);
-                unsigned long long shm_b = 0, shm_a = 0, ucx_b = 0, ucx_a = 0;
+                unsigned long long shm_b = 0, shm_a = 0, ucx_b = 0, ucx_a = 0, put_b = 0, put_a = 0;
                 lt_shm_node_phases(&shm_b);
                 lt_shm_counter(LT_UCX_TRANSFERS, &ucx_b);
+                lt_shm_counter(LT_UCX_PUTS, &put_b);
                 double t0 = MPI_Wtime(), t = 0;
                 if (latency) {
                     /* each call on its own after a barrier: its time on this rank */
@@ -678,8 +702,10 @@ int main(int argc, char **argv)
                 lt_read(coll, &a);
                 lt_shm_node_phases(&shm_a);
                 lt_shm_counter(LT_UCX_TRANSFERS, &ucx_a);
+                lt_shm_counter(LT_UCX_PUTS, &put_a);
                 cell->shm += shm_a - shm_b;
                 cell->ucx += ucx_a - ucx_b;
+                cell->puts += put_a - put_b;
                 if (r == 0) cell->wrong += check(rbuf, count); /* the last call of the first batch */
                 for (int k = 0; k < lt_nalgs(coll); k++) cell->served[k] += a.alg[k] - b.alg[k];
                 cell->fallback += a.fallback - b.fallback;
@@ -757,6 +783,13 @@ int main(int argc, char **argv)
                     size_t l = strlen(served);
                     snprintf(served + l, sizeof(served) - l, " UCX TRANSFERS %llu (check failed)", cell->ucx);
                     errors++;
+                } else if (transports && vs[v].ucx < 2 && cell->puts > 0) {
+                    size_t l = strlen(served);
+                    snprintf(served + l, sizeof(served) - l, " UCX PUTS %llu (check failed)", cell->puts);
+                    errors++;
+                } else if (2 == vs[v].ucx && cell->puts > 0) {
+                    size_t l = strlen(served);
+                    snprintf(served + l, sizeof(served) - l, " (%llu direct writes on rank 0)", cell->puts);
                 } else if (transports && vs[v].ucx && 0 == cell->ucx) {
                     /* rank 0's part may be all in the node's shared segment */
                     size_t l = strlen(served);
@@ -790,6 +823,7 @@ int main(int argc, char **argv)
     for (int v = 1; v < ntuned; v++) MPI_Comm_free(&vs[v].comm);
     MPI_Comm_free(&cl);
     if (MPI_COMM_NULL != clu) MPI_Comm_free(&clu);
+    if (MPI_COMM_NULL != clp) MPI_Comm_free(&clp);
     MPI_Comm_free(&ct);
     if (MPI_COMM_WORLD != base) MPI_Comm_free(&base);
     lt_fini();
