@@ -25,8 +25,8 @@
 #      a 2 x 2 torus map of the nodes for test_colls (and below for test_allreduce and
 #      test_nonblocking round-robin, test_colls on uneven nodes): torus forced among the others;
 #      a negative control (--mca coll ^loom: smoke must FAIL); smoke over UCX;
-#      coll_loom_transport ucx (test_allreduce and test_alltoall under pml ob1, test_colls
-#      and test_nonblocking under pml ucx), and with UCX made to fail;
+#      coll_loom_transport ucx (test_allreduce and test_alltoall, with direct writes, under
+#      pml ob1, test_colls and test_nonblocking under pml ucx), and with UCX made to fail;
 #   3. 4 x 2 with round-robin placement (rank i on node i mod 4), with failures injected
 #      inside each node segment's protocol (test_faults, also on the uneven nodes), and
 #      one node's failure on WORLD (test_faults --several-nodes);
@@ -258,7 +258,8 @@ lucx=(--mca coll_loom_transport ucx -x LOOM_TEST_EXPECT_UCX=1 -x LOOM_UCX_NET_DE
 # (each program under one of the PMLs: CI's time budget; every one passed under both)
 run "transport ucx under pml ob1: test_allreduce 4x2 round-robin" 0 --ob1 --ppn 2 --rr "${lucx[@]}" \
     -- "$test_allreduce"
-run "transport ucx under pml ob1: test_alltoall 4x2" 0 --ob1 --ppn 2 "${lucx[@]}" -- "$test_alltoall"
+run "transport ucx under pml ob1, direct writes: test_alltoall 4x2" 0 --ob1 --ppn 2 "${lucx[@]}" \
+    --mca coll_loom_ucx_put_max 65536 -x LOOM_TEST_EXPECT_PUTS=1 -- "$test_alltoall"
 run "transport ucx under pml ucx: test_colls 4x2" 0 --ucx --ppn 2 "${lucx[@]}" -- "$test_colls"
 run "transport ucx under pml ucx: test_nonblocking 4x2 round-robin" 0 --ucx --ppn 2 --rr "${lucx[@]}" \
     -- "$test_nonblocking" --sections matrix,outstanding,persistent

@@ -65,9 +65,11 @@
 #      ranks of one node that disagree;
 #  16. the UCX transport (coll_loom_transport ucx): the allreduce, the other collectives,
 #      the non-blocking and persistent forms and alltoall through loom's own UCX worker
-#      (every process proves with coll_loom_ucx_transfers that it posted there), 1000
-#      communicator create/free cycles on it, and UCX made to fail (LOOM_UCX_TLS naming no
-#      transport): the PML carries the calls, with the message, and nothing went to UCX.
+#      (every process proves with coll_loom_ucx_transfers that it posted there), alltoall
+#      with direct writes (coll_loom_ucx_put_max; coll_loom_ucx_puts moved), 1000
+#      communicator create/free cycles with a window each, and UCX made to fail
+#      (LOOM_UCX_TLS naming no transport): the PML carries the calls, with the message,
+#      and nothing went to UCX.
 # Ends with "N passed, M failed[, K skipped]" and exits non-zero on any failure.
 
 set -u
@@ -860,10 +862,19 @@ for np in $(pick "3 8" "2 5"); do
         run "transport ucx: test_colls np=$np" "$np" 0 "${ucx[@]}" -- "$T_COLLS"
     fi
     run "transport ucx: test_nonblocking np=$np" "$np" 0 "${ucx[@]}" -- "$T_NB" --sections matrix,outstanding
-    run "transport ucx: test_alltoall np=$np" "$np" 0 "${ucx[@]}" -- "$T_A2A"
+    if [ "$np" = "$(pick 3 5)" ]; then
+        run "transport ucx: test_alltoall np=$np" "$np" 0 "${ucx[@]}" -- "$T_A2A"
+    else
+        # direct writes into the receiver's window (alltoallv's, and alltoall's beyond the
+        # node segment's sizes); larger messages as tag messages
+        run "transport ucx, direct writes: test_alltoall np=$np" "$np" 0 "${ucx[@]}" \
+            --mca coll_loom_ucx_put_max 4096 -x LOOM_TEST_EXPECT_PUTS=1 -- "$T_A2A"
+    fi
 done
 if full; then
-    run "transport ucx: lifecycle 1000 dup/split/free cycles np=4" 4 0 "${ucx[@]}" -- "$T_LIFE" 1000
+    # a window per communicator, mapped and exchanged at its first call, unmapped at free
+    run "transport ucx, direct writes: lifecycle 1000 dup/split/free cycles np=4" 4 0 "${ucx[@]}" \
+        --mca coll_loom_ucx_put_max 65536 -x LOOM_TEST_EXPECT_PUTS=1 -- "$T_LIFE" 1000
 fi
 name="transport ucx with UCX made to fail (LOOM_UCX_TLS=none) np=4"
 run "$name" 4 0 --mca coll_loom_transport ucx --mca coll_loom_verbose 1 -x LOOM_UCX_TLS=none \

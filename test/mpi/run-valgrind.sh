@@ -5,7 +5,8 @@
 # segment that run ahead of each other (test_pipeline), and failures injected inside
 # the node segment's protocol (test_faults), and non-blocking and persistent requests
 # (test_nonblocking: many outstanding, Startall, cancel and free errors), and alltoall(v)
-# in every form with every algorithm (test_alltoall), and the info-key thresholds
+# in every form with every algorithm (test_alltoall, over loom's UCX transport with
+# direct writes), and the info-key thresholds
 # (test_threshold), and the stale-synchronous allreduce with contributions in flight at
 # communicator free (test_ssp), at np 3.  Fails when any
 # memcheck error or definite/indirect leak has a loom frame in its stack.  Open
@@ -27,9 +28,14 @@ rc=0
 for prog in "test_lifecycle 30 --reuse" "test_pipeline 300" "test_faults" \
     "test_nonblocking --sections outstanding,startall,errors,crossed" "test_alltoall" "test_threshold" "test_ssp"; do
     set -- $prog
+    extra=()
+    if [ "$1" = test_alltoall ]; then
+        # over loom's own UCX worker, with direct writes into the peers' windows
+        extra=(--mca coll_loom_transport ucx --mca coll_loom_ucx_put_max 4096 -x LOOM_TEST_EXPECT_PUTS=1)
+    fi
     # the segment at each communicator's first call, as its calls are few
     if ! timeout -k 10 300 "$mpirun" -np 3 --oversubscribe --bind-to none \
-            --mca coll_loom_shm_setup_call 1 \
+            --mca coll_loom_shm_setup_call 1 "${extra[@]}" \
             valgrind -q --keep-debuginfo=yes --leak-check=full --show-leak-kinds=definite,indirect \
             --log-file="$logdir/$1.%p" "$bindir/$1" "${@:2}" >"$logdir/$1.out" 2>&1; then
         echo "run-valgrind: FAIL: $prog under valgrind"; cat "$logdir/$1.out"; rc=1
