@@ -28,8 +28,15 @@ typedef struct {
     unsigned call_mask, call_value;
     const char *alg;
     int knob;
+    int transport;      /* a transport rule (MCA_COLL_LOOM_RULE_PML, _UCX: "-> transport=..."),
+                           which chooses how the call's messages travel and no algorithm;
+                           0: an algorithm rule */
     int line;           /* line in the rules file, 0 for a built-in rule */
 } mca_coll_loom_rule_t;
+
+/* the transports a rule can name (coll_loom_transport auto follows them) */
+#define MCA_COLL_LOOM_RULE_PML 1
+#define MCA_COLL_LOOM_RULE_UCX 2
 
 extern const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[];
 extern const int mca_coll_loom_num_builtin_rules;
@@ -43,6 +50,9 @@ typedef struct {
     const char *refused;/* when a forced algorithm was refused: the reason, else NULL */
     bool shm;           /* hierarchical with its node phases in the node's shared segment
                            (set by the component, which knows the segment) */
+    int transport;      /* MCA_COLL_LOOM_RULE_PML or _UCX from the first transport rule that
+                           matches the call, 0 when none does */
+    const mca_coll_loom_rule_t *transport_rule;
 } mca_coll_loom_choice_t;
 
 /* p->P, p->nodes, p->rpn and p->call describe the call; knobs[alg] is the configured
@@ -51,6 +61,9 @@ typedef struct {
 void mca_coll_loom_decide(mca_coll_loom_coll_t coll, size_t bytes, const mca_coll_loom_params_t *p,
                           const int *knobs, int forced, const mca_coll_loom_rule_t *file_rules,
                           int nfile, mca_coll_loom_choice_t *choice);
+
+/* Algorithm rules and transport rules are walked apart: the first algorithm rule that
+ * matches chooses the algorithm, the first transport rule that matches the transport. */
 
 /* Does rule r apply to this call (collective, size, communicator shape, op)? */
 bool mca_coll_loom_rule_matches(const mca_coll_loom_rule_t *r, mca_coll_loom_coll_t coll, size_t bytes,

@@ -316,7 +316,24 @@ static int parse_line(ctx_t *c, const token_t *tok, int ntok, mca_coll_loom_rule
         return fail(c, last->col + last->len, "missing '-> <algorithm>' at the end of the rule");
     }
     if (arrow + 1 >= ntok) {
-        return fail(c, tok[arrow].col, "'->' must be followed by an algorithm name or 'previous'");
+        return fail(c, tok[arrow].col, "'->' must be followed by an algorithm name, 'previous' or transport=");
+    }
+
+    /* a transport rule: "-> transport=pml|ucx", and nothing else */
+    if (tok[arrow + 1].len > 10 && 0 == strncmp(tok[arrow + 1].s, "transport=", 10)) {
+        const token_t *a = &tok[arrow + 1];
+        if (a->len == 13 && 0 == strncmp(a->s + 10, "pml", 3)) {
+            r->transport = MCA_COLL_LOOM_RULE_PML;
+        } else if (a->len == 13 && 0 == strncmp(a->s + 10, "ucx", 3)) {
+            r->transport = MCA_COLL_LOOM_RULE_UCX;
+        } else {
+            return fail(c, a->col + 10, "transport: '%.*s' is neither 'pml' nor 'ucx'", a->len - 10, a->s + 10);
+        }
+        if (arrow + 2 < ntok) {
+            return fail(c, tok[arrow + 2].col, "unexpected '%.*s' after the transport (a transport rule names "
+                        "no algorithm)", tok[arrow + 2].len, tok[arrow + 2].s);
+        }
+        return 0;
     }
 
     /* the algorithm */
@@ -586,6 +603,10 @@ void mca_coll_loom_rule_format(const mca_coll_loom_rule_t *r, char *buf, size_t 
         used = append(buf, len, used, " shm=%s", (r->call_value & MCA_COLL_LOOM_CALL_SHM) ? "yes" : "no");
     }
     used = append_range(buf, len, used, "bytes", r->min_bytes, r->max_bytes, 0, SIZE_MAX);
+    if (0 != r->transport) {
+        (void) append(buf, len, used, " -> transport=%s", MCA_COLL_LOOM_RULE_UCX == r->transport ? "ucx" : "pml");
+        return;
+    }
     used = append(buf, len, used, " -> %s", NULL == r->alg ? "previous" : r->alg);
     if (NULL != r->alg && (r->knob > 0 || MCA_COLL_LOOM_KNOB_AUTO == r->knob)) {
         int alg = mca_coll_loom_alg_find(r->coll, r->alg);

@@ -5,10 +5,12 @@
  *   # comment
  *   <collective> [P=<range>] [nodes=<range>] [rpn=<range>] [op=<prop>[,<prop>...]]
  *                [bytes=<range>] -> <algorithm>|previous [<knob>=<value>]
+ *   <collective> [conditions as above] -> transport=pml|ucx
  *
  * A range is N, A-B, A- or -B; byte counts take K, M, G (binary) suffixes.  Op
  * properties: commutative, noncommutative, exact, inexact, idempotent, nonidempotent.
  * The first rule that matches a call wins; file rules come before the built-in ones.
+ * Transport rules (coll_loom_transport auto) are walked apart from algorithm rules.
  */
 #ifndef MCA_COLL_LOOM_RULES_H
 #define MCA_COLL_LOOM_RULES_H

@@ -251,7 +251,15 @@ run "$name" 0 --ppn 2 --mca coll_han_priority 35 --mca coll_base_verbose 10 \
 check "han was selected below loom on every node" bash -c \
     "[ \$(grep -cE 'selecting +han, priority +35, Enabled' '$(log_of "$name")') -ge 8 ]"
 run "negative control: smoke 4x2 --mca coll ^loom must FAIL" nonzero --ppn 2 --mca coll '^loom' -- "$SMOKE"
-run "smoke 4x2 over UCX" 0 --ucx --ppn 2 -- "$SMOKE"
+# coll_loom_transport auto: under pml ucx loom's worker is not set up; under pml ob1 the
+# built-in transport rules send small allreduces between nodes over it
+run "smoke 4x2 over UCX (transport auto: loom's worker not set up)" 0 --ucx --ppn 2 \
+    -x LOOM_TEST_EXPECT_UCX=0 -- "$SMOKE"
+name="transport auto under pml ob1: small allreduces over loom's worker (smoke 4x2)"
+run "$name" 0 --ob1 --ppn 2 --mca coll_loom_verbose 20 -x LOOM_TEST_EXPECT_UCX=1 -x LOOM_UCX_NET_DEVICES=cl0 \
+    -- "$SMOKE"
+check "transport auto: the 8-byte allreduce on 4 nodes says 'over ucx'" \
+    grep -qE "allreduce cid [^ ]+ rank 0: bytes=8 P=8 nodes=4 .* over ucx \(rule" "$(log_of "$name")"
 # loom's own UCX worker carries the collectives' messages, under either PML (every process
 # proves it posted there); a UCX that cannot start leaves them to the PML, with the reason
 lucx=(--mca coll_loom_transport ucx -x LOOM_TEST_EXPECT_UCX=1 -x LOOM_UCX_NET_DEVICES=cl0)

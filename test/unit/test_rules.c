@@ -905,8 +905,69 @@ static void test_nonblocking_rules(void)
     mca_coll_loom_rules_free(&rs);
 }
 
+/* Transport rules (coll_loom_transport auto): parsed, formatted, walked apart from the
+ * algorithm rules, the file's before the built-in ones. */
+static void test_transport_rules(void)
+{
+    const char *text = "allreduce bytes=-1K -> transport=pml\n"
+                       "allreduce bytes=-64 -> bruck\n"
+                       "bcast nodes=2- -> transport=ucx\n";
+    mca_coll_loom_ruleset_t rs = {NULL, 0};
+    mca_coll_loom_rules_error_t err;
+    mca_coll_loom_choice_t ch;
+    const unsigned CM = MCA_COLL_LOOM_CALL_COMMUTATIVE | MCA_COLL_LOOM_CALL_EXACT;
+    char buf[256];
+
+    CHECK(0 == mca_coll_loom_rules_parse(text, &rs, &err) && 3 == rs.nrules, "transport rules: %s", err.reason);
+    if (3 == rs.nrules) {
+        CHECK(MCA_COLL_LOOM_RULE_PML == rs.rules[0].transport && NULL == rs.rules[0].alg &&
+                  0 == rs.rules[1].transport && MCA_COLL_LOOM_RULE_UCX == rs.rules[2].transport,
+              "transport rules parsed as %d, %d, %d", rs.rules[0].transport, rs.rules[1].transport,
+              rs.rules[2].transport);
+        mca_coll_loom_rule_format(&rs.rules[0], buf, sizeof(buf));
+        CHECK(0 == strcmp(buf, "allreduce bytes=-1K -> transport=pml") ||
+                  0 == strcmp(buf, "allreduce bytes=-1024 -> transport=pml"),
+              "formatted as '%s'", buf);
+        for (int i = 0; i < rs.nrules; ++i) {
+            round_trip(&rs.rules[i], "transport rule", i);
+        }
+        /* a transport rule chooses no algorithm: the 32-byte allreduce gets bruck from the
+         * second rule and the pml from the first */
+        call_t c = {AR, 32, 8, 4, 2, CM, -1};
+        decide(&c, &rs, &ch);
+        CHECK(ch.alg == alg_index(AR, "bruck") && MCA_COLL_LOOM_RULE_PML == ch.transport &&
+                  &rs.rules[0] == ch.transport_rule,
+              "32-byte allreduce: %s, transport %d", alg_name(ch.alg), ch.transport);
+        /* past the file's transport rule: the built-in one (ucx between nodes, small) */
+        c.bytes = 4096;
+        decide(&c, &rs, &ch);
+        CHECK(MCA_COLL_LOOM_RULE_UCX == ch.transport && is_builtin(ch.transport_rule),
+              "4 KiB allreduce on 4 nodes: transport %d", ch.transport);
+        c.nodes = 1;
+        c.rpn = 8;
+        decide(&c, &rs, &ch);
+        CHECK(0 == ch.transport && NULL == ch.transport_rule, "4 KiB allreduce on one node: transport %d",
+              ch.transport);
+        /* a forced algorithm leaves the transport to the rules */
+        c = (call_t) {MCA_COLL_LOOM_COLL_BCAST, 1 << 20, 8, 4, 2, 0, alg_index(MCA_COLL_LOOM_COLL_BCAST, "binomial")};
+        decide(&c, &rs, &ch);
+        CHECK(MCA_COLL_LOOM_RULE_UCX == ch.transport && &rs.rules[2] == ch.transport_rule,
+              "forced bcast: transport %d", ch.transport);
+    }
+    mca_coll_loom_rules_free(&rs);
+    CHECK(0 != mca_coll_loom_rules_parse("allreduce -> transport=tcp\n", &rs, &err) &&
+              NULL != strstr(err.reason, "neither 'pml' nor 'ucx'") && 24 == err.column,
+          "transport=tcp accepted or misreported: column %d: %s", err.column, err.reason);
+    mca_coll_loom_rules_free(&rs);
+    CHECK(0 != mca_coll_loom_rules_parse("allreduce -> transport=ucx ring\n", &rs, &err) &&
+              NULL != strstr(err.reason, "names no algorithm"),
+          "an algorithm after a transport accepted: %s", err.reason);
+    mca_coll_loom_rules_free(&rs);
+}
+
 int main(void)
 {
+    test_transport_rules();
     test_nonblocking_rules();
     test_good_file();
     test_errors();

@@ -115,6 +115,7 @@ typedef struct mca_coll_loom_component_t {
     /* coll_loom_transport (MCA_COLL_LOOM_TRANSPORT_*): how the engine's transfers travel */
     int transport;
     unsigned long long ucx_transfers;        /* MPI_T: transfers posted on loom's UCP worker */
+    bool pml_is_ucx;        /* the job's PML is ucx (auto then leaves loom's worker unused) */
     int ucx_put_max;        /* bytes per sender and call written straight into a receiver's window */
     unsigned long long ucx_puts;             /* MPI_T: messages loom wrote into a peer's window */
 
@@ -254,6 +255,9 @@ typedef struct mca_coll_loom_module_t {
      * took MPI_COMM_WORLD's): NULL = the PML */
     mca_coll_loom_ucx_comm_t *ucx;
     bool transport_decided;
+    /* the transport the rules chose for the call being planned (choice.transport): set by
+     * mca_coll_loom_plan and _plan_nb, read by the call's execution (mca_coll_loom_call_ucx) */
+    int call_transport;
     /* every process of the communicator belongs to this job (no spawned or connected
      * ones): then MPI_COMM_WORLD's settings check at MPI_Init covers it */
     bool in_job;
@@ -523,6 +527,7 @@ typedef struct {
     ompi_datatype_t *dtype;
     ompi_op_t *op;             /* NULL: no op */
     unsigned call;
+    int transport;             /* the rules' transport for it (choice.transport) */
     /* reduce_scatter(_block): P+1 prefix sums of the parts (owned by the request);
      * RESULT is then a full-size scratch buffer whose part `rank` goes to `out` */
     size_t *displ;
@@ -576,6 +581,23 @@ void mca_coll_loom_nbc_fini(void);
 /* (buf, count, dtype) to or from its packed form (bytes long), coll_loom_shm.c */
 int mca_coll_loom_pack(const void *buf, size_t count, ompi_datatype_t *dtype, void *dst, size_t bytes);
 int mca_coll_loom_unpack(const void *src, size_t bytes, void *buf, size_t count, ompi_datatype_t *dtype);
+
+/* The transport of a call whose rules chose `transport` (choice.transport): loom's UCX
+ * worker when the communicator has it and coll_loom_transport is ucx, or auto and a
+ * transport rule named ucx; NULL (the PML) otherwise.  Every rank decides alike: the
+ * rules see the call's agreed size, as for the algorithm. */
+static inline const mca_coll_loom_ucx_comm_t *mca_coll_loom_call_ucx(const mca_coll_loom_module_t *m, int transport)
+{
+    if (OPAL_LIKELY(NULL == m->ucx)) {
+        return NULL;
+    }
+    if (MCA_COLL_LOOM_TRANSPORT_UCX == mca_coll_loom_component.transport) {
+        return m->ucx;
+    }
+    return MCA_COLL_LOOM_TRANSPORT_AUTO == mca_coll_loom_component.transport && MCA_COLL_LOOM_RULE_UCX == transport
+               ? m->ucx
+               : NULL;
+}
 
 /* True when (count, dtype) holds no data: count 0, or a type of size 0.  MPI allows
  * the one on some ranks and the other elsewhere (both signatures are empty), so every

@@ -19,6 +19,7 @@
 #include "ompi/communicator/communicator.h"
 #include "ompi/constants.h"
 #include "ompi/mca/coll/coll.h"
+#include "ompi/mca/pml/base/base.h"
 
 #include "coll_loom.h"
 
@@ -308,8 +309,11 @@ static void register_transport_param(void)
                                            "(loom's own UCX worker: tag messages, its endpoints set "
                                            "up at a communicator's first blocking collective; where "
                                            "UCX cannot start, the PML, with a message at "
-                                           "coll_loom_verbose 1), \"auto\" (the PML; the rules do "
-                                           "not choose the transport per call yet). LOOM_UCX_<VAR> "
+                                           "coll_loom_verbose 1), \"auto\" (per call, as the "
+                                           "transport rules say: built in, allreduce and alltoall "
+                                           "of up to 16 KiB between nodes over loom's worker unless "
+                                           "the PML is ucx, everything else over the PML). "
+                                           "LOOM_UCX_<VAR> "
                                            "in the environment sets a UCX variable for loom's worker "
                                            "alone. Must be the same on every process; a change "
                                            "through MPI_T applies to communicators that have not "
@@ -322,7 +326,7 @@ static void register_transport_param(void)
     }
     cm->ucx_put_max = 0;
     (void) mca_base_component_var_register(&cm->super.collm_version, "ucx_put_max",
-                                           "With the UCX transport: the bytes per sender and call that "
+                                           "For calls on loom's UCX worker: the bytes per sender and call that "
                                            "a message of a pairwise exchange (alltoall's direct and "
                                            "pairwise) may write straight into a window at the "
                                            "receiver, a one-sided put followed by a notification (seed "
@@ -698,7 +702,7 @@ uint64_t mca_coll_loom_settings_fingerprint(void)
     const double model[] = {cm->model_latency_us,        cm->model_overhead_us,
                             cm->model_gap_us,            cm->model_gap_per_byte_ns,
                             cm->model_reduce_per_byte_ns, cm->model_copy_per_byte_ns};
-    const int transport = MCA_COLL_LOOM_TRANSPORT_UCX == cm->transport; /* auto is the PML */
+    const int transport = cm->transport; /* auto follows the rules, which may differ from pml */
     /* values that behave alike hash alike: setup calls 1 and below all mean the first */
     const int shm[] = {cm->shm ? 1 : 0, cm->shm_slot_size, cm->shm_setup_call > 1 ? cm->shm_setup_call : 1,
                        cm->shm_outbox_size > 0 ? cm->shm_outbox_size : 0};
@@ -760,6 +764,9 @@ mca_coll_base_module_t *mca_coll_loom_comm_query(struct ompi_communicator_t *com
         return NULL;
     }
     *priority = mca_coll_loom_component.priority;
+    /* the job's PML, selected before any communicator exists (coll_loom_transport auto) */
+    mca_coll_loom_component.pml_is_ucx =
+        0 == strcmp(mca_pml_base_selected_component.pmlm_version.mca_component_name, "ucx");
 
     /* the base constructor zeroed every other function: the previous components keep them */
     m->super.coll_module_enable = mca_coll_loom_module_enable;

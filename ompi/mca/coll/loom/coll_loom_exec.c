@@ -775,10 +775,10 @@ static inline __opal_attribute_always_inline__ int exec_schedule(mca_coll_loom_m
         }
     }
     rc = mca_coll_loom_task_init(&t, m, s, sbuf, rbuf, count, dtype, op, comm, tag, call, part_displ, mem);
-    t.ucx = m->ucx;
+    t.ucx = mca_coll_loom_call_ucx(m, m->call_transport);
     /* direct writes: blocking calls only, whose order every rank shares (the window's
      * two parts alternate by call) */
-    t.put = OMPI_SUCCESS == rc && NULL != m->ucx && s->exchange && mca_coll_loom_ucx_put_begin(m->ucx);
+    t.put = OMPI_SUCCESS == rc && NULL != t.ucx && s->exchange && mca_coll_loom_ucx_put_begin(m->ucx);
     if (OMPI_SUCCESS == rc && NULL != parts) {
         rc = mca_coll_loom_task_set_parts(&t, parts);
     }

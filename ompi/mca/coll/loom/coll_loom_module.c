@@ -43,6 +43,7 @@ static void loom_module_construct(mca_coll_loom_module_t *m)
     m->flags_call = 0;
     m->settings_agreed = 0;
     m->ucx = NULL;
+    m->call_transport = 0;
     m->transport_decided = false;
     m->in_job = false;
     m->failed = false;
@@ -332,10 +333,11 @@ static void print_call(const mca_coll_loom_module_t *m, mca_coll_loom_coll_t col
         snprintf(why, sizeof(why), "%s", NULL != choice->why ? choice->why : "?");
     }
     opal_output(mca_coll_loom_component.output,
-                "coll/loom: %s%s cid %s rank %d: bytes=%zu P=%d nodes=%d rpn=%d call=%s -> %s%s (%s%s%s%s)",
+                "coll/loom: %s%s cid %s rank %d: bytes=%zu P=%d nodes=%d rpn=%d call=%s -> %s%s%s (%s%s%s%s)",
                 (call & MCA_COLL_LOOM_CALL_NB) ? "i" : "", mca_coll_loom_coll_name(coll), mca_coll_loom_cid(comm).s, ompi_comm_rank(comm),
                 bytes, ompi_comm_size(comm), m->have_topo ? m->topo.nnodes : 0,
-                m->have_topo ? m->topo.max_per_node : 0, flags, alg, knob, why,
+                m->have_topo ? m->topo.max_per_node : 0, flags, alg, knob,
+                choice->alg >= 0 && NULL != mca_coll_loom_call_ucx(m, choice->transport) ? " over ucx" : "", why,
                 NULL != choice->refused ? "; forced algorithm refused: " : "",
                 NULL != choice->refused ? choice->refused : "", NULL != note ? note : "");
 }
@@ -408,6 +410,20 @@ static void remember(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, size_
 /* where the transport's words go (mca_coll_loom_ucx_offer) */
 #define LOOM_SETTINGS_UCX 14
 
+/* Whether a communicator sets loom's UCX worker up: with coll_loom_transport ucx always;
+ * with auto where a transport rule may choose it, i.e. between nodes, unless the PML is
+ * ucx itself (both paths then measured at parity).  The same on every rank: the transport
+ * is in the settings' fingerprint, the PML is the job's, and the node partition is the
+ * one every decision assumes the same (the settings check compares it). */
+static bool ucx_wanted(const mca_coll_loom_module_t *m)
+{
+    const int tr = mca_coll_loom_component.transport;
+
+    return MCA_COLL_LOOM_TRANSPORT_UCX == tr ||
+           (MCA_COLL_LOOM_TRANSPORT_AUTO == tr && !mca_coll_loom_component.pml_is_ucx && m->have_topo &&
+            m->topo.nnodes >= 2);
+}
+
 static void agree_on_settings(mca_coll_loom_module_t *m, struct ompi_communicator_t *comm)
 {
     mca_coll_loom_component_t *cm = &mca_coll_loom_component;
@@ -431,7 +447,7 @@ static void agree_on_settings(mca_coll_loom_module_t *m, struct ompi_communicato
     v[LOOM_SETTINGS_TOPO] = topo;
     v[LOOM_SETTINGS_TOPO + 1] = ~topo;
     mca_coll_loom_shm_offer(m, comm, v + 3);
-    mca_coll_loom_ucx_offer(comm, m->in_job, v + LOOM_SETTINGS_UCX);
+    mca_coll_loom_ucx_offer(comm, m->in_job, ucx_wanted(m), v + LOOM_SETTINGS_UCX);
     rc = m->previous_allreduce(MPI_IN_PLACE, v, LOOM_SETTINGS_WORDS, &ompi_mpi_uint64_t.dt, &ompi_mpi_op_max.op,
                                comm, m->previous_allreduce_module);
     if (OMPI_SUCCESS != rc) {
@@ -505,7 +521,7 @@ static void decide_transport(mca_coll_loom_module_t *m, struct ompi_communicator
     uint64_t v[MCA_COLL_LOOM_UCX_OFFER_WORDS];
 
     m->transport_decided = true;
-    mca_coll_loom_ucx_offer(comm, m->in_job, v);
+    mca_coll_loom_ucx_offer(comm, m->in_job, ucx_wanted(m), v);
     if (0 == v[0] && 0 == v[1]) {
         return; /* the same on every rank: the transport is in the settings' fingerprint */
     }
@@ -707,6 +723,7 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan_nb(mca_coll_loom_module_t *m, mc
         }
     }
     s = plan_call(m, coll, comm, bytes, call | MCA_COLL_LOOM_CALL_NB, root, choice);
+    m->call_transport = NULL != s ? choice->transport : 0;
     mca_coll_loom_count(NULL == s ? &cm->nb_fallback_calls[coll] : &cm->nb_alg_calls[coll][choice->alg]);
     return s;
 }
@@ -737,6 +754,7 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,
         call |= MCA_COLL_LOOM_CALL_SHM;
     }
     s = plan_call(m, coll, comm, bytes, call, root, choice);
+    m->call_transport = NULL != s ? choice->transport : 0;
     /* through the segment: hierarchical's node phases, and direct's transfers on one node */
     choice->shm = NULL != s && (call & MCA_COLL_LOOM_CALL_SHM) &&
                   (choice->alg == cm->hier_alg ||

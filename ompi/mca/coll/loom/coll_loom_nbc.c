@@ -231,7 +231,7 @@ static int request_start_one(loom_request_t *r)
     }
     /* the communicator's transport as of this start: every rank sees the same sequence
      * of calls, and the transport is set up at a blocking one */
-    r->task.ucx = c->module->ucx;
+    r->task.ucx = mca_coll_loom_call_ucx(c->module, c->transport);
     if (OMPI_SUCCESS == rc && c->has_parts) {
         rc = mca_coll_loom_task_set_parts(&r->task, &c->parts);
     }
@@ -377,6 +377,7 @@ void mca_coll_loom_nb_call_init(mca_coll_loom_nb_call_t *c, mca_coll_loom_module
     c->dtype = dtype;
     c->op = op;
     c->call = call;
+    c->transport = m->call_transport; /* the rules' choice in the mca_coll_loom_plan_nb just made */
 }
 
 int mca_coll_loom_nb_vector(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, const void *sbuf, void *rbuf,

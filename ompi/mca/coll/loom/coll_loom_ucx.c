@@ -184,12 +184,12 @@ static const char *local_obstacle(int P, bool in_job)
     return NULL;
 }
 
-void mca_coll_loom_ucx_offer(struct ompi_communicator_t *comm, bool in_job, uint64_t *words)
+void mca_coll_loom_ucx_offer(struct ompi_communicator_t *comm, bool in_job, bool want, uint64_t *words)
 {
     const int P = ompi_comm_size(comm);
 
     words[0] = words[1] = 0;
-    if (MCA_COLL_LOOM_TRANSPORT_UCX != mca_coll_loom_component.transport) {
+    if (!want) {
         return;
     }
     pthread_mutex_lock(&loom_ucx_lock);
@@ -468,7 +468,8 @@ mca_coll_loom_ucx_comm_t *mca_coll_loom_ucx_adopt(mca_coll_loom_module_t *m, str
         }
         pthread_mutex_unlock(&loom_ucx_lock);
         if (NULL != why || 0 == rank) {
-            opal_output_verbose(told ? 10 : 1, cm->output,
+            /* loud when asked for (coll_loom_transport ucx), not when auto tried it */
+            opal_output_verbose(told || MCA_COLL_LOOM_TRANSPORT_UCX != cm->transport ? 10 : 1, cm->output,
                                 "coll/loom: communicator %s (cid %s) rank %d: the UCX transport is not "
                                 "available %s%s%s: its collectives use the PML",
                                 comm->c_name, mca_coll_loom_cid(comm).s, rank, NULL != why ? "here (" : "on another rank",

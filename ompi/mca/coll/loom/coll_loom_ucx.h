@@ -65,8 +65,9 @@ typedef struct mca_coll_loom_ucx_comm_t {
 
 /* The settings check's words for this communicator: whether this process can use UCX
  * on it, the length of its worker address, whether it lacks a member's address, and
- * its proposal for the communicator's number.  Zeros when the transport is the PML. */
-void mca_coll_loom_ucx_offer(struct ompi_communicator_t *comm, bool in_job, uint64_t *words);
+ * its proposal for the communicator's number.  Zeros unless `want` (the same on every
+ * rank: mca_coll_loom_ucx_wanted). */
+void mca_coll_loom_ucx_offer(struct ompi_communicator_t *comm, bool in_job, bool want, uint64_t *words);
 
 /* After the settings check (words: the maxima over the ranks), collectively: sets the
  * communicator up on UCX, or leaves it on the PML (NULL) and says why at verbosity 1.
