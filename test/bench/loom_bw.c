@@ -7,11 +7,13 @@
  *           [--latency] [--tuned-seg bytes] [--bw GB/s] [--all-algs] [--seg-sizes a,b,...] [--csv FILE] [-q]
  *           [--info KEY=VALUE] [--groups K] [--transports]
  *
- * --transports times every loom variant twice: on the communicator "loom", whose messages
- * take the transport the job was started with (coll_loom_transport, the PML by default),
- * and, labelled "[ucx]", on one made with coll_loom_transport ucx written through MPI_T
- * (its transport is decided at its first blocking call, made before the cvar goes back).
- * coll_loom_ucx_transfers, read around every batch, must move for those and only those.
+ * --transports times every loom variant three times: on the communicator "loom", whose
+ * messages take the transport the job was started with (coll_loom_transport, auto by
+ * default: per call, by the transport rules), and, labelled "[ucx]" and "[pml]", on ones
+ * made with coll_loom_transport ucx and pml written through MPI_T (a communicator's
+ * transport is decided at its first blocking call, made before the cvar goes back).
+ * coll_loom_ucx_transfers, read around every batch, must move for "[ucx]" and must not
+ * for "[pml]".
  * --put-max N adds a third, "[ucx put]": transport ucx and coll_loom_ucx_put_max N (direct
  * writes into the receiver's window for alltoall's direct and pairwise; rank 0's
  * coll_loom_ucx_puts must move for them).
@@ -95,7 +97,8 @@ typedef struct {
     char alg[LT_NAME_LEN]; /* loom: "auto" or an algorithm name */
     int knob;              /* loom: size knob in bytes (0 = auto) */
     MPI_Comm comm;
-    int ucx;               /* loom: on a communicator whose transport is UCX (2: with direct writes) */
+    int ucx;               /* loom: on a communicator whose transport is UCX (2: with direct writes;
+                              3: whose transport is the PML) */
 } variant_t;
 
 typedef struct {
@@ -364,7 +367,7 @@ static void usage(const char *prog)
                 "          [--seg-sizes N,M,...] [--groups K] [--transports] [--csv FILE] [-q]\n"
                 "  --algs   time only these loom algorithms (besides tuned and loom auto); implies --all-algs\n"
                 "  --groups K  K disjoint communicators of consecutive ranks, timed at once\n"
-                "  --transports  every loom variant also on a communicator with coll_loom_transport ucx\n"
+                "  --transports  every loom variant also on communicators with coll_loom_transport ucx and pml\n"
                 "  --put-max N   and on one with coll_loom_ucx_put_max N as well (direct writes)\n",
                 prog);
 }
@@ -539,7 +542,7 @@ int main(int argc, char **argv)
             else snprintf(v->label, sizeof(v->label), "loom %.*s seg=%dK", LT_NAME_LEN - 1, name, v->knob >> 10);
         }
     }
-    MPI_Comm clu = MPI_COMM_NULL, clp = MPI_COMM_NULL;
+    MPI_Comm clu = MPI_COMM_NULL, clp = MPI_COMM_NULL, clm = MPI_COMM_NULL;
     const int nloom = nv;
     if (transports) {
         char saved_tr[LT_NAME_LEN] = "auto";
@@ -563,14 +566,18 @@ int main(int argc, char **argv)
                     lt_cvar_write_int("coll_loom_ucx_put_max", saved_put);
                 }
             }
+            lt_cvar_write_str("coll_loom_transport", "pml");
+            lt_dup_with_pref(base, "loom", &clm);
+            MPI_Barrier(clm);
             lt_cvar_write_str("coll_loom_transport", saved_tr);
-            for (int kind = 1; kind <= (MPI_COMM_NULL != clp ? 2 : 1); kind++) {
+            for (int kind = 1; kind <= 3; kind++) {
+                if (2 == kind && MPI_COMM_NULL == clp) continue;
                 for (int v = ntuned, n = nloom; v < n && nv < MAX_VARIANTS; v++) {
                     vs[nv] = vs[v];
                     vs[nv].ucx = kind;
-                    vs[nv].comm = 1 == kind ? clu : clp;
-                    snprintf(vs[nv].label, sizeof(vs[nv].label), "%.*s [ucx%s]", LT_NAME_LEN + 20, vs[v].label,
-                             1 == kind ? "" : " put");
+                    vs[nv].comm = 1 == kind ? clu : 2 == kind ? clp : clm;
+                    snprintf(vs[nv].label, sizeof(vs[nv].label), "%.*s [%s]", LT_NAME_LEN + 20, vs[v].label,
+                             1 == kind ? "ucx" : 2 == kind ? "ucx put" : "pml");
                     nv++;
                 }
             }
@@ -779,18 +786,18 @@ int main(int argc, char **argv)
                         snprintf(served + l, sizeof(served) - l, "  [%s refused: replaced]", vs[v].alg);
                     }
                 }
-                if (transports && !vs[v].tuned && !vs[v].ucx && cell->ucx > 0) {
+                if (transports && 3 == vs[v].ucx && cell->ucx > 0) {
                     size_t l = strlen(served);
                     snprintf(served + l, sizeof(served) - l, " UCX TRANSFERS %llu (check failed)", cell->ucx);
                     errors++;
-                } else if (transports && vs[v].ucx < 2 && cell->puts > 0) {
+                } else if (transports && 2 != vs[v].ucx && cell->puts > 0) {
                     size_t l = strlen(served);
                     snprintf(served + l, sizeof(served) - l, " UCX PUTS %llu (check failed)", cell->puts);
                     errors++;
                 } else if (2 == vs[v].ucx && cell->puts > 0) {
                     size_t l = strlen(served);
                     snprintf(served + l, sizeof(served) - l, " (%llu direct writes on rank 0)", cell->puts);
-                } else if (transports && vs[v].ucx && 0 == cell->ucx) {
+                } else if (transports && (1 == vs[v].ucx || 2 == vs[v].ucx) && 0 == cell->ucx) {
                     /* rank 0's part may be all in the node's shared segment */
                     size_t l = strlen(served);
                     snprintf(served + l, sizeof(served) - l, " (no UCX transfer on rank 0)");
@@ -824,6 +831,7 @@ int main(int argc, char **argv)
     MPI_Comm_free(&cl);
     if (MPI_COMM_NULL != clu) MPI_Comm_free(&clu);
     if (MPI_COMM_NULL != clp) MPI_Comm_free(&clp);
+    if (MPI_COMM_NULL != clm) MPI_Comm_free(&clm);
     MPI_Comm_free(&ct);
     if (MPI_COMM_WORLD != base) MPI_Comm_free(&base);
     lt_fini();

@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """Table of loom_bw --transports runs: per size, the UCX path's median time over the PML
-path's (loom auto on both), the median over the repetitions, for each PML and collective.
+path's (loom auto on both, the median over the repetitions), for each PML and collective.
+The PML path is the "[pml]" communicator where the runs have one, else the base one (runs
+from before coll_loom_transport auto chose per call).  With --auto: the base
+communicator's time (coll_loom_transport auto) over the faster of the two paths.
 With --puts: alltoall's `direct` with direct writes (loom_bw --put-max) over the same on
 UCX tag messages and over the PML, for each PML.
 
@@ -26,6 +29,7 @@ def main():
     ap.add_argument("--data", required=True)
     ap.add_argument("--shape", required=True)
     ap.add_argument("--puts", action="store_true")
+    ap.add_argument("--auto", action="store_true")
     a = ap.parse_args()
     times = {}  # (pml, coll, bytes, variant) -> medians of the jobs
     for f in glob.glob(os.path.join(a.data, "%s-*-*-*.csv" % a.shape)):
@@ -51,9 +55,14 @@ def main():
         cells = []
         for p in PMLS:
             for c in COLLS:
-                pml = times.get((p, c, b, "loom auto"))
+                auto = times.get((p, c, b, "loom auto"))
+                pml = times.get((p, c, b, "loom auto [pml]"), auto)
                 ucx = times.get((p, c, b, "loom auto [ucx]"))
-                cells.append("%.2f" % (statistics.median(ucx) / statistics.median(pml)) if pml and ucx else "")
+                if a.auto:
+                    best = min(statistics.median(pml), statistics.median(ucx)) if pml and ucx else 0
+                    cells.append("%.2f" % (statistics.median(auto) / best) if auto and best else "")
+                else:
+                    cells.append("%.2f" % (statistics.median(ucx) / statistics.median(pml)) if pml and ucx else "")
         print("| %s | %s |" % (size_name(b), " | ".join(cells)))
 
 
