@@ -258,6 +258,9 @@ typedef struct mca_coll_loom_module_t {
     /* the transport the rules chose for the call being planned (choice.transport): set by
      * mca_coll_loom_plan and _plan_nb, read by the call's execution (mca_coll_loom_call_ucx) */
     int call_transport;
+    /* coll_loom_transport as it was when the transport was decided (an MPI_T change
+     * applies to communicators that have not decided yet) */
+    int transport_mode;
     /* every process of the communicator belongs to this job (no spawned or connected
      * ones): then MPI_COMM_WORLD's settings check at MPI_Init covers it */
     bool in_job;
@@ -583,20 +586,18 @@ int mca_coll_loom_pack(const void *buf, size_t count, ompi_datatype_t *dtype, vo
 int mca_coll_loom_unpack(const void *src, size_t bytes, void *buf, size_t count, ompi_datatype_t *dtype);
 
 /* The transport of a call whose rules chose `transport` (choice.transport): loom's UCX
- * worker when the communicator has it and coll_loom_transport is ucx, or auto and a
- * transport rule named ucx; NULL (the PML) otherwise.  Every rank decides alike: the
+ * worker when the communicator has it and coll_loom_transport was ucx when it decided,
+ * or auto and a transport rule named ucx; NULL (the PML) otherwise.  Every rank decides alike: the
  * rules see the call's agreed size, as for the algorithm. */
 static inline const mca_coll_loom_ucx_comm_t *mca_coll_loom_call_ucx(const mca_coll_loom_module_t *m, int transport)
 {
     if (OPAL_LIKELY(NULL == m->ucx)) {
         return NULL;
     }
-    if (MCA_COLL_LOOM_TRANSPORT_UCX == mca_coll_loom_component.transport) {
+    if (MCA_COLL_LOOM_TRANSPORT_UCX == m->transport_mode) {
         return m->ucx;
     }
-    return MCA_COLL_LOOM_TRANSPORT_AUTO == mca_coll_loom_component.transport && MCA_COLL_LOOM_RULE_UCX == transport
-               ? m->ucx
-               : NULL;
+    return MCA_COLL_LOOM_TRANSPORT_AUTO == m->transport_mode && MCA_COLL_LOOM_RULE_UCX == transport ? m->ucx : NULL;
 }
 
 /* True when (count, dtype) holds no data: count 0, or a type of size 0.  MPI allows

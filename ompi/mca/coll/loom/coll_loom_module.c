@@ -44,6 +44,7 @@ static void loom_module_construct(mca_coll_loom_module_t *m)
     m->settings_agreed = 0;
     m->ucx = NULL;
     m->call_transport = 0;
+    m->transport_mode = MCA_COLL_LOOM_TRANSPORT_PML;
     m->transport_decided = false;
     m->in_job = false;
     m->failed = false;
@@ -466,6 +467,7 @@ static void agree_on_settings(mca_coll_loom_module_t *m, struct ompi_communicato
         m->settings_agreed = 1;
         /* every rank asked for the same transport (it is in the fingerprint) */
         m->ucx = mca_coll_loom_ucx_adopt(m, comm, v + LOOM_SETTINGS_UCX);
+        m->transport_mode = cm->transport;
         m->transport_decided = true;
         /* every rank has the same torus source: coordinates from the environment are
          * exchanged now, on all of them */
@@ -521,6 +523,7 @@ static void decide_transport(mca_coll_loom_module_t *m, struct ompi_communicator
     uint64_t v[MCA_COLL_LOOM_UCX_OFFER_WORDS];
 
     m->transport_decided = true;
+    m->transport_mode = mca_coll_loom_component.transport;
     mca_coll_loom_ucx_offer(comm, m->in_job, ucx_wanted(m), v);
     if (0 == v[0] && 0 == v[1]) {
         return; /* the same on every rank: the transport is in the settings' fingerprint */
