@@ -56,10 +56,10 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * the rules below decide. */
     /* the transport, for coll_loom_transport auto (transport rules are walked apart
      * from the algorithm rules): loom's own UCX worker for small calls between nodes.
-     * On the emulated 4 x 2 cluster under pml ob1 it took 0.80-0.94x the PML's time for
-     * allreduce up to 16 KiB (8 B: 1.09x) and 0.73-0.96x for alltoall, and 2.1-2.6x in
-     * a band from 32 KiB (docs/user/performance.md, "Transport").  Under pml ucx the
-     * two are at parity, and auto does not set UCX up. */
+     * On the emulated 4 x 2 cluster under pml ob1 it took 0.70-0.97x the PML's time for
+     * allreduce up to 16 KiB, about the same for alltoall, and 2-5x in a band from
+     * 32 KiB (UCX's rendezvous; docs/user/performance.md, "Transport").  Under pml ucx
+     * the two are at parity, and auto does not set UCX up. */
     {ALLREDUCE, .max_bytes = KIB(16), .min_nodes = 2, .transport = MCA_COLL_LOOM_RULE_UCX},
     {ALLTOALL, .max_bytes = KIB(16), .min_nodes = 2, .transport = MCA_COLL_LOOM_RULE_UCX},
 

@@ -26,7 +26,8 @@
 #      test_nonblocking round-robin, test_colls on uneven nodes): torus forced among the others;
 #      a negative control (--mca coll ^loom: smoke must FAIL); smoke over UCX;
 #      coll_loom_transport ucx (test_allreduce and test_alltoall, with direct writes, under
-#      pml ob1, test_colls and test_nonblocking under pml ucx), and with UCX made to fail;
+#      pml ob1, test_allreduce and test_nonblocking under pml ucx), and with UCX made to fail;
+#      auto: not set up under pml ucx, small allreduces over it under pml ob1;
 #   3. 4 x 2 with round-robin placement (rank i on node i mod 4), with failures injected
 #      inside each node segment's protocol (test_faults, also on the uneven nodes), and
 #      one node's failure on WORLD (test_faults --several-nodes);
@@ -268,7 +269,7 @@ run "transport ucx under pml ob1: test_allreduce 4x2 round-robin" 0 --ob1 --ppn 
     -- "$test_allreduce"
 run "transport ucx under pml ob1, direct writes: test_alltoall 4x2" 0 --ob1 --ppn 2 "${lucx[@]}" \
     --mca coll_loom_ucx_put_max 65536 -x LOOM_TEST_EXPECT_PUTS=1 -- "$test_alltoall"
-run "transport ucx under pml ucx: test_colls 4x2" 0 --ucx --ppn 2 "${lucx[@]}" -- "$test_colls"
+run "transport ucx under pml ucx: test_allreduce 4x2" 0 --ucx --ppn 2 "${lucx[@]}" -- "$test_allreduce"
 run "transport ucx under pml ucx: test_nonblocking 4x2 round-robin" 0 --ucx --ppn 2 --rr "${lucx[@]}" \
     -- "$test_nonblocking" --sections matrix,outstanding,persistent
 name="transport ucx with UCX made to fail (LOOM_UCX_TLS=none) under pml ucx 4x2"
@@ -300,7 +301,6 @@ check "node A's two ranks saw errors, now and later; no rank returned wrong data
 cl "cluster.sh up 3 (rebuilt at another size)" up 3
 run "smoke 3x3" 0 --ppn 3 -- "$SMOKE"
 run "test_allreduce 3x3" 0 --ppn 3 -- "$test_allreduce"
-run "test_colls 3x3" 0 --ppn 3 -- "$test_colls"
 run "test_alltoall 3x3" 0 --ppn 3 -- "$test_alltoall"
 run "test_pipeline 3x3" 0 --ppn 3 --mca coll_loom_shm_setup_call 1 -- "$test_pipeline" 1500
 

@@ -13,7 +13,10 @@
  * section runs many orders at small sizes, and deliberately corrupted graphs show
  * that graph mode can fail where the rounds pass.
  *
- * Usage: test_sched [PMAX]        (default 300)
+ * Usage: test_sched [PMAX] [--shard K/N]   (default 300; shard: the sweep's K-th of N parts of
+ *                                 the (algorithm, collective) pairs, the other sections in
+ *                                 shard 0 and the node maps' in shard N-1, so that `make check`
+ *                                 runs two at once on two cores)
  *        test_sched --adaptable   prints, for n = 1..8, the P <= 300 that the adapted
  *                                 dissemination allreduce cannot serve
  */
@@ -342,8 +345,13 @@ static void test_one_size(int alg, int coll, int P, int root, mca_coll_loom_sche
     }
 }
 
+/* --shard K/N: this run's part of the sweep */
+static int shard_k = 0, shard_n = 1;
+
 static void test_algorithms(int pmax)
 {
+    int pair = -1;
+
     mca_coll_loom_sched_t *scheds = calloc((size_t) pmax, sizeof(*scheds));
     const int orders = mca_coll_loom_verify_graph_orders(-1);
 
@@ -354,7 +362,7 @@ static void test_algorithms(int pmax)
         for (int coll = 0; coll < MCA_COLL_LOOM_NUM_COLLS; ++coll) {
             coverage_t cov = {0};
             clock_t t0 = clock();
-            if (!mca_coll_loom_alg_serves(alg, coll)) {
+            if (!mca_coll_loom_alg_serves(alg, coll) || ++pair % shard_n != shard_k) {
                 continue;
             }
             for (int P = 1; P <= pmax; ++P) {
@@ -1628,19 +1636,32 @@ int main(int argc, char **argv)
         print_nonadaptable();
         return 0;
     }
-    if (argc > 1) {
-        pmax = atoi(argv[1]);
+    for (int i = 1; i < argc; ++i) {
+        if (0 == strcmp(argv[i], "--shard") && i + 1 < argc &&
+            2 == sscanf(argv[i + 1], "%d/%d", &shard_k, &shard_n) && shard_n >= 1 && shard_k >= 0 &&
+            shard_k < shard_n) {
+            ++i;
+        } else if (atoi(argv[i]) > 0) {
+            pmax = atoi(argv[i]);
+        } else {
+            fprintf(stderr, "usage: test_sched [PMAX] [--shard K/N] | --adaptable\n");
+            return 2;
+        }
     }
-    test_verifier_catches_errors();
-    test_block_moves();
-    test_alltoall_checks();
-    test_new_collectives();
-    test_graph_mode_catches_errors();
-    test_graph_orders();
-    test_topo();
-    test_decide();
+    if (0 == shard_k) {
+        test_verifier_catches_errors();
+        test_block_moves();
+        test_alltoall_checks();
+        test_new_collectives();
+        test_graph_mode_catches_errors();
+        test_graph_orders();
+        test_topo();
+        test_decide();
+    }
     test_algorithms(pmax);
-    test_hierarchical_maps();
+    if (shard_n - 1 == shard_k) {
+        test_hierarchical_maps();
+    }
     if (failures) {
         fprintf(stderr, "%d failures\n", failures);
         return 1;
