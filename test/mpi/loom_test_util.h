@@ -414,37 +414,34 @@ LT_MAYBE_UNUSED static int lt_init(void)
     return lt__num_loom_pvars;
 }
 
+/* LOOM_TEST_EXPECT_<X>=1 (=0) in a job of several processes: abort the job when counter
+ * k is 0 (is not 0) on this process; the proof that loom's transfers took the path the run
+ * asked for. */
+LT_MAYBE_UNUSED static void lt__expect_counter(const char *expect, lt_shm_counter_t k, int wsize, int wrank)
+{
+    unsigned long long n = 0;
+    int want;
+
+    if (NULL == expect || wsize < 2) return;
+    want = 0 != atoi(expect);
+    if (0 != lt_shm_counter(k, &n) || want != (n > 0)) {
+        fprintf(stderr, "FAIL: rank %d: %s = %llu%s, expected %s\n", wrank, lt__shm_names[k], n,
+                lt__have_shm[k] ? "" : " (no such counter)", want ? "> 0" : "0");
+        fflush(stderr);
+        MPI_Abort(MPI_COMM_WORLD, 3);
+    }
+    if (0 == wrank) printf("%s on rank 0: %llu\n", lt__shm_names[k], n);
+}
+
 LT_MAYBE_UNUSED static void lt_fini(void)
 {
-    const char *expect_ucx = getenv("LOOM_TEST_EXPECT_UCX"), *expect_puts = getenv("LOOM_TEST_EXPECT_PUTS");
     int wsize = 1, wrank = 0;
 
     if (!lt__initialised) return;
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-    if (NULL != expect_ucx && wsize > 1) {
-        /* the proof that loom's transfers took the transport the run asked for */
-        unsigned long long n = 0;
-        const int want = 0 != atoi(expect_ucx);
-        if (0 != lt_shm_counter(LT_UCX_TRANSFERS, &n) || want != (n > 0)) {
-            fprintf(stderr, "FAIL: rank %d: coll_loom_ucx_transfers = %llu%s, expected %s\n", wrank, n,
-                    lt__have_shm[LT_UCX_TRANSFERS] ? "" : " (no such counter)", want ? "> 0" : "0");
-            fflush(stderr);
-            MPI_Abort(MPI_COMM_WORLD, 3);
-        }
-        if (0 == wrank) printf("coll_loom_ucx_transfers on rank 0: %llu\n", n);
-    }
-    if (NULL != expect_puts && wsize > 1) {
-        unsigned long long n = 0;
-        const int want = 0 != atoi(expect_puts);
-        if (0 != lt_shm_counter(LT_UCX_PUTS, &n) || want != (n > 0)) {
-            fprintf(stderr, "FAIL: rank %d: coll_loom_ucx_puts = %llu%s, expected %s\n", wrank, n,
-                    lt__have_shm[LT_UCX_PUTS] ? "" : " (no such counter)", want ? "> 0" : "0");
-            fflush(stderr);
-            MPI_Abort(MPI_COMM_WORLD, 3);
-        }
-        if (0 == wrank) printf("coll_loom_ucx_puts on rank 0: %llu\n", n);
-    }
+    lt__expect_counter(getenv("LOOM_TEST_EXPECT_UCX"), LT_UCX_TRANSFERS, wsize, wrank);
+    lt__expect_counter(getenv("LOOM_TEST_EXPECT_PUTS"), LT_UCX_PUTS, wsize, wrank);
     if (MPI_T_PVAR_SESSION_NULL != lt__session) MPI_T_pvar_session_free(&lt__session);
     MPI_T_finalize();
     lt__initialised = 0;

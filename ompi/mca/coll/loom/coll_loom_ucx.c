@@ -59,6 +59,18 @@ int mca_coll_loom_ucx_progress(void)
     return (int) ucp_worker_progress(loom_ucx.worker);
 }
 
+/* Progresses loom's worker until the request r (a status pointer: NULL or an error is
+ * done at once) is done, and frees it. */
+static void wait_and_free(ucs_status_ptr_t r)
+{
+    if (UCS_PTR_IS_PTR(r)) {
+        while (!mca_coll_loom_ucx_request_done(r)) {
+            (void) ucp_worker_progress(loom_ucx.worker);
+        }
+        ucp_request_free(r);
+    }
+}
+
 /* Under the lock. */
 static bool ucx_init(void)
 {
@@ -133,18 +145,11 @@ void mca_coll_loom_ucx_finalize(void)
         for (int v = 0; v < loom_ucx.world; ++v) {
             ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
                                        .flags = UCP_EP_CLOSE_FLAG_FORCE};
-            ucs_status_ptr_t r;
             if (NULL == loom_ucx.eps[v]) {
                 continue;
             }
             /* MPI_Finalize's fence is behind us: no message is still on its way */
-            r = ucp_ep_close_nbx(loom_ucx.eps[v], &prm);
-            if (UCS_PTR_IS_PTR(r)) {
-                while (UCS_INPROGRESS == ucp_request_check_status(r)) {
-                    (void) ucp_worker_progress(loom_ucx.worker);
-                }
-                ucp_request_free(r);
-            }
+            wait_and_free(ucp_ep_close_nbx(loom_ucx.eps[v], &prm));
         }
         for (int v = 0; v < loom_ucx.world; ++v) {
             free(loom_ucx.addr[v]);
@@ -539,13 +544,7 @@ void mca_coll_loom_ucx_release(mca_coll_loom_ucx_comm_t *u)
     if (0 != u->slot) {
         /* this rank's writes into the peers' windows have completed before their keys go */
         ucp_request_param_t prm = {.op_attr_mask = 0};
-        ucs_status_ptr_t r = ucp_worker_flush_nbx(loom_ucx.worker, &prm);
-        if (UCS_PTR_IS_PTR(r)) {
-            while (UCS_INPROGRESS == ucp_request_check_status(r)) {
-                (void) ucp_worker_progress(loom_ucx.worker);
-            }
-            ucp_request_free(r);
-        }
+        wait_and_free(ucp_worker_flush_nbx(loom_ucx.worker, &prm));
         window_free(u);
     }
     give_id(u->id);
@@ -628,11 +627,6 @@ typedef struct {
     ompi_datatype_t *dt;
 } loom_ucx_read_t;
 
-static inline bool request_done(void *r)
-{
-    return NULL == r || UCS_INPROGRESS != ucp_request_check_status(r);
-}
-
 bool mca_coll_loom_ucx_direct_complete(void *req)
 {
     void *h = (void *) ((uintptr_t) req & ~(uintptr_t) 3);
@@ -647,7 +641,7 @@ bool mca_coll_loom_ucx_direct_complete(void *req)
     if (!wr->notified) {
         ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE, .datatype = ucp_dt_make_contig(8)};
         ucs_status_ptr_t r;
-        if (!request_done(wr->put) || !request_done(wr->flush)) {
+        if (!mca_coll_loom_ucx_request_done(wr->put) || !mca_coll_loom_ucx_request_done(wr->flush)) {
             return false;
         }
         r = ucp_atomic_op_nbx(wr->ep, UCP_ATOMIC_OP_ADD, &wr->one, 1, wr->counter, wr->rkey, &prm);
@@ -658,7 +652,7 @@ bool mca_coll_loom_ucx_direct_complete(void *req)
         }
         wr->add = r;
     }
-    return request_done(wr->add);
+    return mca_coll_loom_ucx_request_done(wr->add);
 }
 
 /* The direct write of `bytes` at p to `peer`'s window: the put and a flush now, the
@@ -687,12 +681,7 @@ static int direct_write(const mca_coll_loom_ucx_comm_t *u, ucp_ep_h ep, const ch
     if (OPAL_UNLIKELY(UCS_PTR_IS_ERR(r))) {
         opal_output_verbose(1, mca_coll_loom_component.output, "coll/loom: UCX direct write to rank %d failed: %s",
                             peer, ucs_status_string(UCS_PTR_STATUS(r)));
-        if (NULL != wr->put) {
-            while (!request_done(wr->put)) {
-                (void) ucp_worker_progress(loom_ucx.worker);
-            }
-            ucp_request_free(wr->put);
-        }
+        wait_and_free(wr->put);
         free(wr);
         return OMPI_ERROR;
     }

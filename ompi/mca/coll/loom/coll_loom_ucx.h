@@ -102,6 +102,12 @@ static inline void *mca_coll_loom_ucx_request(void *req)
     return (uintptr_t) req & 1 ? *(void **) ((uintptr_t) req & ~(uintptr_t) 1) : req;
 }
 
+/* Whether a UCP request (NULL: done at once) is done. */
+static inline bool mca_coll_loom_ucx_request_done(void *r)
+{
+    return NULL == r || UCS_INPROGRESS != ucp_request_check_status(r);
+}
+
 bool mca_coll_loom_ucx_direct_complete(void *req);
 
 static inline bool mca_coll_loom_ucx_complete(void *req)
@@ -109,8 +115,7 @@ static inline bool mca_coll_loom_ucx_complete(void *req)
     if (MCA_COLL_LOOM_UCX_HANDLE_KIND(req) >= 2) {
         return mca_coll_loom_ucx_direct_complete(req);
     }
-    void *r = mca_coll_loom_ucx_request(req);
-    return NULL == r || UCS_INPROGRESS != ucp_request_check_status(r);
+    return mca_coll_loom_ucx_request_done(mca_coll_loom_ucx_request(req));
 }
 
 /* Progresses loom's worker alone; the number of events. */
