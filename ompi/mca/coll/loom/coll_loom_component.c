@@ -338,9 +338,6 @@ static void register_transport_param(void)
                                            "not made a blocking collective yet",
                                            MCA_BASE_VAR_TYPE_INT, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE,
                                            OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL, &cm->ucx_put_max);
-    if (cm->ucx_put_max < 0) {
-        cm->ucx_put_max = 0;
-    }
 }
 
 static void register_shm_params(void)
