@@ -6,7 +6,9 @@
  *
  *   allreduce, barrier (section 3.3): binomial reduce inside each node to its leader,
  *       the pairwise exchange among the leaders (large commutative allreduces, p->segs
- *       > 1: the segmented ring, seed 002 IV.A), binomial bcast inside each node;
+ *       > 1: the segmented ring, seed 002 IV.A), binomial bcast inside each node; on
+ *       several nodes of equal size, a large commutative allreduce runs one ring per
+ *       local index instead (loom_alg_hierarchical_rings.c);
  *   bcast (section 3.1): a binomial tree among the nodes, rooted at the root's node,
  *       where the root itself stands in for its node's leader (no extra hop, so the
  *       cost does not depend on the root), then a binomial bcast inside each node;
@@ -524,6 +526,9 @@ int mca_coll_loom_build_hierarchical(mca_coll_loom_sched_t *s, const mca_coll_lo
     }
     if (MCA_COLL_LOOM_COLL_ALLTOALL == p->coll) {
         return mca_coll_loom_hierarchical_alltoall(s, p); /* loom_alg_hierarchical_alltoall.c */
+    }
+    if (mca_coll_loom_hierarchical_rings_fit(p)) {
+        return mca_coll_loom_hierarchical_rings(s, p); /* loom_alg_hierarchical_rings.c */
     }
     if (NULL == p->node_of) {
         /* one node: its ranks are the communicator (identity peers), rank 0 leads */

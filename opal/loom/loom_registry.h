@@ -174,6 +174,10 @@ bool mca_coll_loom_hierarchical_can_serve(const mca_coll_loom_params_t *p);
  * slots fit this node map */
 int mca_coll_loom_hierarchical_alltoall(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);
 bool mca_coll_loom_hierarchical_alltoall_fits(const mca_coll_loom_params_t *p);
+/* hierarchical's large commutative allreduce on several nodes of equal size: one ring
+ * per local index (loom_alg_hierarchical_rings.c), and whether this call is one */
+int mca_coll_loom_hierarchical_rings(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);
+bool mca_coll_loom_hierarchical_rings_fit(const mca_coll_loom_params_t *p);
 
 /* The pairwise alltoall exchange (steps 1..P-1, `window` of them per round, 0: all at
  * once) of `direct` and `pairwise` (loom_alg_direct.c). */

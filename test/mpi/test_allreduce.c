@@ -558,7 +558,7 @@ typedef struct {
 
 static int default_ways = -1, default_ports = -1;
 /* segment / chunk size knobs of ring and twotree (bytes; -1: not readable) */
-static int default_seg = -1, default_chunk = -1;
+static int default_seg = -1, default_chunk = -1, default_hseg = -1;
 static const char *seg_knob(const char *alg)
 {
     if (0 == strcmp(alg, "ring")) return "coll_loom_ring_segment_size";
@@ -820,10 +820,11 @@ static double bit_input(MPI_Op op, int r, int i)
     }
 }
 
-static void bit_identity_op(const comm_t *c, const setting_t *s, MPI_Op op, const char *oname)
+static void bit_identity_op(const comm_t *c, const setting_t *s, MPI_Op op, const char *oname, int count)
 {
-    const int count = 255;
-    double in[255], out[255], ref[255];
+    double *in = malloc(sizeof(double) * (size_t) count), *out = malloc(sizeof(double) * (size_t) count);
+    double *ref = malloc(sizeof(double) * (size_t) count), *sumabs = malloc(sizeof(double) * (size_t) count);
+    int *has_nan = malloc(sizeof(int) * (size_t) count);
     char label[512], sd[LT_NAME_LEN + 32];
     lt_counts_t before, after;
     lt_diff_t d;
@@ -832,9 +833,12 @@ static void bit_identity_op(const comm_t *c, const setting_t *s, MPI_Op op, cons
     describe_setting(s, sd, sizeof(sd));
     snprintf(label, sizeof(label), "bit-identity comm=%s(P=%d,rank=%d) type=double op=%s count=%d alg=%s", c->name,
              c->size, c->rank, oname, count, sd);
+    if (!in || !out || !ref || !sumabs || !has_nan) {
+        FAIL("%s: out of memory in the test", label);
+        free(in), free(out), free(ref), free(sumabs), free(has_nan);
+        return;
+    }
     for (int i = 0; i < count; i++) in[i] = bit_input(op, c->rank, i);
-    double sumabs[255];
-    int has_nan[255];
     for (int i = 0; i < count; i++) {
         ref[i] = MPI_SUM == op ? 0 : bit_input(op, 0, i);
         sumabs[i] = 0;
@@ -888,14 +892,15 @@ static void bit_identity_op(const comm_t *c, const setting_t *s, MPI_Op op, cons
         }
     }
     free(all);
+    free(in), free(out), free(ref), free(sumabs), free(has_nan);
 }
 
 static void bit_identity(const comm_t *c, const setting_t *s)
 {
     if (c->size == 1) return;
-    bit_identity_op(c, s, MPI_SUM, "SUM");
-    bit_identity_op(c, s, MPI_MAX, "MAX");
-    bit_identity_op(c, s, MPI_MIN, "MIN");
+    bit_identity_op(c, s, MPI_SUM, "SUM", 255);
+    bit_identity_op(c, s, MPI_MAX, "MAX", 255);
+    bit_identity_op(c, s, MPI_MIN, "MIN", 255);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -1041,22 +1046,36 @@ static void run_matrix(const comm_t *c, const setting_t *s, void **exps, int wit
     }
 }
 
-static void big_calls(const comm_t *c, const setting_t *settings, int nsettings)
+static void big_calls(const comm_t *c, const setting_t *settings, int nsettings, int hier_only)
 {
     for (int si = 0; si < nsettings; si++) {
         const setting_t *s = &settings[si];
-        int want_int = 0 == strcmp(s->alg, "auto") || 0 == strcmp(s->alg, "pairwise") ||
+        if (hier_only && 0 != strcmp(s->alg, "hierarchical")) continue;
+        /* hierarchical: the leaders' ring, or on nodes of equal size one ring per local
+         * index (segments of 1 MiB and of 1000 bytes: uneven, many) */
+        const int hier = 0 == strcmp(s->alg, "hierarchical");
+        int want_int = 0 == strcmp(s->alg, "auto") || 0 == strcmp(s->alg, "pairwise") || hier ||
                        (0 == strcmp(s->alg, "bruck") && s->n == 2) || (0 == strcmp(s->alg, "dissemination") && s->n == 1);
-        int want_dbl = 0 == strcmp(s->alg, "auto") || 0 == strcmp(s->alg, "pairwise");
+        int want_dbl = 0 == strcmp(s->alg, "auto") || 0 == strcmp(s->alg, "pairwise") || hier;
         if (!want_int && !want_dbl) continue;
         if (MPI_SUCCESS != apply_setting(s)) continue;
-        for (int d = 0; d < 2; d++) {
-            if (!(d ? want_dbl : want_int)) continue;
-            call_t k = {c, s, d ? T_DOUBLE : T_INT, O_SUM, BIG_COUNT, d ? !(si & 1) : (si & 1), 1, -1};
-            double t = MPI_Wtime();
-            run_call(&k, NULL);
-            if (verbose && wrank == 0) printf("  1M %s SUM alg=%s n=%d: %.2f s\n", tname[k.t], s->alg, s->n, MPI_Wtime() - t);
+        for (int h = 0; h < (hier && default_hseg >= 0 ? 2 : 1); h++) {
+            if (hier && default_hseg >= 0 && MPI_SUCCESS != lt_cvar_write_int("coll_loom_hierarchical_segment_size",
+                                                                              h ? 1000 : default_hseg)) {
+                FAIL("cannot set coll_loom_hierarchical_segment_size through MPI_T");
+                break;
+            }
+            for (int d = 0; d < 2; d++) {
+                if (!(d ? want_dbl : want_int)) continue;
+                call_t k = {c, s, d ? T_DOUBLE : T_INT, O_SUM, BIG_COUNT, d ? !(si & 1) : (si & 1), 1, -1};
+                double t = MPI_Wtime();
+                run_call(&k, NULL);
+                if (verbose && wrank == 0) printf("  1M %s SUM alg=%s n=%d: %.2f s\n", tname[k.t], s->alg, s->n, MPI_Wtime() - t);
+            }
+            /* the same bits on every rank for an inexact sum of 512 KiB */
+            if (hier && c->size > 1) bit_identity_op(c, s, MPI_SUM, "SUM", 1 << 16);
         }
+        if (hier && default_hseg >= 0) lt_cvar_write_int("coll_loom_hierarchical_segment_size", default_hseg);
     }
     restore_defaults();
 }
@@ -1211,6 +1230,7 @@ int main(int argc, char **argv)
         if (MPI_SUCCESS != lt_cvar_read_int("coll_loom_bruck_ports", &default_ports)) default_ports = -1;
         if (MPI_SUCCESS != lt_cvar_read_int("coll_loom_ring_segment_size", &default_seg)) default_seg = -1;
         if (MPI_SUCCESS != lt_cvar_read_int("coll_loom_twotree_chunk_size", &default_chunk)) default_chunk = -1;
+        if (MPI_SUCCESS != lt_cvar_read_int("coll_loom_hierarchical_segment_size", &default_hseg)) default_hseg = -1;
         if (default_ways <= 0) FAIL("cannot read cvar coll_loom_dissemination_ways");
         if (default_ports <= 0) FAIL("cannot read cvar coll_loom_bruck_ports");
     }
@@ -1267,7 +1287,9 @@ int main(int argc, char **argv)
             if (verbose && wrank == 0) printf("comm %s: %.2f s\n", cs[c].name, MPI_Wtime() - tc);
         }
         double tb = MPI_Wtime();
-        big_calls(&cs[0], ss, nss);
+        big_calls(&cs[0], ss, nss, 0);
+        /* a sub-communicator in another rank order: other node sizes, another ring order */
+        if (ncs > 1 && cs[1].size > 1) big_calls(&cs[1], ss, nss, 1);
         aliased_buffers(&cs[0], ss, nss);
         if (verbose && wrank == 0) printf("1M calls: %.2f s\n", MPI_Wtime() - tb);
         bad_params(&cs[0]);
