@@ -105,6 +105,8 @@ const mca_coll_loom_alg_t mca_coll_loom_algs[] = {
                        "for commutative ops) or binomial (bcast, reduce) among the node leaders; "
                        "bcast and reduce above one segment are pipelined along a chain through "
                        "the nodes; "
+                       "commutative allreduce from 64 KiB on several nodes of equal size: node "
+                       "reduce-scatter, a ring among the nodes per local index, node allgather; "
                        "allgather: node gather, leaders' dissemination, node bcast; scan/exscan: "
                        "node prefix, prefix among the nodes, node bcast (node-consecutive ranks); "
                        "alltoall: node gather, one message per node pair among the leaders, node "

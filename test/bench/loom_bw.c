@@ -43,7 +43,8 @@
  *     through MPI_T and then creates its own communicator;
  *   - "loom auto" and every loom algorithm of the collective that is made for large
  *     messages (ring, twotree, binomial, pairwise; --all-algs adds the others), those with
- *     a size knob (ring, twotree, torus) at auto (0), 64 KiB and 1 MiB (or --seg-sizes), switched by MPI_T writes on one
+ *     a size knob (ring, twotree, torus) at auto (0), 64 KiB and 1 MiB (or --seg-sizes, which
+ *     sweeps hierarchical's too), switched by MPI_T writes on one
  *     communicator "loom".  loom's counters, read around every batch, show which
  *     algorithm served (as in loom_bench).
  *
@@ -289,10 +290,18 @@ static const char *alg_cvar(void)
     return name;
 }
 
-/* The size knobs loom_bw sweeps (--seg-sizes): segments or chunks in bytes, 0 = auto. */
+/* The size knobs loom_bw sweeps (--seg-sizes): segments or chunks in bytes, 0 = auto.
+ * A knob not swept in a variant keeps the value it had at the start (an --mca). */
 static const char *const size_knobs[] = {"coll_loom_ring_segment_size", "coll_loom_twotree_chunk_size",
-                                         "coll_loom_torus_segment_size"};
+                                         "coll_loom_torus_segment_size", "coll_loom_hierarchical_segment_size"};
 #define NUM_SIZE_KNOBS ((int) (sizeof(size_knobs) / sizeof(size_knobs[0])))
+static int size_knob_start[NUM_SIZE_KNOBS];
+
+static void read_size_knobs(void)
+{
+    for (int k = 0; k < NUM_SIZE_KNOBS; k++)
+        if (MPI_SUCCESS != lt_cvar_read_int(size_knobs[k], &size_knob_start[k])) size_knob_start[k] = 0;
+}
 
 static int is_size_knob(const char *kv)
 {
@@ -301,13 +310,14 @@ static int is_size_knob(const char *kv)
     return 0;
 }
 
-/* loom variants: algorithm and its knob (the other size knobs back to auto). */
+/* loom variants: algorithm and its knob (knob -1 and the other size knobs: as at the start). */
 static int set_loom(const variant_t *v)
 {
     int rc = lt_cvar_write_str(alg_cvar(), v->alg);
     const char *kv = lt_knob_cvar(v->alg);
     for (int k = 0; MPI_SUCCESS == rc && k < NUM_SIZE_KNOBS; k++)
-        rc = lt_cvar_write_int(size_knobs[k], kv && 0 == strcmp(kv, size_knobs[k]) ? v->knob : 0);
+        rc = lt_cvar_write_int(size_knobs[k], kv && 0 == strcmp(kv, size_knobs[k]) && v->knob >= 0 ? v->knob
+                                                                                           : size_knob_start[k]);
     return rc;
 }
 
@@ -376,7 +386,7 @@ int main(int argc, char **argv)
 {
     int rounds = 5, big_rounds = 0, quiet = 0, all_algs = 0, latency = 0, tuned_seg = 128 * 1024, transports = 0,
         put_max = 0;
-    int knobs[8] = {0, 64 << 10, 1 << 20}, nknobs = 3;
+    int knobs[8] = {0, 64 << 10, 1 << 20}, nknobs = 3, seg_given = 0;
     double batch_ms = 50.0, bw_given = 0;
     long minbytes = 64L << 10, maxbytes = 64L << 20;
     const char *csv = NULL, *only_algs = NULL;
@@ -415,6 +425,7 @@ int main(int argc, char **argv)
             char *end = NULL;
             const char *q = val;
             nknobs = 0;
+            seg_given = 1;
             while (*q && nknobs < 8) {
                 knobs[nknobs++] = (int) strtol(q, &end, 10);
                 if (end == q) break;
@@ -441,6 +452,7 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
+    read_size_knobs();
 
     /* ---- link bandwidth ---- */
     double bw_run = measure_bw(), bw = bw_given > 0 ? bw_given : bw_run;
@@ -528,14 +540,16 @@ int main(int argc, char **argv)
     vs[nv++] = (variant_t){"loom auto", 0, 0, 0, "auto", 0, cl, 0};
     for (int a = 0; a < lt_nalgs(coll) && nv < MAX_VARIANTS - 3; a++) {
         const char *name = lt_alg_name(coll, a), *kv = lt_knob_cvar(name);
-        int sized = is_size_knob(kv);
+        /* hierarchical's segments only when --seg-sizes asks (its default variant
+         * keeps an --mca coll_loom_hierarchical_segment_size) */
+        int sized = is_size_knob(kv) && (seg_given || 0 != strcmp(kv, "coll_loom_hierarchical_segment_size"));
         if (kv && !sized && !all_algs) continue; /* dissemination, bruck: small-message algorithms */
         if (NULL != only_algs && !lt_in_list(only_algs, name)) continue;
         for (int k = 0; k < (sized ? nknobs : 1) && nv < MAX_VARIANTS; k++) {
             variant_t *v = &vs[nv++];
             memset(v, 0, sizeof(*v));
             snprintf(v->alg, LT_NAME_LEN, "%s", name);
-            v->knob = knobs[k];
+            v->knob = sized ? knobs[k] : -1;
             v->comm = cl;
             if (!sized) snprintf(v->label, sizeof(v->label), "loom %.*s", LT_NAME_LEN - 1, name);
             else if (!v->knob) snprintf(v->label, sizeof(v->label), "loom %.*s seg=auto", LT_NAME_LEN - 1, name);
@@ -726,7 +740,7 @@ int main(int argc, char **argv)
         }
     }
     lt_cvar_write_str(alg_cvar(), saved_alg);
-    for (int k = 0; k < NUM_SIZE_KNOBS; k++) lt_cvar_write_int(size_knobs[k], 0);
+    for (int k = 0; k < NUM_SIZE_KNOBS; k++) lt_cvar_write_int(size_knobs[k], size_knob_start[k]);
 
     /* ---- report ---- */
     for (int c = 0; c < ns * nv; c++) {

@@ -1225,6 +1225,10 @@ static void test_decide(void)
             const int *map;
             const char *want; /* NULL: the previous component */
         } cases[] = {
+            /* large commutative allreduce: the ring up to 2 MiB, then hierarchical's rings */
+            {MCA_COLL_LOOM_COLL_ALLREDUCE, 2 << 20, cons, "ring"},
+            {MCA_COLL_LOOM_COLL_ALLREDUCE, 4 << 20, cons, "hierarchical"},
+            {MCA_COLL_LOOM_COLL_ALLREDUCE, 16 << 20, rr, "hierarchical"},
             {MCA_COLL_LOOM_COLL_ALLGATHER, 64, rr, "hierarchical"},
             {MCA_COLL_LOOM_COLL_ALLGATHER, 512 * 1024, cons, "hierarchical"},
             {MCA_COLL_LOOM_COLL_ALLGATHER, 1 << 20, cons, "hierarchical"},
