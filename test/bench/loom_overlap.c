@@ -61,6 +61,7 @@ typedef struct {
 #define MAX_PVARS 32
 static MPI_T_pvar_session pv_session;
 static MPI_T_pvar_handle pv_handle[MAX_PVARS];
+static char pv_alg[MAX_PVARS][64]; /* the algorithm each counter counts */
 static int npv;
 
 static void find_counters(const char *coll)
@@ -86,6 +87,7 @@ static void find_counters(const char *coll)
             continue;
         }
         if (MPI_SUCCESS == MPI_T_pvar_handle_alloc(pv_session, i, NULL, &pv_handle[npv], &count)) {
+            snprintf(pv_alg[npv], sizeof(pv_alg[npv]), "%.*s", (int) (len - 6 - strlen(prefix)), name + strlen(prefix));
             if (!cont) {
                 MPI_T_pvar_start(pv_session, pv_handle[npv]);
             }
@@ -94,12 +96,16 @@ static void find_counters(const char *coll)
     }
 }
 
-static unsigned long long loom_served(void)
+/* Calls loom served with algorithm `alg` (NULL: with any). */
+static unsigned long long loom_served(const char *alg)
 {
     unsigned long long total = 0;
 
     for (int k = 0; k < npv; ++k) {
         unsigned long long v[8] = {0};
+        if (NULL != alg && 0 != strcmp(alg, pv_alg[k])) {
+            continue;
+        }
         MPI_T_pvar_read(pv_session, pv_handle[k], v);
         total += v[0];
     }
@@ -169,19 +175,14 @@ static void start(int coll, double *buf, double *res, int n, MPI_Comm comm, MPI_
     }
 }
 
-/* coll_loom_<blocking coll>_algorithm: one parameter forces both forms */
-static void force(int coll, const char *alg)
+/* coll_loom_<blocking coll>_algorithm: one parameter forces both forms (an enumerator:
+ * lt_cvar_write_str writes the item's value) */
+static int force(int coll, const char *alg)
 {
     char name[96];
-    MPI_T_cvar_handle h;
-    int idx, count;
 
     snprintf(name, sizeof(name), "coll_loom_%s_algorithm", coll_names[coll] + 1);
-    if (MPI_SUCCESS == MPI_T_cvar_get_index(name, &idx) &&
-        MPI_SUCCESS == MPI_T_cvar_handle_alloc(idx, NULL, &h, &count)) {
-        MPI_T_cvar_write(h, NULL != alg ? alg : "auto");
-        MPI_T_cvar_handle_free(&h);
-    }
+    return lt_cvar_write_str(name, NULL != alg ? alg : "auto");
 }
 
 int main(int argc, char **argv)
@@ -296,8 +297,11 @@ int main(int argc, char **argv)
                 for (int i = 0; i < n; ++i) {
                     buf[i] = (double) (rank + i % 7);
                 }
-                force(coll, var[v].alg);
-                before = loom_served();
+                if (MPI_SUCCESS != force(coll, var[v].alg)) {
+                    lt_fail(rank, "%s: cannot force %s through MPI_T", var[v].name, var[v].alg ? var[v].alg : "auto");
+                    bad = 1;
+                }
+                before = loom_served(var[v].alg);
                 /* pure latency (one warm-up call first) */
                 start(coll, buf, res, n, comm[v], &req);
                 MPI_Wait(&req, MPI_STATUS_IGNORE);
@@ -326,10 +330,11 @@ int main(int argc, char **argv)
                     }
                     to = max_over_ranks((lt_mono_time() - t0) * 1e6 / iters, comm[v]);
                 }
-                after = loom_served();
+                after = loom_served(var[v].alg);
                 force(coll, NULL);
                 /* a variant of another component that loom served, or a forced loom
-                 * algorithm it did not, is an error; loom's auto may hand a call on */
+                 * algorithm that did not serve its calls, is an error; loom's auto may
+                 * hand a call on */
                 if ((0 != strcmp(var[v].pref, "loom") && after > before) ||
                     (NULL != var[v].alg && after == before)) {
                     lt_fail(rank, "%s at %zu B: loom served %llu calls", var[v].name, sizes[si], after - before);
