@@ -1299,6 +1299,16 @@ static void test_decide(void)
                   cases[i].map == rr ? "round-robin" : multi ? "4x2" : "one node",
                   ch.alg >= 0 ? mca_coll_loom_algs[ch.alg].name : "previous", cases[i].want ? cases[i].want : "previous");
         }
+        /* non-blocking allreduce on 4 x 2: libnbc from 64 KiB, hierarchical from 4 MiB */
+        for (int i = 0; i < 3; ++i) {
+            const size_t bytes = (size_t[]){65536, 2 << 20, 4 << 20}[i];
+            mca_coll_loom_params_t p = {.P = 8, .call = C | E | MCA_COLL_LOOM_CALL_NB,
+                                        .coll = MCA_COLL_LOOM_COLL_ALLREDUCE, .node_of = cons, .nodes = 4, .rpn = 2};
+            mca_coll_loom_choice_t ch;
+            mca_coll_loom_decide(MCA_COLL_LOOM_COLL_ALLREDUCE, bytes, &p, knobs, -1, NULL, 0, &ch);
+            CHECK(2 == i ? ch.alg >= 0 && 0 == strcmp(mca_coll_loom_algs[ch.alg].name, "hierarchical") : ch.alg < 0,
+                  "decide iallreduce %zu B 4x2: %s", bytes, ch.alg >= 0 ? mca_coll_loom_algs[ch.alg].name : "previous");
+        }
     }
     /* two ranks on one node (loom-tune --report at np 2) */
     {
