@@ -111,14 +111,13 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * and copied, so every rank gets the same bits); 0.5-0.95x tuned from 1 MiB at np 8 */
     /* non-blocking on several nodes from 64 KiB: libnbc (on the emulated 4 x 2 cluster
      * loom's ring took 1.3-1.4x its time at 1-16 MiB) */
-    /* several nodes with several ranks each, from 4 MiB, commutative: hierarchical's ring
-     * per local index (nodes of equal size; otherwise its leaders' ring).  On the emulated
-     * 4 x 2 cluster it took 0.59-0.67x tuned's time at 4-16 MiB with 1 Gbit/s links where
-     * the ring took 0.70-0.77x, and 0.66-0.92x unshaped (ring 0.79-1.0x); at 1-2 MiB it
-     * stalled in half the calls (docs/user/performance.md, "Emulated cluster").  The
-     * non-blocking form too: 0.90-0.92x libnbc's time at 4-16 MiB (1 Gbit/s), 0.79-0.84x
-     * unshaped (loom_overlap --pure; 1.0-1.7x below 4 MiB) */
-    {ALLREDUCE, .min_bytes = MIB(4), .max_bytes = SIZE_MAX, .min_nodes = 2, .min_rpn = 2, .call_mask = C,
+    /* several nodes with several ranks each, from 512 KiB, commutative: hierarchical's
+     * ring per local index (nodes of equal size; otherwise its leaders' ring).  On the
+     * emulated 4 x 2 cluster it took 0.58-0.95x tuned's time at 512 KiB - 16 MiB with
+     * 1 Gbit/s links (the ring 0.69-1.14x), 0.76-1.14x unshaped (the ring 0.84-1.67x);
+     * the non-blocking form 0.58-0.94x libnbc's time (docs/user/performance.md,
+     * "Emulated cluster 4 x 2: large messages") */
+    {ALLREDUCE, .min_bytes = KIB(512), .max_bytes = SIZE_MAX, .min_nodes = 2, .min_rpn = 2, .call_mask = C,
      .call_value = C, .alg = "hierarchical"},
     {ALLREDUCE, .min_bytes = KIB(64), .max_bytes = SIZE_MAX, .min_nodes = 2, NB, .alg = NULL},
     RING_ROWS(ALLREDUCE, C, MIB(1)),

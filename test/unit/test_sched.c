@@ -1225,9 +1225,10 @@ static void test_decide(void)
             const int *map;
             const char *want; /* NULL: the previous component */
         } cases[] = {
-            /* large commutative allreduce: the ring up to 2 MiB, then hierarchical's rings */
-            {MCA_COLL_LOOM_COLL_ALLREDUCE, 2 << 20, cons, "ring"},
-            {MCA_COLL_LOOM_COLL_ALLREDUCE, 4 << 20, cons, "hierarchical"},
+            /* large commutative allreduce: tuned up to 256 KiB, then hierarchical's rings */
+            {MCA_COLL_LOOM_COLL_ALLREDUCE, 256 << 10, cons, NULL},
+            {MCA_COLL_LOOM_COLL_ALLREDUCE, 512 << 10, cons, "hierarchical"},
+            {MCA_COLL_LOOM_COLL_ALLREDUCE, 2 << 20, cons, "hierarchical"},
             {MCA_COLL_LOOM_COLL_ALLREDUCE, 16 << 20, rr, "hierarchical"},
             {MCA_COLL_LOOM_COLL_ALLGATHER, 64, rr, "hierarchical"},
             {MCA_COLL_LOOM_COLL_ALLGATHER, 512 * 1024, cons, "hierarchical"},
@@ -1299,9 +1300,9 @@ static void test_decide(void)
                   cases[i].map == rr ? "round-robin" : multi ? "4x2" : "one node",
                   ch.alg >= 0 ? mca_coll_loom_algs[ch.alg].name : "previous", cases[i].want ? cases[i].want : "previous");
         }
-        /* non-blocking allreduce on 4 x 2: libnbc from 64 KiB, hierarchical from 4 MiB */
+        /* non-blocking allreduce on 4 x 2: libnbc from 64 KiB, hierarchical from 512 KiB */
         for (int i = 0; i < 3; ++i) {
-            const size_t bytes = (size_t[]){65536, 2 << 20, 4 << 20}[i];
+            const size_t bytes = (size_t[]){65536, 256 << 10, 512 << 10}[i];
             mca_coll_loom_params_t p = {.P = 8, .call = C | E | MCA_COLL_LOOM_CALL_NB,
                                         .coll = MCA_COLL_LOOM_COLL_ALLREDUCE, .node_of = cons, .nodes = 4, .rpn = 2};
             mca_coll_loom_choice_t ch;

@@ -857,6 +857,15 @@ static int auto_segs(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes)
 #define LOOM_HIER_MAX_SEGS     4096
 /* hierarchical allreduce: the leaders' ring from this size (pairwise below) */
 #define LOOM_HIER_RING_BYTES   ((size_t) 64 * 1024)
+/* its rings' automatic segments while a part is at most LOOM_HIER_RING_SMALL_PART:
+ * half btl/tcp's eager limit, as LOOM_HIER_A2A_PIECE below.  A segment that needs a
+ * rendezvous waits for the receiver's reply at every ring step: on the emulated 4 x 2
+ * cluster 64 KiB - 1 MiB segments made 1-2 MiB allreduces take 1.0-2.3x the link bound
+ * call by call, 32 KiB ones 1.0x (docs/user/performance.md, "Emulated cluster 4 x 2");
+ * above that, unshaped links paid for the messages (16 MiB: 1.15x the time of 1 MiB
+ * segments) */
+#define LOOM_HIER_RING_SEGMENT_SMALL ((size_t) 32 * 1024)
+#define LOOM_HIER_RING_SMALL_PART    ((size_t) 1024 * 1024)
 /* alltoall: the most a message between leaders carries, half btl/tcp's eager limit
  * (64 KiB with its header): a larger one waits for a rendezvous.  4 x 2, 16 KiB parts:
  * one message per node pair took 1.64x tuned's time, 0.74x with tcp's eager limit
@@ -921,6 +930,9 @@ int mca_coll_loom_pipeline_segs(int alg, mca_coll_loom_coll_t coll, int P, size_
         }
         if (MCA_COLL_LOOM_COLL_ALLREDUCE == coll && bytes >= LOOM_HIER_RING_BYTES) {
             size_t part = bytes / (size_t) (P > 0 ? P : 1), cap = (size_t) 65536 / (size_t) (P > 0 ? P : 1);
+            if (knob <= 0 && part <= LOOM_HIER_RING_SMALL_PART) {
+                seg = LOOM_HIER_RING_SEGMENT_SMALL;
+            }
             n = (part + seg - 1) / seg;
             n = n < 2 ? 2 : n;
             return (int) (n > cap && cap >= 2 ? cap : n);
