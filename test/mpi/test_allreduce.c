@@ -1052,16 +1052,17 @@ static void big_calls(const comm_t *c, const setting_t *settings, int nsettings,
         const setting_t *s = &settings[si];
         if (hier_only && 0 != strcmp(s->alg, "hierarchical")) continue;
         /* hierarchical: the leaders' ring, or on nodes of equal size one ring per local
-         * index (segments of 1 MiB and of 1000 bytes: uneven, many) */
+         * index (its own segments, and on the first communicator 8000-byte ones: uneven,
+         * many) */
         const int hier = 0 == strcmp(s->alg, "hierarchical");
         int want_int = 0 == strcmp(s->alg, "auto") || 0 == strcmp(s->alg, "pairwise") || hier ||
                        (0 == strcmp(s->alg, "bruck") && s->n == 2) || (0 == strcmp(s->alg, "dissemination") && s->n == 1);
         int want_dbl = 0 == strcmp(s->alg, "auto") || 0 == strcmp(s->alg, "pairwise") || hier;
         if (!want_int && !want_dbl) continue;
         if (MPI_SUCCESS != apply_setting(s)) continue;
-        for (int h = 0; h < (hier && default_hseg >= 0 ? 2 : 1); h++) {
+        for (int h = 0; h < (hier && default_hseg >= 0 && !hier_only ? 2 : 1); h++) {
             if (hier && default_hseg >= 0 && MPI_SUCCESS != lt_cvar_write_int("coll_loom_hierarchical_segment_size",
-                                                                              h ? 1000 : default_hseg)) {
+                                                                              h ? 8000 : default_hseg)) {
                 FAIL("cannot set coll_loom_hierarchical_segment_size through MPI_T");
                 break;
             }
