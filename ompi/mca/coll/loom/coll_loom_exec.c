@@ -391,6 +391,19 @@ static int parts_local(mca_coll_loom_task_t *t, int32_t i)
     return rc;
 }
 
+/* An op on no element is done at once, and the peer skips its side of a transfer alike;
+ * except a transfer in a call of direct writes, whose window needs a message between
+ * every pair in every call (coll_loom_ucx.h).  Returns true when op i was skipped. */
+static inline bool task_skip_empty(mca_coll_loom_task_t *t, int32_t i, size_t n, bool transfer)
+{
+    if (0 != n || (t->put && transfer)) {
+        return false;
+    }
+    task_posted(t, i);
+    task_done(t, i);
+    return true;
+}
+
 /* A transfer of a task with parts: each side as its own slot lays it out. */
 static int parts_transfer(mca_coll_loom_task_t *t, int32_t i)
 {
@@ -415,13 +428,8 @@ static int parts_transfer(mca_coll_loom_task_t *t, int32_t i)
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
-    if (0 == n && !t->put) {
-        /* an empty part: the peer's matching part is empty too (equal signatures).  A
-         * call of direct writes sends it all the same: its window needs a message
-         * between every pair in every call (coll_loom_ucx.h) */
-        task_posted(t, i);
-        task_done(t, i);
-        return OMPI_SUCCESS;
+    if (task_skip_empty(t, i, n, true)) {
+        return OMPI_SUCCESS; /* the peer's matching part is empty too (equal signatures) */
     }
     return task_post(t, i, send, buf, n, dt);
 }
@@ -452,12 +460,8 @@ static int task_start_op(mca_coll_loom_task_t *t, int32_t i)
         /* a local op may move blocks (dblk != blk): equal blocks, checked at task_init */
         const size_t dfirst = o->dblk == o->blk ? first : mca_coll_loom_layout_start(&t->layout, o->dblk);
         n = mca_coll_loom_layout_start(&t->layout, o->blk + o->nblk) - first;
-        if (0 == n && !(t->put && (MCA_COLL_LOOM_OP_SEND == o->kind || MCA_COLL_LOOM_OP_RECV == o->kind))) {
-            /* an empty block: the peer skips its side of a transfer alike (not in a
-             * call of direct writes, as above) */
-            task_posted(t, i);
-            task_done(t, i);
-            return OMPI_SUCCESS;
+        if (task_skip_empty(t, i, n, MCA_COLL_LOOM_OP_SEND == o->kind || MCA_COLL_LOOM_OP_RECV == o->kind)) {
+            return OMPI_SUCCESS; /* an empty block: the peer skips its side of a transfer alike */
         }
         if (NULL != src) {
             src += (ptrdiff_t) first * t->extent;
