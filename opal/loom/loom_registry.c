@@ -112,7 +112,7 @@ const mca_coll_loom_alg_t mca_coll_loom_algs[] = {
                        "alltoall: node gather, one message per node pair among the leaders, node "
                        "scatter; "
                        "any op on node-consecutive ranks. Knob: bytes per segment, 0 = "
-                       "automatic (bcast 256 KiB, reduce 512 KiB, the leaders' ring 1 MiB)",
+                       "automatic (bcast 256 KiB, reduce 512 KiB, the rings 32 KiB up to 1 MiB parts, else 1 MiB)",
         .reference = "seed 003, sections 3.1-3.5",
         .build = mca_coll_loom_build_hierarchical,
         .pipelined = true,
