@@ -1054,15 +1054,14 @@ static void big_calls(const comm_t *c, const setting_t *settings, int nsettings,
         /* hierarchical: the leaders' ring, or on nodes of equal size one ring per local
          * index (its own segments, and on the first communicator 8000-byte ones: uneven,
          * many) */
-        const int hier = 0 == strcmp(s->alg, "hierarchical");
+        const int hier = 0 == strcmp(s->alg, "hierarchical"), hseg = hier && default_hseg >= 0;
         int want_int = 0 == strcmp(s->alg, "auto") || 0 == strcmp(s->alg, "pairwise") || hier ||
                        (0 == strcmp(s->alg, "bruck") && s->n == 2) || (0 == strcmp(s->alg, "dissemination") && s->n == 1);
         int want_dbl = 0 == strcmp(s->alg, "auto") || 0 == strcmp(s->alg, "pairwise") || hier;
         if (!want_int && !want_dbl) continue;
         if (MPI_SUCCESS != apply_setting(s)) continue;
-        for (int h = 0; h < (hier && default_hseg >= 0 && !hier_only ? 2 : 1); h++) {
-            if (hier && default_hseg >= 0 && MPI_SUCCESS != lt_cvar_write_int("coll_loom_hierarchical_segment_size",
-                                                                              h ? 8000 : default_hseg)) {
+        for (int h = 0; h < (hseg && !hier_only ? 2 : 1); h++) {
+            if (hseg && MPI_SUCCESS != lt_cvar_write_int("coll_loom_hierarchical_segment_size", h ? 8000 : default_hseg)) {
                 FAIL("cannot set coll_loom_hierarchical_segment_size through MPI_T");
                 break;
             }
@@ -1076,7 +1075,7 @@ static void big_calls(const comm_t *c, const setting_t *settings, int nsettings,
             /* the same bits on every rank for an inexact sum of 512 KiB */
             if (hier && c->size > 1) bit_identity_op(c, s, MPI_SUM, "SUM", 1 << 16);
         }
-        if (hier && default_hseg >= 0) lt_cvar_write_int("coll_loom_hierarchical_segment_size", default_hseg);
+        if (hseg) lt_cvar_write_int("coll_loom_hierarchical_segment_size", default_hseg);
     }
     restore_defaults();
 }
