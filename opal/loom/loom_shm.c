@@ -384,21 +384,24 @@ static uint32_t min_arrived(const mca_coll_loom_shm_t *s, uint32_t seq)
     return seq + (uint32_t) low;
 }
 
-void mca_coll_loom_shm_small_enter(mca_coll_loom_shm_t *s, uint32_t seq, const mca_coll_loom_shm_wait_t *w)
+bool mca_coll_loom_shm_small_free(mca_coll_loom_shm_t *s, uint32_t seq)
 {
     /* sym[.][seq % D] was last read in call seq - D: free once every rank is done with
      * it, i.e. has arrived at seq - D + 1.  `done` is at most seq (min_arrived caps it
      * there), so seq - done is its distance behind. */
-    const uint32_t need = seq - (MCA_COLL_LOOM_SHM_SYM_DEPTH - 1u);
-
     if (seq - s->done < MCA_COLL_LOOM_SHM_SYM_DEPTH) {
-        return;
+        return true;
     }
     s->done = min_arrived(s, seq);
-    if (seq - s->done < MCA_COLL_LOOM_SHM_SYM_DEPTH) {
+    return seq - s->done < MCA_COLL_LOOM_SHM_SYM_DEPTH;
+}
+
+void mca_coll_loom_shm_small_enter(mca_coll_loom_shm_t *s, uint32_t seq, const mca_coll_loom_shm_wait_t *w)
+{
+    if (mca_coll_loom_shm_small_free(s, seq)) {
         return;
     }
-    mca_coll_loom_shm_wait_arrived(s, need, w);
+    mca_coll_loom_shm_wait_arrived(s, seq - (MCA_COLL_LOOM_SHM_SYM_DEPTH - 1u), w);
     s->done = min_arrived(s, seq);
 }
 
@@ -455,6 +458,22 @@ void mca_coll_loom_shm_sym_wait(mca_coll_loom_shm_t *s, uint32_t seq, int skip, 
     /* every other rank wrote its slot of call seq, and this one is in it: all are done
      * with the earlier calls */
     s->done = seq;
+}
+
+bool mca_coll_loom_shm_sym_all(mca_coll_loom_shm_t *s, uint32_t seq)
+{
+    const loom_sym_wait_t a = {s, seq, -1};
+    if (!all_sym(&a)) {
+        return false;
+    }
+    s->done = seq; /* as sym_wait */
+    return true;
+}
+
+bool mca_coll_loom_shm_released(const mca_coll_loom_shm_t *s, uint32_t seq)
+{
+    return mca_coll_loom_shm_reached(
+        __atomic_load_n(s->release[seq & (MCA_COLL_LOOM_SHM_AREAS - 1u)], __ATOMIC_SEQ_CST), seq);
 }
 
 bool mca_coll_loom_shm_sym_ready(const mca_coll_loom_shm_t *s, int i, uint32_t seq)

@@ -282,6 +282,13 @@ void mca_coll_loom_shm_sym_refresh(mca_coll_loom_shm_t *s, uint32_t seq);
 void mca_coll_loom_shm_wait_release(mca_coll_loom_shm_t *s, uint32_t seq,
                                     const mca_coll_loom_shm_wait_t *w);
 
+/* The same steps without waiting, for calls that progress from Open MPI's progress
+ * loop (non-blocking allreduce): small_free is small_enter's condition, sym_all
+ * sym_wait's (no rank skipped), released whether release >= seq. */
+bool mca_coll_loom_shm_small_free(mca_coll_loom_shm_t *s, uint32_t seq);
+bool mca_coll_loom_shm_sym_all(mca_coll_loom_shm_t *s, uint32_t seq);
+bool mca_coll_loom_shm_released(const mca_coll_loom_shm_t *s, uint32_t seq);
+
 /* true once rank i's sym slot of call seq holds that call */
 bool mca_coll_loom_shm_sym_ready(const mca_coll_loom_shm_t *s, int i, uint32_t seq);
 

@@ -48,7 +48,8 @@
 #      that cannot run prints a SKIP line and is counted apart, never as passed;
 #  11. the non-blocking and persistent collectives (test_nonblocking): every process count,
 #      auto decided alike with coll_loom_shm 0, non-blocking calls posted in different
-#      orders on different communicators, memory growth over 10000 iterations at np 4 (and
+#      orders on different communicators, small allreduces through the node segment
+#      (more outstanding than it has slots), memory growth over 10000 iterations at np 4 (and
 #      its own negative control), negative controls (loom excluded, loom not selected) and
 #      the oracle check;
 #  12. alltoall and alltoallv, blocking, non-blocking and persistent (test_alltoall): every
@@ -742,8 +743,9 @@ fi
 # ---- 11. non-blocking and persistent collectives ---------------------------------------
 # (a) every process count: every algorithm forced through MPI_T, auto, many outstanding
 # requests completed in different orders, persistent requests started many times, MPI_Startall,
-# MPI_Cancel / MPI_Request_free of an active request
-nb_sections=matrix,auto,outstanding,persistent,startall,errors
+# MPI_Cancel / MPI_Request_free of an active request, small allreduces of a node through its
+# segment (40 outstanding, a persistent one)
+nb_sections=matrix,auto,outstanding,persistent,startall,errors,segment
 for np in $NPS; do
     run "test_nonblocking np=$np" "$np" 0 -- "$T_NB" --sections "$nb_sections"
 done

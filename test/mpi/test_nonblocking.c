@@ -27,7 +27,8 @@
  *                results checked, and where the blocking form cannot use the node segment
  *                (above coll_loom_shm_slot_size, or at every size when the job runs with
  *                --mca coll_loom_shm 0) the blocking and the non-blocking call must be
- *                decided alike (non-blocking calls are decided as calls without it).
+ *                decided alike (where the blocking form cannot use it, the non-blocking
+ *                one cannot either).
  *   outstanding  16 different non-blocking collectives started on WORLD, a dup and a parity
  *                split (48 requests, the forced algorithm rotating from request to request
  *                and round to round), blocking MPI_Allreduce / MPI_Bcast (checked) between
@@ -52,6 +53,12 @@
  *                opposite orders on even and odd ranks (legal: MPI orders collectives per
  *                communicator only); a post that blocks hangs, and a watchdog ends the job
  *                with a FAIL line after 30 s.
+ *   segment      small MPI_Iallreduces among the ranks of a node in a shuffled order, through
+ *                the node segment once blocking calls set it up (coll_loom_shm_node_phases
+ *                must grow by one per call then): 40 outstanding (more than its 32 slots),
+ *                completed in rank- and round-dependent orders, blocking calls between the
+ *                starts, every reduction case, in place or not; a persistent one started
+ *                300 times.
  * Proof that loom served (unless --oracle-only): loom's counters are read around every post
  * and every _init: exactly one coll_loom_i<coll>_* counter moves by one (none for a call
  * with nothing to move or on a one-rank communicator, and never a blocking
@@ -67,7 +74,7 @@
  *   --oracle-only   check results only, never that loom ran (validates the expected values
  *                   against another component: --mca coll ^loom); no cvar is written
  *   --sections LIST comma-separated subset of matrix,auto,outstanding,persistent,startall,
- *                   errors,crossed
+ *                   errors,crossed,segment
  *   -v, -vv         timings per section; -vv also every call over 0.1 s
  *   --leak N        only the memory check: after a warm-up, N iterations of a small
  *                   MPI_Iallreduce on WORLD, an MPI_Ibcast of the vector type and a
@@ -1268,8 +1275,8 @@ static void section_matrix(comm_t *cs, int ncs)
  * non-blocking call and, where the blocking form cannot use the node segment (more than
  * coll_loom_shm_slot_size bytes, or every size when the job runs with coll_loom_shm 0:
  * Open MPI 4.1 refuses to change that variable after MPI_Init), as a blocking call too;
- * both must be decided alike (non-blocking calls are decided as calls without the node
- * segment), except that an i<coll> rule may send one form to the previous component
+ * both must be decided alike (the non-blocking form uses the node segment only where the
+ * blocking one could: small allreduces of one node), except that an i<coll> rule may send one form to the previous component
  * where the other runs a loom algorithm, and both results are checked.  Where the blocking form ran a loom algorithm,
  * auto's non-blocking calls must have too (checked at the end). */
 static long blocking_noshm_served[LT_NUM_COLLS], blocking_noshm_calls[LT_NUM_COLLS];
@@ -1878,6 +1885,182 @@ static void section_crossed(void)
 /* ------------------------------------------------------------------------- */
 /* memory growth                                                             */
 
+/* ------------------------------------------------------------------------- */
+/* segment                                                                   */
+
+#define SEG_CALLS 40 /* outstanding at once: more than the segment's 32 small slots per rank */
+#define SEG_BYTES 256 /* the largest call the segment serves non-blocking (MCA_COLL_LOOM_SHM_SYM_BYTES) */
+
+typedef struct {
+    case_t cs;
+    long n;
+    int inplace;
+    uint64_t salt;
+    char in[SEG_BYTES], out[SEG_BYTES + GUARD], want[SEG_BYTES];
+} seg_call_t;
+
+static void seg_fill(seg_call_t *k, int r, int P)
+{
+    const size_t e = ext[k->cs.t];
+    char acc[VEC_INTS * sizeof(int32_t)], x[VEC_INTS * sizeof(int32_t)];
+
+    memset(k->in, 0x5a, sizeof(k->in));
+    memset(k->out, 0x5a, sizeof(k->out));
+    for (long i = 0; i < k->n; i++) {
+        gen(k->cs.t, k->cs.o, r, i, k->salt, k->in + (size_t) i * e);
+        /* x0 o x1 o ... o x(P-1), formed from the right */
+        memset(acc, 0x5a, sizeof(acc));
+        gen(k->cs.t, k->cs.o, P - 1, i, k->salt, acc);
+        for (int u = P - 2; u >= 0; u--) {
+            memset(x, 0x5a, sizeof(x));
+            gen(k->cs.t, k->cs.o, u, i, k->salt, x);
+            apply(k->cs.t, k->cs.o, x, acc, acc);
+        }
+        memcpy(k->want + (size_t) i * e, acc, e);
+    }
+    if (k->inplace) memcpy(k->out, k->in, (size_t) k->n * e);
+}
+
+static void seg_check(seg_call_t *k, const char *ctx)
+{
+    const size_t e = ext[k->cs.t];
+    for (long i = 0; i < k->n; i++) {
+        nchecks++;
+        if (!same(k->cs.t, k->cs.o, k->out + (size_t) i * e, k->want + (size_t) i * e)) {
+            char g[96], w[96];
+            show(k->cs.t, k->out + (size_t) i * e, g, sizeof(g));
+            show(k->cs.t, k->want + (size_t) i * e, w, sizeof(w));
+            FAIL("segment, %s: %s %s count %ld%s element %ld: got %s, want %s", ctx, tname[k->cs.t], oname[k->cs.o],
+                 k->n, k->inplace ? " in place" : "", i, g, w);
+            return;
+        }
+    }
+    for (size_t b = (size_t) k->n * e; b < (size_t) k->n * e + GUARD; b++) {
+        nchecks++;
+        if (0x5a != (unsigned char) k->out[b]) {
+            FAIL("segment, %s: byte %zu after the result changed", ctx, b);
+            return;
+        }
+    }
+}
+
+/* Small non-blocking allreduces among the ranks of a node, in a shuffled order: once
+ * blocking calls have set the node segment up, loom runs them through it
+ * (coll_loom_shm_node_phases grows by one per call).  SEG_CALLS outstanding, completed
+ * by reverse MPI_Wait, MPI_Waitany or an MPI_Testsome loop (by rank and round), a
+ * blocking allreduce and bcast through the segment between the starts, every
+ * reduction case of the matrix (a non-commutative user op on a vector type too), in
+ * place or not; then one persistent request started 300 times. */
+static void section_segment(void)
+{
+    MPI_Comm node;
+    int nr, P, r, one = 1, sum, warm = 0;
+    unsigned long long s0 = 0, s1 = 0;
+    seg_call_t *k = calloc(SEG_CALLS, sizeof(seg_call_t));
+    MPI_Request reqs[SEG_CALLS];
+    int idx[SEG_CALLS];
+
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &nr);
+    MPI_Comm_size(node, &P);
+    MPI_Comm_free(&node);
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, (nr * 5 + 3) % P, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &r);
+
+    /* the segment is set up at a blocking call; whether it serves them decides whether the
+     * non-blocking calls must go through it too */
+    (void) lt_shm_node_phases(&s0);
+    for (int i = 0; i < 16; i++) MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, node);
+    (void) lt_shm_node_phases(&s1);
+    warm = P > 1 && s1 > s0;
+
+    for (int round = 0; round < 6; round++) {
+        const int mode = (r + round) % 3;
+        const char *mname = mode == 0 ? "reverse MPI_Wait" : mode == 1 ? "MPI_Waitany" : "MPI_Testsome loop";
+        char ctx[96];
+        int posted = 0;
+
+        (void) lt_shm_node_phases(&s0);
+        for (int i = 0; i < SEG_CALLS; i++) {
+            seg_call_t *c = &k[i];
+            c->cs = red_cases[(i + round) % NRED];
+            c->n = 1 + (long) ((i * 7 + round) % (SEG_BYTES / (int) ext[c->cs.t]));
+            c->inplace = 0 == (i + round) % 3;
+            c->salt = 5000 + (uint64_t) (round * SEG_CALLS + i);
+            seg_fill(c, r, P);
+            if (MPI_SUCCESS == MPI_Iallreduce(c->inplace ? MPI_IN_PLACE : c->in, c->out, (int) c->n, mdt[c->cs.t],
+                                              mop[c->cs.o], node, &reqs[i])) {
+                posted++;
+            } else {
+                reqs[i] = MPI_REQUEST_NULL;
+                FAIL("segment: MPI_Iallreduce failed");
+            }
+            if (i == SEG_CALLS / 2) {
+                int b = r == 0 ? 77 + round : -1;
+                MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, node);
+                MPI_Bcast(&b, 1, MPI_INT, 0, node);
+                nchecks += 2;
+                if (sum != P || b != 77 + round) FAIL("segment: blocking calls between the starts: %d, %d", sum, b);
+            }
+        }
+        if (mode == 0) {
+            for (int i = SEG_CALLS - 1; i >= 0; i--) MPI_Wait(&reqs[i], MPI_STATUS_IGNORE);
+        } else if (mode == 1) {
+            for (int i = 0; i < SEG_CALLS; i++) {
+                int j;
+                MPI_Waitany(SEG_CALLS, reqs, &j, MPI_STATUS_IGNORE);
+            }
+        } else {
+            int left = posted, got;
+            while (left > 0) {
+                MPI_Testsome(SEG_CALLS, reqs, &got, idx, MPI_STATUSES_IGNORE);
+                if (MPI_UNDEFINED == got) break;
+                left -= got;
+            }
+        }
+        (void) lt_shm_node_phases(&s1);
+        snprintf(ctx, sizeof(ctx), "round %d, %d outstanding, completed by %s", round, SEG_CALLS, mname);
+        for (int i = 0; i < SEG_CALLS; i++) seg_check(&k[i], ctx);
+        ncalls += posted;
+        if (warm && !oracle_only) {
+            nchecks++;
+            if (s1 - s0 < (unsigned long long) posted)
+                FAIL("segment, %s: coll_loom_shm_node_phases grew by %llu for %d non-blocking calls", ctx, s1 - s0,
+                     posted);
+        }
+    }
+
+    /* persistent: the input changes before every start */
+    {
+        seg_call_t *c = &k[0];
+        MPI_Request q;
+        c->cs = red_cases[2]; /* MPI_INT, the non-commutative user op */
+        c->n = 9;
+        c->inplace = 0;
+        c->salt = 9000;
+        seg_fill(c, r, P);
+        (void) lt_shm_node_phases(&s0);
+        MPI_Allreduce_init(c->in, c->out, (int) c->n, MPI_INT, mop[O_NONCOMM], node, MPI_INFO_NULL, &q);
+        for (int it = 0; it < 300; it++) {
+            c->salt = 9000 + (uint64_t) it;
+            seg_fill(c, r, P);
+            MPI_Start(&q);
+            MPI_Wait(&q, MPI_STATUS_IGNORE);
+            seg_check(c, "persistent");
+        }
+        MPI_Request_free(&q);
+        (void) lt_shm_node_phases(&s1);
+        ncalls += 300;
+        if (warm && !oracle_only) {
+            nchecks++;
+            if (s1 - s0 < 300) FAIL("segment, persistent: coll_loom_shm_node_phases grew by %llu for 300 starts", s1 - s0);
+        }
+    }
+    if (!warm && 0 == wrank && verbose) printf("NOTE: segment: the node segment does not serve this node's calls\n");
+    MPI_Comm_free(&node);
+    free(k);
+}
+
 static long rss_kib(void)
 {
     long pages = 0, rss = 0;
@@ -2112,6 +2295,7 @@ int main(int argc, char **argv)
         TIMED("startall", section_startall(scs, 3, large_np() ? 6 : 20));
         TIMED("errors", section_errors(&cs[1]));
         TIMED("crossed", section_crossed());
+        TIMED("segment", section_segment());
 #undef TIMED
 
         /* 4. every forced (collective, algorithm) ran, and auto ran loom's algorithms */

@@ -40,7 +40,7 @@
 #define NSYM (MCA_COLL_LOOM_SHM_SYM_BYTES / 8)
 #define NSMALL (MCA_COLL_LOOM_SHM_SMALL_BYTES / 8)
 
-enum { K_ALLREDUCE, K_BCAST, K_REDUCE, K_BARRIER, K_SYM, K_SREDUCE, K_SBCAST, K_NUM };
+enum { K_ALLREDUCE, K_BCAST, K_REDUCE, K_BARRIER, K_SYM, K_SREDUCE, K_SBCAST, K_NBSYM, K_NUM };
 
 /* what rank r contributes to call seq, element j */
 static uint64_t val(int r, uint32_t seq, int j)
@@ -109,6 +109,45 @@ static int sym_check(const mca_coll_loom_shm_t *s, uint32_t seq, int skip, int n
     return bad;
 }
 
+/* The component's non-blocking allreduce (mca_coll_loom_shm_nb_allreduce): calls seq ..
+ * seq + b - 1 all started, then moved on in turn without waiting (a yield where none
+ * can move): each posts its contribution once the one before it completed here and its
+ * small slot is free, and completes once every rank's flag is there (index 0: after
+ * release >= its number - 1, then releasing it).  Returns the wrong values seen. */
+static int nb_batch(mca_coll_loom_shm_t *s, uint32_t seq, int b, uint64_t *x)
+{
+    int bad = 0;
+
+    for (int next = 0; next < b;) {
+        const uint32_t q = seq + (uint32_t) next;
+        bool posted = false;
+        while (!posted) {
+            mca_coll_loom_shm_sym_refresh(s, q);
+            if (mca_coll_loom_shm_small_free(s, q)) {
+                uint64_t *ms = (uint64_t *) mca_coll_loom_shm_sym_slot(s, s->me, q);
+                for (int j = 0; j < NSYM; ++j) {
+                    ms[j] = val(s->me, q, j);
+                }
+                mca_coll_loom_shm_set_status((char *) ms, tag(s->me, q));
+                mca_coll_loom_shm_sym_arrive(s, q);
+                posted = true;
+            } else {
+                (void) sched_yield();
+            }
+        }
+        while (!mca_coll_loom_shm_sym_all(s, q) || (0 == s->me && !mca_coll_loom_shm_released(s, q - 1u))) {
+            (void) sched_yield();
+        }
+        lag(x, s->me);
+        bad += sym_check(s, q, -1, NSYM);
+        if (0 == s->me) {
+            mca_coll_loom_shm_release(s, q);
+        }
+        ++next;
+    }
+    return bad;
+}
+
 /* one process: returns the number of wrong values seen */
 static int run_rank(const char *path, int n, int me, int calls, int spin, uint32_t seq0, uint32_t stale)
 {
@@ -152,8 +191,18 @@ static int run_rank(const char *path, int n, int me, int calls, int spin, uint32
             kind = burst_kind;
             coord = burst_coord;
         }
-        if (0 != seq0 && k <= 400 && (K_SYM == kind || K_SREDUCE == kind || K_SBCAST == kind)) {
+        if (0 != seq0 && k <= 400 && (K_SYM == kind || K_SREDUCE == kind || K_SBCAST == kind || K_NBSYM == kind)) {
             kind = K_ALLREDUCE; /* the stale flags stay unwritten past the wrap */
+        }
+        if (K_NBSYM == kind) {
+            /* a batch of non-blocking calls, more than the sym slots now and then */
+            int b = 1 + (int) (rng(&x) % 48);
+            if (k + (uint32_t) b - 1 > (uint32_t) calls) {
+                b = (int) ((uint32_t) calls - k + 1);
+            }
+            bad += nb_batch(&s, seq, b, &x);
+            k += (uint32_t) b - 1;
+            continue;
         }
         uint64_t *mine = (uint64_t *) mca_coll_loom_shm_slot(&s, me);
         uint64_t *area = (uint64_t *) mca_coll_loom_shm_area(&s, seq);

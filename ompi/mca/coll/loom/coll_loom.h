@@ -235,6 +235,10 @@ typedef struct mca_coll_loom_module_t {
         int outbox_state;
         char *outbox;
         size_t outbox_bytes;
+        /* non-blocking calls on the segment (coll_loom_shm.c): how many are outstanding,
+         * and the call number of the oldest, the one that may go next */
+        int nb_busy;
+        uint32_t nb_head;
     } shm;
 
     /* where the communicator's nodes sit on a torus (coll_loom_torus.c): state 0 = no
@@ -368,6 +372,26 @@ int mca_coll_loom_shm_begin(mca_coll_loom_module_t *m, ompi_communicator_t *comm
 uint32_t mca_coll_loom_shm_next_call(mca_coll_loom_module_t *m, mca_coll_loom_shm_wait_t *w,
                                      mca_coll_loom_shm_wait_t *wl);
 void mca_coll_loom_shm_sym_release(mca_coll_loom_shm_t *seg, uint32_t seq, const mca_coll_loom_shm_wait_t *w);
+
+/* Non-blocking allreduce through the segment: one node, at most
+ * MCA_COLL_LOOM_SHM_SYM_BYTES, the symmetric protocol of the blocking call run in steps
+ * from Open MPI's progress loop.  Only once a blocking call has set the segment up
+ * (that is a blocking exchange), so every rank decides alike.  nb_start takes the
+ * call's number; nb_progress runs what it can and returns true once the call is
+ * complete (its outcome in c->rc).  A module's calls post their contributions and
+ * complete in call order, each only after the one before it, so the segment's rule
+ * "a rank that arrives at call t is done with every call before t" still holds and
+ * blocking calls (which first complete the outstanding ones) mix freely with them. */
+typedef struct {
+    uint32_t seq;
+    bool posted;
+    size_t bytes;
+    int rc;
+} mca_coll_loom_shm_nb_t;
+bool mca_coll_loom_shm_nb_usable(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, size_t bytes);
+void mca_coll_loom_shm_nb_start(mca_coll_loom_module_t *m, mca_coll_loom_shm_nb_t *c, size_t bytes);
+bool mca_coll_loom_shm_nb_allreduce(mca_coll_loom_module_t *m, mca_coll_loom_shm_nb_t *c, const void *sbuf,
+                                    void *rbuf, size_t count, ompi_datatype_t *dtype, ompi_op_t *op);
 /* A shared file of `bytes` for the communicator's node, beside its segment and named
  * after it with `suffix`, set up collectively like the segment (the node's leader
  * creates it, all agree, the others map it, all agree, the name goes).  0, or the
@@ -531,6 +555,7 @@ typedef struct {
     ompi_op_t *op;             /* NULL: no op */
     unsigned call;
     int transport;             /* the rules' transport for it (choice.transport) */
+    bool shm;                  /* through the node segment (choice.shm): no schedule runs */
     /* reduce_scatter(_block): P+1 prefix sums of the parts (owned by the request);
      * RESULT is then a full-size scratch buffer whose part `rank` goes to `out` */
     size_t *displ;

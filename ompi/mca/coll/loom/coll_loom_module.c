@@ -51,6 +51,8 @@ static void loom_module_construct(mca_coll_loom_module_t *m)
     m->shm.state = 0;
     m->shm.eligible = 0;
     m->shm.seq = 0;
+    m->shm.nb_busy = 0;
+    m->shm.nb_head = 0;
     memset(&m->shm.seg, 0, sizeof(m->shm.seg));
     m->shm.outbox_state = 0;
     m->shm.outbox = NULL;
@@ -690,9 +692,9 @@ static inline const mca_coll_loom_sched_t *plan_call(mca_coll_loom_module_t *m,
     return plan_decide(m, coll, comm, bytes, call, root, choice);
 }
 
-/* Non-blocking and persistent calls: the node segment serves blocking calls only (its
- * protocol runs one call at a time), so they are decided as calls without it, and run
- * point to point. */
+/* Non-blocking and persistent calls: the node segment serves the small allreduces of
+ * one node once a blocking call has set it up (mca_coll_loom_shm_nb_usable); other
+ * calls are decided as calls without it, and run point to point. */
 const mca_coll_loom_sched_t *mca_coll_loom_plan_nb(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll,
                                                    struct ompi_communicator_t *comm, size_t bytes,
                                                    unsigned call, int root, mca_coll_loom_choice_t *choice)
@@ -725,8 +727,12 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan_nb(mca_coll_loom_module_t *m, mc
             return NULL;
         }
     }
+    if (mca_coll_loom_shm_nb_usable(m, coll, bytes)) {
+        call |= MCA_COLL_LOOM_CALL_SHM;
+    }
     s = plan_call(m, coll, comm, bytes, call | MCA_COLL_LOOM_CALL_NB, root, choice);
     m->call_transport = NULL != s ? choice->transport : 0;
+    choice->shm = NULL != s && (call & MCA_COLL_LOOM_CALL_SHM) && choice->alg == cm->hier_alg;
     mca_coll_loom_count(NULL == s ? &cm->nb_fallback_calls[coll] : &cm->nb_alg_calls[coll][choice->alg]);
     return s;
 }

@@ -28,6 +28,7 @@ typedef struct {
     char *mem;
     bool empty;                  /* nothing to move: completes at every start */
     mca_coll_loom_nb_call_t c;
+    mca_coll_loom_shm_nb_t shm;  /* c.shm: the call on the node segment */
     char *packed;                /* byte-mode buffer of a non-contiguous call */
     char *tmp;                   /* full-size RESULT of a reduce_scatter */
     size_t tmp_span;
@@ -62,7 +63,7 @@ static void request_finish(loom_request_t *r, int rc)
 {
     mca_coll_loom_nb_call_t *c = &r->c;
 
-    if (!r->empty) {
+    if (!r->empty && !c->shm) {
         mca_coll_loom_task_fini(&r->task);
         if (OMPI_SUCCESS != rc) {
             /* the peers may wait for messages this rank will not send */
@@ -90,6 +91,22 @@ static void request_finish(loom_request_t *r, int rc)
     ompi_request_complete(&r->super.super, true);
 }
 
+/* Moves r on: true once it is complete, its outcome in *rc. */
+static bool request_progress(loom_request_t *r, int *rc)
+{
+    mca_coll_loom_nb_call_t *c = &r->c;
+    bool done;
+
+    if (c->shm) {
+        done = mca_coll_loom_shm_nb_allreduce(c->module, &r->shm, c->sbuf, c->rbuf, c->count, c->dtype, c->op);
+        *rc = r->shm.rc;
+    } else {
+        done = mca_coll_loom_task_progress(&r->task);
+        *rc = r->task.rc;
+    }
+    return done;
+}
+
 /* Registered with opal_progress once the first request starts.  Not re-entered: a
  * request that fails waits for its transfers, which calls opal_progress again. */
 static int loom_progress(void)
@@ -112,10 +129,11 @@ static int loom_progress(void)
     busy = true;
     for (item = opal_list_get_first(&cm->active); item != opal_list_get_end(&cm->active); item = next) {
         loom_request_t *r = (loom_request_t *) item;
+        int rc;
         next = opal_list_get_next(item);
-        if (mca_coll_loom_task_progress(&r->task)) {
+        if (request_progress(r, &rc)) {
             opal_list_remove_item(&cm->active, item);
-            request_finish(r, r->task.rc);
+            request_finish(r, rc);
             completed++;
         }
     }
@@ -150,10 +168,29 @@ void mca_coll_loom_nbc_fini(void)
 /* ------------------------------------------------------------------------------------ */
 /* requests                                                                              */
 
+/* A started request: complete at once, or left to loom_progress. */
+static int request_run(loom_request_t *r)
+{
+    mca_coll_loom_component_t *cm = &mca_coll_loom_component;
+    int rc;
+
+    if (request_progress(r, &rc)) {
+        request_finish(r, rc);
+        return OMPI_SUCCESS;
+    }
+    OPAL_THREAD_LOCK(&cm->active_lock);
+    if (!cm->progress_registered) {
+        cm->progress_registered = true;
+        (void) opal_progress_register(loom_progress);
+    }
+    opal_list_append(&cm->active, (opal_list_item_t *) r);
+    OPAL_THREAD_UNLOCK(&cm->active_lock);
+    return OMPI_SUCCESS;
+}
+
 /* One start of r: prologue (own block, packing, buffers), tag, task. */
 static int request_start_one(loom_request_t *r)
 {
-    mca_coll_loom_component_t *cm = &mca_coll_loom_component;
     mca_coll_loom_nb_call_t *c = &r->c;
     const void *sbuf = c->sbuf;
     void *rbuf = c->rbuf;
@@ -175,6 +212,13 @@ static int request_start_one(loom_request_t *r)
     if (OPAL_UNLIKELY(c->module->failed)) {
         request_finish(r, OMPI_ERROR); /* marked failed: nothing is sent */
         return OMPI_SUCCESS;
+    }
+    if (c->shm) {
+        /* no message: no tag (every rank decides alike) */
+        size_t tsize;
+        ompi_datatype_type_size(dtype, &tsize);
+        mca_coll_loom_shm_nb_start(c->module, &r->shm, count * tsize);
+        return request_run(r);
     }
     tag = ompi_coll_base_nbc_reserve_tags(c->comm, 1);
 
@@ -241,18 +285,7 @@ static int request_start_one(loom_request_t *r)
     }
 
     mca_coll_loom_task_start(&r->task);
-    if (mca_coll_loom_task_progress(&r->task)) {
-        request_finish(r, r->task.rc);
-        return OMPI_SUCCESS;
-    }
-    OPAL_THREAD_LOCK(&cm->active_lock);
-    if (!cm->progress_registered) {
-        cm->progress_registered = true;
-        (void) opal_progress_register(loom_progress);
-    }
-    opal_list_append(&cm->active, (opal_list_item_t *) r);
-    OPAL_THREAD_UNLOCK(&cm->active_lock);
-    return OMPI_SUCCESS;
+    return request_run(r);
 }
 
 static int request_start(size_t count, ompi_request_t **requests)
@@ -333,7 +366,7 @@ int mca_coll_loom_nb_post(const mca_coll_loom_sched_t *s, mca_coll_loom_nb_call_
     OBJ_RETAIN(c->comm);
     r->c = *c;
     r->empty = (NULL == s);
-    if (!r->empty) {
+    if (!r->empty && !c->shm) {
         copy_bytes = mca_coll_loom_sched_copy_bytes(s);
         r->mem = malloc(copy_bytes + (size_t) s->nops * MCA_COLL_LOOM_TASK_STATE_PER_OP + 1);
         if (NULL == r->mem) {
@@ -385,12 +418,12 @@ int mca_coll_loom_nb_vector(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll
                             struct ompi_communicator_t *comm, bool persistent, ompi_request_t **request)
 {
     const mca_coll_loom_sched_t *s = NULL;
+    mca_coll_loom_choice_t choice = {.shm = false};
     mca_coll_loom_nb_call_t c;
     size_t tsize = 0;
     unsigned call = 0;
 
     if (!mca_coll_loom_empty((size_t) count, dtype, &tsize)) {
-        mca_coll_loom_choice_t choice;
         call = mca_coll_loom_module_call_flags(m, op, dtype);
         s = mca_coll_loom_plan_nb(m, coll, comm, (size_t) count * tsize, call, root, &choice);
         if (NULL == s) {
@@ -403,5 +436,6 @@ int mca_coll_loom_nb_vector(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll
         sbuf = MPI_IN_PLACE != sbuf ? sbuf : NULL;
     }
     mca_coll_loom_nb_call_init(&c, m, comm, sbuf, rbuf, (size_t) count, dtype, op, call);
+    c.shm = choice.shm;
     return mca_coll_loom_nb_post(s, &c, persistent, request);
 }

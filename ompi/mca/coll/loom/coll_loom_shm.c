@@ -360,6 +360,11 @@ int mca_coll_loom_shm_begin(mca_coll_loom_module_t *m, ompi_communicator_t *comm
 uint32_t mca_coll_loom_shm_next_call(mca_coll_loom_module_t *m, mca_coll_loom_shm_wait_t *w,
                                      mca_coll_loom_shm_wait_t *wl)
 {
+    /* the outstanding non-blocking calls first: they need only that every rank starts
+     * them, which every rank does before this call */
+    while (OPAL_UNLIKELY(m->shm.nb_busy > 0)) {
+        (void) opal_progress();
+    }
     wait_policy(w, false);
     if (NULL != wl) {
         wait_policy(wl, m->topo.nnodes > 1);
@@ -883,16 +888,13 @@ void mca_coll_loom_shm_sym_release(mca_coll_loom_shm_t *seg, uint32_t seq, const
     }
 }
 
-/* Every rank forms x0 o (x1 o (... o x(n-1))) from the sym slots, in that one order
- * whatever the op, so every rank has the same bits. */
-static int sym_allreduce(mca_coll_loom_module_t *m, const void *sbuf, void *rbuf, size_t count,
-                         ompi_datatype_t *dtype, ompi_op_t *op, size_t bytes)
+/* Every rank forms x0 o (x1 o (... o x(n-1))) from the sym slots of call seq, in that
+ * one order whatever the op, so every rank has the same bits.  rc: this rank's own
+ * contribution's outcome. */
+static int sym_combine(const mca_coll_loom_shm_t *seg, uint32_t seq, int rc, void *rbuf, size_t count,
+                       ompi_datatype_t *dtype, ompi_op_t *op, size_t bytes)
 {
-    mca_coll_loom_shm_t *seg = &m->shm.seg;
-    mca_coll_loom_shm_wait_t w, wl;
     loom_tmp_t t = {NULL, 0, NULL};
-    uint32_t seq = mca_coll_loom_shm_next_call(m, &w, &wl);
-    int rc = sym_gather(m, seq, MPI_IN_PLACE == sbuf ? rbuf : sbuf, count, dtype, bytes, &w);
 
     if (OMPI_SUCCESS == rc) {
         rc = slots_status(seg, (loom_src_t){true, seq}, seg->me);
@@ -906,8 +908,81 @@ static int sym_allreduce(mca_coll_loom_module_t *m, const void *sbuf, void *rbuf
     if (NULL != t.mem) {
         tmp_put(&t);
     }
+    return rc;
+}
+
+static int sym_allreduce(mca_coll_loom_module_t *m, const void *sbuf, void *rbuf, size_t count,
+                         ompi_datatype_t *dtype, ompi_op_t *op, size_t bytes)
+{
+    mca_coll_loom_shm_t *seg = &m->shm.seg;
+    mca_coll_loom_shm_wait_t w, wl;
+    uint32_t seq = mca_coll_loom_shm_next_call(m, &w, &wl);
+    int rc = sym_gather(m, seq, MPI_IN_PLACE == sbuf ? rbuf : sbuf, count, dtype, bytes, &w);
+
+    rc = sym_combine(seg, seq, rc, rbuf, count, dtype, op, bytes);
     mca_coll_loom_shm_sym_release(seg, seq, &w);
     return rc;
+}
+
+bool mca_coll_loom_shm_nb_usable(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, size_t bytes)
+{
+    const mca_coll_loom_component_t *cm = &mca_coll_loom_component;
+
+    return MCA_COLL_LOOM_COLL_ALLREDUCE == coll && cm->shm && cm->shm_slot_size > 0 && m->have_topo &&
+           m->shm.state > 0 && NULL != m->shm.seg.base && bytes <= (size_t) cm->shm_slot_size &&
+           symmetric(m, bytes);
+}
+
+void mca_coll_loom_shm_nb_start(mca_coll_loom_module_t *m, mca_coll_loom_shm_nb_t *c, size_t bytes)
+{
+    if (0 == m->shm.nb_busy++) {
+        m->shm.nb_head = m->shm.seq + 1u;
+    }
+    c->seq = ++m->shm.seq;
+    c->posted = false;
+    c->bytes = bytes;
+    c->rc = OMPI_SUCCESS;
+    mca_coll_loom_count(&mca_coll_loom_component.shm_node_phases);
+}
+
+/* The steps of sym_allreduce, each taken once its condition holds.  A call posts its
+ * contribution only after the call before it completed here, so its sym flag and
+ * arrive word keep their meaning (done with every earlier call). */
+bool mca_coll_loom_shm_nb_allreduce(mca_coll_loom_module_t *m, mca_coll_loom_shm_nb_t *c, const void *sbuf,
+                                    void *rbuf, size_t count, ompi_datatype_t *dtype, ompi_op_t *op)
+{
+    mca_coll_loom_shm_t *seg = &m->shm.seg;
+
+    if (c->seq != m->shm.nb_head) {
+        return false;
+    }
+    if (!c->posted) {
+        mca_coll_loom_shm_sym_refresh(seg, c->seq);
+        if (!mca_coll_loom_shm_small_free(seg, c->seq)) {
+            return false;
+        }
+        if (c->bytes > 0) {
+            char *slot = mca_coll_loom_shm_sym_slot(seg, seg->me, c->seq);
+            c->rc = pack(MPI_IN_PLACE == sbuf ? rbuf : sbuf, count, dtype, slot, c->bytes);
+            mca_coll_loom_shm_set_status(slot, c->rc);
+        }
+        mca_coll_loom_shm_sym_arrive(seg, c->seq);
+        c->posted = true;
+    }
+    if (!mca_coll_loom_shm_sym_all(seg, c->seq)) {
+        return false;
+    }
+    /* index 0 releases the calls in order (sym_release) */
+    if (0 == seg->me && !mca_coll_loom_shm_released(seg, c->seq - 1u)) {
+        return false;
+    }
+    c->rc = sym_combine(seg, c->seq, c->rc, rbuf, count, dtype, op, c->bytes);
+    if (0 == seg->me) {
+        mca_coll_loom_shm_release(seg, c->seq);
+    }
+    ++m->shm.nb_head;
+    --m->shm.nb_busy;
+    return true;
 }
 
 int mca_coll_loom_shm_allreduce(mca_coll_loom_module_t *m, const void *sbuf, void *rbuf, size_t count,
