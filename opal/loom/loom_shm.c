@@ -470,6 +470,12 @@ bool mca_coll_loom_shm_sym_all(mca_coll_loom_shm_t *s, uint32_t seq)
     return true;
 }
 
+bool mca_coll_loom_shm_all_arrived(const mca_coll_loom_shm_t *s, uint32_t seq)
+{
+    const loom_arrivals_t a = {s, seq};
+    return all_arrived(&a);
+}
+
 bool mca_coll_loom_shm_released(const mca_coll_loom_shm_t *s, uint32_t seq)
 {
     return mca_coll_loom_shm_reached(

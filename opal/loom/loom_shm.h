@@ -284,9 +284,11 @@ void mca_coll_loom_shm_wait_release(mca_coll_loom_shm_t *s, uint32_t seq,
 
 /* The same steps without waiting, for calls that progress from Open MPI's progress
  * loop (non-blocking allreduce): small_free is small_enter's condition, sym_all
- * sym_wait's (no rank skipped), released whether release >= seq. */
+ * sym_wait's (no rank skipped), all_arrived wait_arrived's, released whether
+ * release >= seq. */
 bool mca_coll_loom_shm_small_free(mca_coll_loom_shm_t *s, uint32_t seq);
 bool mca_coll_loom_shm_sym_all(mca_coll_loom_shm_t *s, uint32_t seq);
+bool mca_coll_loom_shm_all_arrived(const mca_coll_loom_shm_t *s, uint32_t seq);
 bool mca_coll_loom_shm_released(const mca_coll_loom_shm_t *s, uint32_t seq);
 
 /* true once rank i's sym slot of call seq holds that call */

@@ -53,9 +53,10 @@
  *                opposite orders on even and odd ranks (legal: MPI orders collectives per
  *                communicator only); a post that blocks hangs, and a watchdog ends the job
  *                with a FAIL line after 30 s.
- *   segment      small MPI_Iallreduces among the ranks of a node in a shuffled order, through
- *                the node segment once blocking calls set it up (coll_loom_shm_node_phases
- *                must grow by one per call then): 40 outstanding (more than its 32 slots),
+ *   segment      MPI_Iallreduces of up to 8 KiB among the ranks of a node in a shuffled order,
+ *                through the node segment once blocking calls set it up
+ *                (coll_loom_shm_node_phases must grow by one per call then; both protocols,
+ *                up to 256 B and above): 40 outstanding (more than its 32 small slots),
  *                completed in rank- and round-dependent orders, blocking calls between the
  *                starts, every reduction case, in place or not; a persistent one started
  *                300 times.
@@ -1889,7 +1890,8 @@ static void section_crossed(void)
 /* segment                                                                   */
 
 #define SEG_CALLS 40 /* outstanding at once: more than the segment's 32 small slots per rank */
-#define SEG_BYTES 256 /* the largest call the segment serves non-blocking (MCA_COLL_LOOM_SHM_SYM_BYTES) */
+#define SEG_SMALL 256 /* up to here every rank combines (MCA_COLL_LOOM_SHM_SYM_BYTES) */
+#define SEG_BYTES 8192 /* above, index 0 does, up to the slot (coll_loom_shm_slot_size's default) */
 
 typedef struct {
     case_t cs;
@@ -1946,7 +1948,8 @@ static void seg_check(seg_call_t *k, const char *ctx)
 
 /* Small non-blocking allreduces among the ranks of a node, in a shuffled order: once
  * blocking calls have set the node segment up, loom runs them through it
- * (coll_loom_shm_node_phases grows by one per call).  SEG_CALLS outstanding, completed
+ * (coll_loom_shm_node_phases grows by one per call), up to 256 B with every rank
+ * combining, above with index 0 combining.  SEG_CALLS outstanding, completed
  * by reverse MPI_Wait, MPI_Waitany or an MPI_Testsome loop (by rank and round), a
  * blocking allreduce and bcast through the segment between the starts, every
  * reduction case of the matrix (a non-commutative user op on a vector type too), in
@@ -1984,7 +1987,7 @@ static void section_segment(void)
         for (int i = 0; i < SEG_CALLS; i++) {
             seg_call_t *c = &k[i];
             c->cs = red_cases[(i + round) % NRED];
-            c->n = 1 + (long) ((i * 7 + round) % (SEG_BYTES / (int) ext[c->cs.t]));
+            c->n = 1 + (long) ((i * 7 + round) * 97 % ((i % 2 ? SEG_SMALL : SEG_BYTES) / (int) ext[c->cs.t]));
             c->inplace = 0 == (i + round) % 3;
             c->salt = 5000 + (uint64_t) (round * SEG_CALLS + i);
             seg_fill(c, r, P);

@@ -111,16 +111,62 @@ static int sym_check(const mca_coll_loom_shm_t *s, uint32_t seq, int skip, int n
 
 /* The component's non-blocking allreduce (mca_coll_loom_shm_nb_allreduce): calls seq ..
  * seq + b - 1 all started, then moved on in turn without waiting (a yield where none
- * can move): each posts its contribution once the one before it completed here and its
- * small slot is free, and completes once every rank's flag is there (index 0: after
- * release >= its number - 1, then releasing it).  Returns the wrong values seen. */
+ * can move), each posting its contribution once the one before it completed here.  A
+ * symmetric call posts once its small slot is free and completes once every rank's flag
+ * is there (index 0: after release >= its number - 1, then releasing it); a coordinated
+ * one posts after release >= its number - 1, index 0 combines once all arrived and
+ * releases it, the others read the result then.  Returns the wrong values seen. */
 static int nb_batch(mca_coll_loom_shm_t *s, uint32_t seq, int b, uint64_t *x)
 {
     int bad = 0;
 
-    for (int next = 0; next < b;) {
+    for (int next = 0; next < b; ++next) {
         const uint32_t q = seq + (uint32_t) next;
         bool posted = false;
+        if (0 != ((q * 2654435761u) & 0x10000u)) {
+            /* a coordinated one (above 256 B: index 0 combines) */
+            uint64_t *mine = (uint64_t *) mca_coll_loom_shm_slot(s, s->me);
+            uint64_t *area = (uint64_t *) mca_coll_loom_shm_area(s, q);
+            mca_coll_loom_shm_sym_refresh(s, q);
+            while (!mca_coll_loom_shm_released(s, q - 1u)) {
+                (void) sched_yield();
+            }
+            for (int j = 0; j < NVAL; ++j) {
+                mine[j] = val(s->me, q, j);
+            }
+            mca_coll_loom_shm_set_status((char *) mine, tag(s->me, q));
+            mca_coll_loom_shm_arrive(s, q);
+            if (0 == s->me) {
+                while (!mca_coll_loom_shm_all_arrived(s, q)) {
+                    (void) sched_yield();
+                }
+                for (int j = 0; j < NVAL; ++j) {
+                    uint64_t sum = 0;
+                    for (int r = 0; r < s->n; ++r) {
+                        uint64_t v = ((uint64_t *) mca_coll_loom_shm_slot(s, r))[j];
+                        bad += v != val(r, q, j);
+                        sum += v;
+                    }
+                    area[j] = sum;
+                }
+                mca_coll_loom_shm_set_status((char *) area, tag(0, q));
+                mca_coll_loom_shm_release(s, q);
+            } else {
+                while (!mca_coll_loom_shm_released(s, q)) {
+                    (void) sched_yield();
+                }
+                lag(x, s->me);
+                for (int j = 0; j < NVAL; ++j) {
+                    uint64_t want = 0;
+                    for (int r = 0; r < s->n; ++r) {
+                        want += val(r, q, j);
+                    }
+                    bad += area[j] != want;
+                }
+                bad += mca_coll_loom_shm_status((const char *) area) != tag(0, q);
+            }
+            continue;
+        }
         while (!posted) {
             mca_coll_loom_shm_sym_refresh(s, q);
             if (mca_coll_loom_shm_small_free(s, q)) {
@@ -143,7 +189,6 @@ static int nb_batch(mca_coll_loom_shm_t *s, uint32_t seq, int b, uint64_t *x)
         if (0 == s->me) {
             mca_coll_loom_shm_release(s, q);
         }
-        ++next;
     }
     return bad;
 }

@@ -929,8 +929,8 @@ bool mca_coll_loom_shm_nb_usable(mca_coll_loom_module_t *m, mca_coll_loom_coll_t
     const mca_coll_loom_component_t *cm = &mca_coll_loom_component;
 
     return MCA_COLL_LOOM_COLL_ALLREDUCE == coll && cm->shm && cm->shm_slot_size > 0 && m->have_topo &&
-           m->shm.state > 0 && NULL != m->shm.seg.base && bytes <= (size_t) cm->shm_slot_size &&
-           symmetric(m, bytes);
+           1 == m->topo.nnodes && m->shm.state > 0 && NULL != m->shm.seg.base &&
+           bytes <= (size_t) cm->shm_slot_size;
 }
 
 void mca_coll_loom_shm_nb_start(mca_coll_loom_module_t *m, mca_coll_loom_shm_nb_t *c, size_t bytes)
@@ -945,19 +945,61 @@ void mca_coll_loom_shm_nb_start(mca_coll_loom_module_t *m, mca_coll_loom_shm_nb_
     mca_coll_loom_count(&mca_coll_loom_component.shm_node_phases);
 }
 
-/* The steps of sym_allreduce, each taken once its condition holds.  A call posts its
- * contribution only after the call before it completed here, so its sym flag and
- * arrive word keep their meaning (done with every earlier call). */
-bool mca_coll_loom_shm_nb_allreduce(mca_coll_loom_module_t *m, mca_coll_loom_shm_nb_t *c, const void *sbuf,
-                                    void *rbuf, size_t count, ompi_datatype_t *dtype, ompi_op_t *op)
+/* The steps of mca_coll_loom_shm_allreduce on one node (a coordinated call: above
+ * MCA_COLL_LOOM_SHM_SYM_BYTES), each taken once its condition holds. */
+static bool nb_coordinated(mca_coll_loom_shm_t *seg, mca_coll_loom_shm_nb_t *c, const void *sbuf, void *rbuf,
+                           size_t count, ompi_datatype_t *dtype, ompi_op_t *op)
 {
-    mca_coll_loom_shm_t *seg = &m->shm.seg;
+    const bool in_place = MPI_IN_PLACE == sbuf;
+    char *area = mca_coll_loom_shm_area(seg, c->seq);
 
-    if (c->seq != m->shm.nb_head) {
+    if (!c->posted) {
+        if (!mca_coll_loom_shm_released(seg, c->seq - 1u)) {
+            return false;
+        }
+        if (0 != seg->me) {
+            char *slot = mca_coll_loom_shm_slot(seg, seg->me);
+            c->rc = pack(in_place ? rbuf : sbuf, count, dtype, slot, c->bytes);
+            mca_coll_loom_shm_set_status(slot, c->rc);
+        }
+        mca_coll_loom_shm_arrive(seg, c->seq);
+        c->posted = true;
+    }
+    if (0 != seg->me) {
+        if (!mca_coll_loom_shm_released(seg, c->seq)) {
+            return false;
+        }
+        if (OMPI_SUCCESS == c->rc) {
+            c->rc = peer_status(area);
+        }
+        if (OMPI_SUCCESS == c->rc) {
+            c->rc = unpack(area, c->bytes, rbuf, count, dtype);
+        }
+        return true;
+    }
+    /* the coordinator: the release happens even after an error, which the area's status
+     * then carries */
+    if (!mca_coll_loom_shm_all_arrived(seg, c->seq)) {
         return false;
     }
+    c->rc = slots_status(seg, (loom_src_t){false, c->seq}, 0);
+    if (OMPI_SUCCESS == c->rc) {
+        c->rc = combine(seg, (loom_src_t){false, c->seq}, 0, in_place ? rbuf : sbuf, rbuf, count, dtype, op,
+                        c->bytes, ompi_op_is_commute(op));
+    }
+    if (OMPI_SUCCESS == c->rc) {
+        c->rc = pack(rbuf, count, dtype, area, c->bytes);
+    }
+    mca_coll_loom_shm_set_status(area, c->rc);
+    mca_coll_loom_shm_release(seg, c->seq);
+    return true;
+}
+
+/* The steps of sym_allreduce, each taken once its condition holds. */
+static bool nb_symmetric(mca_coll_loom_shm_t *seg, mca_coll_loom_shm_nb_t *c, const void *sbuf, void *rbuf,
+                         size_t count, ompi_datatype_t *dtype, ompi_op_t *op)
+{
     if (!c->posted) {
-        mca_coll_loom_shm_sym_refresh(seg, c->seq);
         if (!mca_coll_loom_shm_small_free(seg, c->seq)) {
             return false;
         }
@@ -979,6 +1021,26 @@ bool mca_coll_loom_shm_nb_allreduce(mca_coll_loom_module_t *m, mca_coll_loom_shm
     c->rc = sym_combine(seg, c->seq, c->rc, rbuf, count, dtype, op, c->bytes);
     if (0 == seg->me) {
         mca_coll_loom_shm_release(seg, c->seq);
+    }
+    return true;
+}
+
+/* A call posts its contribution only after the call before it completed here, so its
+ * flags and arrive word keep their meaning (done with every earlier call). */
+bool mca_coll_loom_shm_nb_allreduce(mca_coll_loom_module_t *m, mca_coll_loom_shm_nb_t *c, const void *sbuf,
+                                    void *rbuf, size_t count, ompi_datatype_t *dtype, ompi_op_t *op)
+{
+    mca_coll_loom_shm_t *seg = &m->shm.seg;
+
+    if (c->seq != m->shm.nb_head) {
+        return false;
+    }
+    if (!c->posted) {
+        mca_coll_loom_shm_sym_refresh(seg, c->seq); /* as next_call */
+    }
+    if (!(symmetric(m, c->bytes) ? nb_symmetric(seg, c, sbuf, rbuf, count, dtype, op)
+                                 : nb_coordinated(seg, c, sbuf, rbuf, count, dtype, op))) {
+        return false;
     }
     ++m->shm.nb_head;
     --m->shm.nb_busy;
