@@ -4,7 +4,8 @@
 # (test_lifecycle, with the pool of freed segments), and small calls through the node
 # segment that run ahead of each other (test_pipeline), and failures injected inside
 # the node segment's protocol (test_faults), and non-blocking and persistent requests
-# (test_nonblocking: many outstanding, Startall, cancel and free errors), and alltoall(v)
+# (test_nonblocking: many outstanding, Startall, cancel and free errors, small allreduces
+# through the node segment), and alltoall(v)
 # in every form with every algorithm (test_alltoall, over loom's UCX transport with
 # direct writes), and the info-key thresholds
 # (test_threshold), and the stale-synchronous allreduce with contributions in flight at
@@ -26,7 +27,7 @@ logdir=$(mktemp -d /tmp/loom-valgrind.XXXXXX)
 trap 'rm -rf "$logdir"' EXIT
 rc=0
 for prog in "test_lifecycle 30 --reuse" "test_pipeline 300" "test_faults" \
-    "test_nonblocking --sections outstanding,startall,errors,crossed" "test_alltoall" "test_threshold" "test_ssp"; do
+    "test_nonblocking --sections outstanding,startall,errors,crossed,segment" "test_alltoall" "test_threshold" "test_ssp"; do
     set -- $prog
     extra=()
     if [ "$1" = test_alltoall ]; then
