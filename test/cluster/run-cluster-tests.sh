@@ -194,7 +194,7 @@ check "the torus map of the four nodes shows at verbose 10" \
     grep -qF "torus 2x2 route xy, box [0..1]x[0..1], 4 of 4 nodes present (coll_loom_torus_file)" "$(log_of "$name")"
 run "test_barrier 4x2" 0 --ppn 2 -- "$test_barrier"
 run "test_nonblocking 4x2 (non-blocking and persistent forms, hierarchical point to point)" 0 --ppn 2 \
-    -- "$test_nonblocking" --sections matrix,auto,outstanding,persistent,startall,errors,crossed
+    -- "$test_nonblocking" --sections matrix,auto,outstanding,persistent,startall,errors,crossed,segment
 run "test_alltoall 4x2 (every form and algorithm)" 0 --ppn 2 -- "$test_alltoall"
 # hierarchical's node phases through each node's shared segment (the default up to
 # coll_loom_shm_slot_size): 1000 communicators, no segment file left, no mapping kept
