@@ -81,6 +81,10 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * that failed) the node phases are a binomial reduce and bcast: 1.4-1.9x tuned's
      * time for barriers and allreduces up to 256 B at np 2-8, where dissemination took
      * 0.82-1.2x; those calls go to the rows below. */
+    /* MPI_Ibarrier of two ranks: libnbc's one exchange of empty messages took 0.42-0.72 us,
+     * through the segment 0.46-0.81 us (1.05-1.12x, three jobs; dissemination 1.12-1.54x).
+     * From three ranks the segment took 0.33-0.69x libnbc's time at np 8. */
+    {BARRIER, .max_bytes = SIZE_MAX, .max_nodes = 1, .max_P = 2, NB, .alg = NULL},
     {BARRIER, .max_bytes = SIZE_MAX, .max_nodes = 1, SHM, .alg = "hierarchical"},
     {ALLREDUCE, .max_bytes = KIB(256), .max_nodes = 1, .min_P = 3, SHM, .alg = "hierarchical"},
     /* point to point (binomial reduce to rank 0 and bcast: one combining order, so

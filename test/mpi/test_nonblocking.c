@@ -57,7 +57,8 @@
  *                through the node segment once blocking calls set it up
  *                (coll_loom_shm_node_phases must grow by one per call then; both protocols,
  *                up to 256 B and above): 40 outstanding (more than its 32 small slots),
- *                completed in rank- and round-dependent orders, blocking calls between the
+ *                completed in rank- and round-dependent orders, an MPI_Ibarrier among every
+ *                eight (checked with a shared-memory witness), blocking calls between the
  *                starts, every reduction case, in place or not; a persistent one started
  *                300 times.
  * Proof that loom served (unless --oracle-only): loom's counters are read around every post
@@ -1895,7 +1896,7 @@ static void section_crossed(void)
 
 typedef struct {
     case_t cs;
-    long n;
+    long n; /* 0: an MPI_Ibarrier */
     int inplace;
     uint64_t salt;
     char in[SEG_BYTES], out[SEG_BYTES + GUARD], want[SEG_BYTES];
@@ -1926,6 +1927,7 @@ static void seg_fill(seg_call_t *k, int r, int P)
 static void seg_check(seg_call_t *k, const char *ctx)
 {
     const size_t e = ext[k->cs.t];
+    if (0 == k->n) return;
     for (long i = 0; i < k->n; i++) {
         nchecks++;
         if (!same(k->cs.t, k->cs.o, k->out + (size_t) i * e, k->want + (size_t) i * e)) {
@@ -1969,6 +1971,19 @@ static void section_segment(void)
     MPI_Comm_free(&node);
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, (nr * 5 + 3) % P, MPI_INFO_NULL, &node);
     MPI_Comm_rank(node, &r);
+    /* the barriers' witness: every rank counts itself in before it starts barrier j, so
+     * once barrier j completes anywhere the count is P */
+    MPI_Win win;
+    int *entered;
+    {
+        MPI_Aint wsz;
+        int disp;
+        MPI_Win_allocate_shared(0 == r ? (MPI_Aint) (6 * SEG_CALLS * sizeof(int)) : 0, sizeof(int), MPI_INFO_NULL,
+                                node, &entered, &win);
+        MPI_Win_shared_query(win, 0, &wsz, &disp, &entered);
+        if (0 == r) memset(entered, 0, 6 * SEG_CALLS * sizeof(int));
+        MPI_Barrier(node);
+    }
 
     /* the segment is set up at a blocking call; whether it serves them decides whether the
      * non-blocking calls must go through it too */
@@ -1981,7 +1996,8 @@ static void section_segment(void)
         const int mode = (r + round) % 3;
         const char *mname = mode == 0 ? "reverse MPI_Wait" : mode == 1 ? "MPI_Waitany" : "MPI_Testsome loop";
         char ctx[96];
-        int posted = 0;
+        int posted = 0, want = 0; /* want: the calls the segment must serve (auto gives the
+                                   * barriers of two ranks to libnbc) */
 
         (void) lt_shm_node_phases(&s0);
         for (int i = 0; i < SEG_CALLS; i++) {
@@ -1990,10 +2006,34 @@ static void section_segment(void)
             c->n = 1 + (long) ((i * 7 + round) * 97 % ((i % 2 ? SEG_SMALL : SEG_BYTES) / (int) ext[c->cs.t]));
             c->inplace = 0 == (i + round) % 3;
             c->salt = 5000 + (uint64_t) (round * SEG_CALLS + i);
+            if (7 == i % 8) {
+                /* a barrier among them, which the odd ranks enter late */
+                c->n = 0;
+                if (r % 2) usleep(200);
+                __atomic_fetch_add(&entered[round * SEG_CALLS + i], 1, __ATOMIC_SEQ_CST);
+                if (MPI_SUCCESS == MPI_Ibarrier(node, &reqs[i])) {
+                    posted++;
+                    want += P > 2;
+                } else {
+                    reqs[i] = MPI_REQUEST_NULL;
+                    FAIL("segment: MPI_Ibarrier failed");
+                }
+                if (round >= 4 && MPI_REQUEST_NULL != reqs[i]) {
+                    /* completed at once by MPI_Test, so that one completing too early
+                     * finds the late ranks not in yet (the earlier calls complete first) */
+                    int done = 0, in;
+                    while (!done) MPI_Test(&reqs[i], &done, MPI_STATUS_IGNORE);
+                    in = __atomic_load_n(&entered[round * SEG_CALLS + i], __ATOMIC_SEQ_CST);
+                    nchecks++;
+                    if (in != P) FAIL("segment, round %d: MPI_Ibarrier %d completed with %d of %d ranks in", round, i, in, P);
+                }
+                continue;
+            }
             seg_fill(c, r, P);
             if (MPI_SUCCESS == MPI_Iallreduce(c->inplace ? MPI_IN_PLACE : c->in, c->out, (int) c->n, mdt[c->cs.t],
                                               mop[c->cs.o], node, &reqs[i])) {
                 posted++;
+                want++;
             } else {
                 reqs[i] = MPI_REQUEST_NULL;
                 FAIL("segment: MPI_Iallreduce failed");
@@ -2006,30 +2046,45 @@ static void section_segment(void)
                 if (sum != P || b != 77 + round) FAIL("segment: blocking calls between the starts: %d, %d", sum, b);
             }
         }
+        /* a barrier that completes: every rank has counted itself in */
+#define SEG_WITNESS(j)                                                                                         \
+    do {                                                                                                       \
+        if (0 == k[j].n) {                                                                                     \
+            int in = __atomic_load_n(&entered[round * SEG_CALLS + (j)], __ATOMIC_SEQ_CST);                     \
+            nchecks++;                                                                                         \
+            if (in != P) FAIL("segment, round %d: MPI_Ibarrier %d completed with %d of %d ranks in", round, j, in, P); \
+        }                                                                                                      \
+    } while (0)
         if (mode == 0) {
-            for (int i = SEG_CALLS - 1; i >= 0; i--) MPI_Wait(&reqs[i], MPI_STATUS_IGNORE);
+            for (int i = SEG_CALLS - 1; i >= 0; i--) {
+                MPI_Wait(&reqs[i], MPI_STATUS_IGNORE);
+                SEG_WITNESS(i);
+            }
         } else if (mode == 1) {
             for (int i = 0; i < SEG_CALLS; i++) {
                 int j;
                 MPI_Waitany(SEG_CALLS, reqs, &j, MPI_STATUS_IGNORE);
+                if (MPI_UNDEFINED != j) SEG_WITNESS(j);
             }
         } else {
             int left = posted, got;
             while (left > 0) {
                 MPI_Testsome(SEG_CALLS, reqs, &got, idx, MPI_STATUSES_IGNORE);
                 if (MPI_UNDEFINED == got) break;
+                for (int g = 0; g < got; g++) SEG_WITNESS(idx[g]);
                 left -= got;
             }
         }
+#undef SEG_WITNESS
         (void) lt_shm_node_phases(&s1);
         snprintf(ctx, sizeof(ctx), "round %d, %d outstanding, completed by %s", round, SEG_CALLS, mname);
         for (int i = 0; i < SEG_CALLS; i++) seg_check(&k[i], ctx);
         ncalls += posted;
         if (warm && !oracle_only) {
             nchecks++;
-            if (s1 - s0 < (unsigned long long) posted)
-                FAIL("segment, %s: coll_loom_shm_node_phases grew by %llu for %d non-blocking calls", ctx, s1 - s0,
-                     posted);
+            if (s1 - s0 < (unsigned long long) want)
+                FAIL("segment, %s: coll_loom_shm_node_phases grew by %llu for %d non-blocking calls through it", ctx,
+                     s1 - s0, want);
         }
     }
 
@@ -2060,6 +2115,7 @@ static void section_segment(void)
         }
     }
     if (!warm && 0 == wrank && verbose) printf("NOTE: segment: the node segment does not serve this node's calls\n");
+    MPI_Win_free(&win);
     MPI_Comm_free(&node);
     free(k);
 }

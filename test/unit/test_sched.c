@@ -1311,6 +1311,23 @@ static void test_decide(void)
                   "decide iallreduce %zu B 4x2: %s", bytes, ch.alg >= 0 ? mca_coll_loom_algs[ch.alg].name : "previous");
         }
     }
+    /* non-blocking calls of one node with the segment (the component sets shm for
+     * allreduces up to the slot and barriers): hierarchical, except the barrier of two
+     * ranks (libnbc) */
+    for (int P = 2; P <= 9; ++P) {
+        for (int i = 0; i < 4; ++i) {
+            const int coll = i < 3 ? MCA_COLL_LOOM_COLL_ALLREDUCE : MCA_COLL_LOOM_COLL_BARRIER;
+            const size_t bytes = (size_t[]){8, 256, 8192, 0}[i];
+            const bool want_prev = MCA_COLL_LOOM_COLL_BARRIER == coll && 2 == P;
+            mca_coll_loom_params_t p = {.P = P, .call = C | MCA_COLL_LOOM_CALL_NB | MCA_COLL_LOOM_CALL_SHM,
+                                        .coll = coll, .nodes = 1, .rpn = P};
+            mca_coll_loom_choice_t ch;
+            mca_coll_loom_decide(coll, bytes, &p, knobs, -1, NULL, 0, &ch);
+            CHECK(want_prev ? ch.alg < 0 : ch.alg >= 0 && 0 == strcmp(mca_coll_loom_algs[ch.alg].name, "hierarchical"),
+                  "decide i%s %zu B P=%d one node, segment: %s", mca_coll_loom_coll_name(coll), bytes, P,
+                  ch.alg >= 0 ? mca_coll_loom_algs[ch.alg].name : "previous");
+        }
+    }
     /* two ranks on one node (loom-tune --report at np 2) */
     {
         struct {

@@ -373,12 +373,12 @@ uint32_t mca_coll_loom_shm_next_call(mca_coll_loom_module_t *m, mca_coll_loom_sh
                                      mca_coll_loom_shm_wait_t *wl);
 void mca_coll_loom_shm_sym_release(mca_coll_loom_shm_t *seg, uint32_t seq, const mca_coll_loom_shm_wait_t *w);
 
-/* Non-blocking allreduce through the segment: one node, at most
- * MCA_COLL_LOOM_SHM_SYM_BYTES, the symmetric protocol of the blocking call run in steps
- * from Open MPI's progress loop.  Only once a blocking call has set the segment up
- * (that is a blocking exchange), so every rank decides alike.  nb_start takes the
- * call's number; nb_progress runs what it can and returns true once the call is
- * complete (its outcome in c->rc).  A module's calls post their contributions and
+/* Non-blocking allreduce (up to the slot size) and barrier through the segment, on a
+ * communicator of one node: the protocol of the blocking call run in steps from Open
+ * MPI's progress loop.  Only once a blocking call has set the segment up (that is a
+ * blocking exchange), so every rank decides alike.  nb_start takes the call's number;
+ * nb_progress runs what it can and returns true once the call is complete (its
+ * outcome in c->rc; a barrier: count 0, no op).  A module's calls post their contributions and
  * complete in call order, each only after the one before it, so the segment's rule
  * "a rank that arrives at call t is done with every call before t" still holds and
  * blocking calls (which first complete the outstanding ones) mix freely with them. */
@@ -390,8 +390,8 @@ typedef struct {
 } mca_coll_loom_shm_nb_t;
 bool mca_coll_loom_shm_nb_usable(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, size_t bytes);
 void mca_coll_loom_shm_nb_start(mca_coll_loom_module_t *m, mca_coll_loom_shm_nb_t *c, size_t bytes);
-bool mca_coll_loom_shm_nb_allreduce(mca_coll_loom_module_t *m, mca_coll_loom_shm_nb_t *c, const void *sbuf,
-                                    void *rbuf, size_t count, ompi_datatype_t *dtype, ompi_op_t *op);
+bool mca_coll_loom_shm_nb_progress(mca_coll_loom_module_t *m, mca_coll_loom_shm_nb_t *c, const void *sbuf,
+                                   void *rbuf, size_t count, ompi_datatype_t *dtype, ompi_op_t *op);
 /* A shared file of `bytes` for the communicator's node, beside its segment and named
  * after it with `suffix`, set up collectively like the segment (the node's leader
  * creates it, all agree, the others map it, all agree, the name goes).  0, or the

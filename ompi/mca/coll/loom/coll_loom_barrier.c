@@ -56,6 +56,7 @@ static int barrier_post(ompi_communicator_t *comm, mca_coll_loom_module_t *m, bo
         return OPAL_UNLIKELY(m->failed) ? OMPI_ERROR : OMPI_ERR_NOT_AVAILABLE;
     }
     mca_coll_loom_nb_call_init(&c, m, comm, NULL, NULL, 0, &ompi_mpi_byte.dt, NULL, call);
+    c.shm = choice.shm;
     return mca_coll_loom_nb_post(s, &c, persistent, request);
 }
 

@@ -98,7 +98,7 @@ static bool request_progress(loom_request_t *r, int *rc)
     bool done;
 
     if (c->shm) {
-        done = mca_coll_loom_shm_nb_allreduce(c->module, &r->shm, c->sbuf, c->rbuf, c->count, c->dtype, c->op);
+        done = mca_coll_loom_shm_nb_progress(c->module, &r->shm, c->sbuf, c->rbuf, c->count, c->dtype, c->op);
         *rc = r->shm.rc;
     } else {
         done = mca_coll_loom_task_progress(&r->task);

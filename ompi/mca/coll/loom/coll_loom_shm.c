@@ -928,7 +928,7 @@ bool mca_coll_loom_shm_nb_usable(mca_coll_loom_module_t *m, mca_coll_loom_coll_t
 {
     const mca_coll_loom_component_t *cm = &mca_coll_loom_component;
 
-    return MCA_COLL_LOOM_COLL_ALLREDUCE == coll && cm->shm && cm->shm_slot_size > 0 && m->have_topo &&
+    return (MCA_COLL_LOOM_COLL_ALLREDUCE == coll || MCA_COLL_LOOM_COLL_BARRIER == coll) && cm->shm && cm->shm_slot_size > 0 && m->have_topo &&
            1 == m->topo.nnodes && m->shm.state > 0 && NULL != m->shm.seg.base &&
            bytes <= (size_t) cm->shm_slot_size;
 }
@@ -1018,7 +1018,9 @@ static bool nb_symmetric(mca_coll_loom_shm_t *seg, mca_coll_loom_shm_nb_t *c, co
     if (0 == seg->me && !mca_coll_loom_shm_released(seg, c->seq - 1u)) {
         return false;
     }
-    c->rc = sym_combine(seg, c->seq, c->rc, rbuf, count, dtype, op, c->bytes);
+    if (c->bytes > 0) {
+        c->rc = sym_combine(seg, c->seq, c->rc, rbuf, count, dtype, op, c->bytes);
+    }
     if (0 == seg->me) {
         mca_coll_loom_shm_release(seg, c->seq);
     }
@@ -1027,8 +1029,8 @@ static bool nb_symmetric(mca_coll_loom_shm_t *seg, mca_coll_loom_shm_nb_t *c, co
 
 /* A call posts its contribution only after the call before it completed here, so its
  * flags and arrive word keep their meaning (done with every earlier call). */
-bool mca_coll_loom_shm_nb_allreduce(mca_coll_loom_module_t *m, mca_coll_loom_shm_nb_t *c, const void *sbuf,
-                                    void *rbuf, size_t count, ompi_datatype_t *dtype, ompi_op_t *op)
+bool mca_coll_loom_shm_nb_progress(mca_coll_loom_module_t *m, mca_coll_loom_shm_nb_t *c, const void *sbuf,
+                                   void *rbuf, size_t count, ompi_datatype_t *dtype, ompi_op_t *op)
 {
     mca_coll_loom_shm_t *seg = &m->shm.seg;
 
