@@ -73,6 +73,10 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * took 1.24-1.5x: every one of its rounds crosses the network several times */
     {BARRIER, .max_bytes = SIZE_MAX, .min_nodes = 2, .alg = "hierarchical"},
     {ALLREDUCE, .max_bytes = 32768, .min_nodes = 2, .alg = "hierarchical"},
+    /* MPI_Ibarrier of two ranks: libnbc's one exchange of empty messages took 0.42-0.72 us,
+     * through the segment 0.46-0.81 us (1.05-1.12x, three jobs; dissemination 1.12-1.54x).
+     * From three ranks the segment took 0.33-0.69x libnbc's time at np 8. */
+    {BARRIER, .max_bytes = SIZE_MAX, .max_nodes = 1, .max_P = 2, NB, .alg = NULL},
     /* one node, up to coll_loom_shm_slot_size: hierarchical's node phases run through
      * the node's shared segment (gather to rank 0, combine, release), no message at
      * all.  At np 8 on one node (8 ranks, 2 cores) allreduce took 0.21-0.46x tuned's
@@ -81,10 +85,6 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * that failed) the node phases are a binomial reduce and bcast: 1.4-1.9x tuned's
      * time for barriers and allreduces up to 256 B at np 2-8, where dissemination took
      * 0.82-1.2x; those calls go to the rows below. */
-    /* MPI_Ibarrier of two ranks: libnbc's one exchange of empty messages took 0.42-0.72 us,
-     * through the segment 0.46-0.81 us (1.05-1.12x, three jobs; dissemination 1.12-1.54x).
-     * From three ranks the segment took 0.33-0.69x libnbc's time at np 8. */
-    {BARRIER, .max_bytes = SIZE_MAX, .max_nodes = 1, .max_P = 2, NB, .alg = NULL},
     {BARRIER, .max_bytes = SIZE_MAX, .max_nodes = 1, SHM, .alg = "hierarchical"},
     {ALLREDUCE, .max_bytes = KIB(256), .max_nodes = 1, .min_P = 3, SHM, .alg = "hierarchical"},
     /* point to point (binomial reduce to rank 0 and bcast: one combining order, so

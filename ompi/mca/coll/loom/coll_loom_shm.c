@@ -928,9 +928,9 @@ bool mca_coll_loom_shm_nb_usable(mca_coll_loom_module_t *m, mca_coll_loom_coll_t
 {
     const mca_coll_loom_component_t *cm = &mca_coll_loom_component;
 
-    return (MCA_COLL_LOOM_COLL_ALLREDUCE == coll || MCA_COLL_LOOM_COLL_BARRIER == coll) && cm->shm && cm->shm_slot_size > 0 && m->have_topo &&
-           1 == m->topo.nnodes && m->shm.state > 0 && NULL != m->shm.seg.base &&
-           bytes <= (size_t) cm->shm_slot_size;
+    return (MCA_COLL_LOOM_COLL_ALLREDUCE == coll || MCA_COLL_LOOM_COLL_BARRIER == coll) && cm->shm &&
+           cm->shm_slot_size > 0 && m->have_topo && 1 == m->topo.nnodes && m->shm.state > 0 &&
+           NULL != m->shm.seg.base && bytes <= (size_t) cm->shm_slot_size;
 }
 
 void mca_coll_loom_shm_nb_start(mca_coll_loom_module_t *m, mca_coll_loom_shm_nb_t *c, size_t bytes)
