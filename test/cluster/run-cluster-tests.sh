@@ -200,8 +200,8 @@ run "test_alltoall 4x2 (every form and algorithm)" 0 --ppn 2 -- "$test_alltoall"
 # coll_loom_shm_slot_size): 1000 communicators, no segment file left, no mapping kept
 run "test_lifecycle 4x2, 1000 cycles, shared-memory node phases, nothing left" 0 --ppn 2 \
     --mca coll_loom_shm_setup_call 1 -- "$test_lifecycle" 1000 --shm --reuse
-run "test_colls 4x2, coll_loom_shm 0 (point-to-point node phases)" 0 --ppn 2 \
-    --mca coll_loom_shm 0 -- "$test_colls"
+run "test_colls 4x2, coll_loom_shm 0 (point-to-point node phases: bcast, reduce)" 0 --ppn 2 \
+    --mca coll_loom_shm 0 -- "$test_colls" --coll bcast,reduce
 name="test_allreduce 4x2, segment cannot be created"
 run "$name" 0 --ppn 2 --mca coll_loom_shm_dir /nonexistent-loom-dir --mca coll_loom_verbose 1 \
     -- "$test_allreduce"
