@@ -208,16 +208,11 @@ static int node_tree(const mca_coll_loom_params_t *p, int nn, int rootnode, int 
     }
     if (0 == rc) {
         /* each is judged in the direction asked for: contention-free first, then the
-         * fewer links, then the links of less background density (loom_torus.h); a tie
-         * keeps the chain (one child per node) */
+         * fewer links; a tie keeps the chain (one child per node) */
         long chain_links, tree_links;
         const bool chain_ok = tree_disjoint(t, nn, p->torus_coords, up, dir, &chain_links);
         const bool tree_ok = tree_disjoint(t, nn, p->torus_coords, tree, dir, &tree_links);
-        if ((tree_ok && !chain_ok) ||
-            (tree_ok == chain_ok &&
-             (tree_links < chain_links ||
-              (tree_links == chain_links && mca_coll_loom_torus_tree_density(t, nn, p->torus_coords, tree, dir) <
-                                                mca_coll_loom_torus_tree_density(t, nn, p->torus_coords, up, dir))))) {
+        if ((tree_ok && !chain_ok) || (tree_ok == chain_ok && tree_links < chain_links)) {
             memcpy(up, tree, sizeof(int) * (size_t) nn);
         }
     }

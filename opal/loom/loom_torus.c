@@ -746,10 +746,8 @@ typedef struct {
     int maxl;           /* links of one edge at most */
     long *used;         /* the links taken, nused of them */
     int nused;
-    const long *edens;  /* [u n + v]: the background density of edge u -> v's links */
     int *par, *kids, *best;
     long cost, best_cost, budget;
-    long dens, best_dens;
     int best_fan;
 } loom_tree_t;
 
@@ -779,12 +777,9 @@ static bool tree_reaches(const loom_tree_t *s, int u, int v)
 static void tree_search(loom_tree_t *s, int k, int fan)
 {
     if (k == s->n - 1) {
-        if (s->cost < s->best_cost ||
-            (s->cost == s->best_cost &&
-             (s->dens < s->best_dens || (s->dens == s->best_dens && fan < s->best_fan)))) {
+        if (s->cost < s->best_cost || (s->cost == s->best_cost && fan < s->best_fan)) {
             s->best_cost = s->cost;
             s->best_fan = fan;
-            s->best_dens = s->dens;
             memcpy(s->best, s->par, sizeof(int) * (size_t) s->n);
         }
         return;
@@ -798,121 +793,21 @@ static void tree_search(loom_tree_t *s, int k, int fan)
             break; /* the candidates only get longer */
         }
         --s->budget;
-        const long dens = s->dens + s->edens[e];
-        if ((lb == s->best_cost && (dens > s->best_dens || (dens == s->best_dens && f >= s->best_fan))) ||
-            tree_reaches(s, u, v) || !tree_free(s, s->links + (size_t) e * s->maxl, m)) {
+        if ((lb == s->best_cost && f >= s->best_fan) || tree_reaches(s, u, v) ||
+            !tree_free(s, s->links + (size_t) e * s->maxl, m)) {
             continue;
         }
         memcpy(s->used + s->nused, s->links + (size_t) e * s->maxl, sizeof(long) * (size_t) m);
         s->nused += m;
         s->cost += m;
-        s->dens += s->edens[e];
         s->par[v] = u;
         ++s->kids[u];
         tree_search(s, k + 1, f);
         --s->kids[u];
         s->par[v] = -2;
-        s->dens -= s->edens[e];
         s->cost -= m;
         s->nused -= m;
     }
-}
-
-/* Tori up to this many positions get the background density (below); on larger ones it
- * would cost seconds per tree, and every link counts 0. */
-#define LOOM_TREE_DENSITY_MAX_NODES 512
-
-/* The background density of every directed link: how many routes between two positions
- * of the torus that are not among the n nodes c cross it.  Other communicators' traffic
- * runs between such positions, so of two trees crossing as many links, the one on the
- * less crossed links is the less likely to meet it (over 50 random partitions of a 4 x 4
- * torus into four communicators of 4: docs/dev/model.md).  NULL when the torus is too
- * large or memory is short. */
-static long *tree_density(const mca_coll_loom_torus_t *t, int n, const int *c)
-{
-    const long N = mca_coll_loom_torus_nodes(t);
-    const int nd = t->ndims;
-    long *dens, *route;
-    int *pos;
-    unsigned char *member;
-
-    if (N < 1 || N > LOOM_TREE_DENSITY_MAX_NODES || nd < 1) {
-        return NULL;
-    }
-    dens = calloc((size_t) N * 2u * (size_t) nd, sizeof(long));
-    route = malloc(sizeof(long) * (size_t) (mca_coll_loom_torus_max_hops(t) + 1));
-    pos = malloc(sizeof(int) * (size_t) N * (size_t) nd);
-    member = calloc((size_t) N, 1);
-    if (NULL == dens || NULL == route || NULL == pos || NULL == member) {
-        free(dens);
-        dens = NULL;
-        goto out;
-    }
-    for (long x = 0; x < N; ++x) {
-        long r = x;
-        for (int d = nd - 1; d >= 0; --d) {
-            pos[x * nd + d] = (int) (r % t->dims[d]);
-            r /= t->dims[d];
-        }
-    }
-    for (int i = 0; i < n; ++i) {
-        member[mca_coll_loom_torus_index(t, c + i * nd)] = 1;
-    }
-    for (long x = 0; x < N; ++x) {
-        for (long y = 0; y < N && !member[x]; ++y) {
-            if (y == x || member[y]) {
-                continue;
-            }
-            const int h = mca_coll_loom_torus_route(t, pos + x * nd, pos + y * nd, route);
-            for (int k = 0; k < h; ++k) {
-                ++dens[route[k]];
-            }
-        }
-    }
-out:
-    free(route);
-    free(pos);
-    free(member);
-    return dens;
-}
-
-/* The background density of the links of edge i -> j (and back, as dir asks). */
-static long edge_density(const mca_coll_loom_torus_t *t, const long *dens, const int *c, int i, int j, int dir,
-                         long *route)
-{
-    const int nd = t->ndims;
-    long sum = 0;
-
-    if (NULL == dens) {
-        return 0;
-    }
-    for (int back = 0; back < 2; ++back) {
-        if ((0 == back && dir < 0) || (1 == back && dir > 0)) {
-            continue;
-        }
-        const int a = 0 == back ? i : j, b = 0 == back ? j : i;
-        const int h = mca_coll_loom_torus_route(t, c + a * nd, c + b * nd, route);
-        for (int k = 0; k < h; ++k) {
-            sum += dens[route[k]];
-        }
-    }
-    return sum;
-}
-
-long mca_coll_loom_torus_tree_density(const mca_coll_loom_torus_t *t, int n, const int *c, const int *parent,
-                                      int dir)
-{
-    long *dens = tree_density(t, n, c), sum = 0;
-    long *route = malloc(sizeof(long) * (size_t) (mca_coll_loom_torus_max_hops(t) + 1));
-
-    for (int v = 0; v < n && NULL != dens && NULL != route; ++v) {
-        if (parent[v] >= 0) {
-            sum += edge_density(t, dens, c, parent[v], v, dir, route);
-        }
-    }
-    free(dens);
-    free(route);
-    return sum;
 }
 
 /* Sorts a[0..m-1] by key[a[i]] (m small). */
@@ -932,9 +827,8 @@ int mca_coll_loom_torus_tree(const mca_coll_loom_torus_t *t, int n, const int *c
                              int *parent)
 {
     const int nd = t->ndims, maxh = mca_coll_loom_torus_max_hops(t), maxl = 2 * maxh;
-    loom_tree_t s = {.n = n, .maxl = maxl, .budget = LOOM_TREE_BUDGET, .best_cost = LONG_MAX, .best_fan = n,
-                     .best_dens = LONG_MAX};
-    long *links = NULL, *dens = NULL, *edens = NULL;
+    loom_tree_t s = {.n = n, .maxl = maxl, .budget = LOOM_TREE_BUDGET, .best_cost = LONG_MAX, .best_fan = n};
+    long *links = NULL;
     int *nlinks = NULL, *cand = NULL, *seq = NULL, *rest = NULL, *ints = NULL, rc = -1;
 
     if (n < 1 || n > MCA_COLL_LOOM_TORUS_TREE_MAX || root < 0 || root >= n) {
@@ -947,11 +841,9 @@ int mca_coll_loom_torus_tree(const mca_coll_loom_torus_t *t, int n, const int *c
     }
     links = malloc(sizeof(long) * ((size_t) n * n * maxl + (size_t) n * maxl + 1));
     ints = malloc(sizeof(int) * (size_t) (n * n * 2 + n * 6 + 1));
-    edens = calloc((size_t) (n * n), sizeof(long));
-    if (NULL == links || NULL == ints || NULL == edens) {
+    if (NULL == links || NULL == ints) {
         goto out;
     }
-    dens = tree_density(t, n, c); /* NULL: no tie-break on it */
     nlinks = ints;
     cand = nlinks + n * n;
     seq = cand + n * n;
@@ -972,9 +864,6 @@ int mca_coll_loom_torus_tree(const mca_coll_loom_torus_t *t, int n, const int *c
                 m += mca_coll_loom_torus_route(t, c + v * nd, c + u * nd, l + m);
             }
             nlinks[u * n + v] = m;
-            if (u != v) {
-                edens[u * n + v] = edge_density(t, dens, c, u, v, dir, s.used);
-            }
         }
     }
     /* parents to try, nearest first; the nodes in order of their distance from the
@@ -1007,7 +896,6 @@ int mca_coll_loom_torus_tree(const mca_coll_loom_torus_t *t, int n, const int *c
     }
     s.links = links;
     s.nlinks = nlinks;
-    s.edens = edens;
     s.cand = cand;
     s.seq = seq;
     s.rest = rest;
@@ -1022,7 +910,5 @@ int mca_coll_loom_torus_tree(const mca_coll_loom_torus_t *t, int n, const int *c
 out:
     free(links);
     free(ints);
-    free(dens);
-    free(edens);
     return rc;
 }

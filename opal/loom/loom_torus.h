@@ -100,21 +100,14 @@ int mca_coll_loom_torus_chain(const mca_coll_loom_torus_t *t, int n, const int *
 /* A spanning tree over n <= MCA_COLL_LOOM_TORUS_TREE_MAX nodes (coordinates c + i ndims,
  * distinct), rooted at node `root`, whose edges' routes use every directed link at most
  * once (dir as for a chain: > 0 parent to child, a pipelined bcast; < 0 child to
- * parent, a reduce; 0 both), crossing the fewest links, among those the one on the links
- * of least background density (mca_coll_loom_torus_tree_density), and among those the
- * one whose busiest node has the fewest children: a branch and bound over the trees (a
- * chain is one of them), which keeps the best tree found when its budget runs out.  parent[]
+ * parent, a reduce; 0 both), crossing the fewest links, and among those the one whose
+ * busiest node has the fewest children: a branch and bound over the trees (a chain is
+ * one of them), which keeps the best tree found when its budget runs out.  parent[]
  * receives each node's parent, -1 at the root.  Returns 0; 1 when no such tree was
  * found; -1 on bad input or no memory.  Fewer links crossed leave more of the torus to
  * other communicators' traffic: the two to four disjoint random communicators of a 4 x
  * 4 torus share fewer links than with chains (docs/dev/model.md). */
 #define MCA_COLL_LOOM_TORUS_TREE_MAX 10
-
-/* The background density of the links that the edges v -> parent[v] cross (dir as
- * above): summed over those links, how many routes between two torus positions outside
- * the n nodes c cross each (0 on tori of more than 512 positions). */
-long mca_coll_loom_torus_tree_density(const mca_coll_loom_torus_t *t, int n, const int *c, const int *parent,
-                                      int dir);
 int mca_coll_loom_torus_tree(const mca_coll_loom_torus_t *t, int n, const int *c, int root, int dir,
                              int *parent);
 

@@ -565,55 +565,6 @@ static void test_trees(void)
     CHECK(slowest < 0.5, "a tree search took %.3f s", slowest);
 }
 
-/* Two communicators of 8 nodes at once on a 4 x 4 torus, the 16 nodes in random order: the
- * trees each chooses alone (fewest links, then least background density) never put two
- * flows on one link, for the bcast direction and for both directions (allreduce); without
- * the density tie-break 3 and 6 of 50 such partitions did (docs/dev/model.md). */
-static void test_partitions(void)
-{
-    mca_coll_loom_torus_t t = shape("4x4");
-    int order[16], parent[8], c[2][16], src[64 * 2], dst[64 * 2];
-    int shared[2] = {0, 0};
-
-    for (int k = 0; k < 50; ++k) {
-        for (int i = 0; i < 16; ++i) {
-            order[i] = i;
-        }
-        for (int i = 15; i > 0; --i) {
-            const int j = (int) (xorshift() % (unsigned long long) (i + 1)), x = order[i];
-            order[i] = order[j];
-            order[j] = x;
-        }
-        for (int g = 0; g < 2; ++g) {
-            for (int i = 0; i < 8; ++i) {
-                c[g][2 * i] = order[8 * g + i] / 4;
-                c[g][2 * i + 1] = order[8 * g + i] % 4;
-            }
-        }
-        for (int dir = 0; dir <= 1; ++dir) {
-            int m = 0;
-            for (int g = 0; g < 2; ++g) {
-                CHECK(0 == mca_coll_loom_torus_tree(&t, 8, c[g], 0, dir, parent), "partition %d: a tree", k);
-                for (int v = 1; v < 8; ++v) {
-                    for (int back = 0; back < 2; ++back) {
-                        if ((0 == back && dir < 0) || (1 == back && dir > 0)) {
-                            continue;
-                        }
-                        const int a = 0 == back ? parent[v] : v, b = 0 == back ? v : parent[v];
-                        memcpy(src + 2 * m, c[g] + 2 * a, 2 * sizeof(int));
-                        memcpy(dst + 2 * m, c[g] + 2 * b, 2 * sizeof(int));
-                        ++m;
-                    }
-                }
-            }
-            shared[dir] += mca_coll_loom_torus_max_load(&t, m, src, dst, NULL) > 1;
-        }
-    }
-    CHECK(0 == shared[1] && 0 == shared[0],
-          "two communicators of 8 on 4x4: a shared link in %d (bcast) and %d (both ways) of 50 partitions",
-          shared[1], shared[0]);
-}
-
 /* Ranks 0 and 1 each send one message, to ranks 2 and 3: two flows at once. */
 static int build_two_flows(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p)
 {
@@ -747,7 +698,6 @@ int main(void)
     test_chains_structured("6x5x3", 4);
     test_chains_structured("7x7x7", 2);
     test_trees();
-    test_partitions();
     test_schedules();
     test_network();
     printf("test_torus: %d checks, %d failures\n", checks, failures);
