@@ -85,6 +85,8 @@ static void usage(FILE *f)
             "  --groups K         K communicators of consecutive nodes run the collective at\n"
             "                     the same time on the torus (as loom_bw --groups)\n"
             "  --route-order O    routing order (\"zyx\"; default x first)\n"
+            "  --torus-trees N    trees of a torus bcast or reduce: 2 (default, as\n"
+            "                     coll_loom_torus_trees) or 1\n"
             "  --link-rate R      a directed link's rate: 100mbit, 1gbit, 5GB (bytes); default 1gbit\n"
             "  --hop-L us         latency per link crossed (default 0)\n"
             "  --csv              comma-separated output\n"
@@ -526,6 +528,7 @@ int main(int argc, char **argv)
     double L, o, g, G, gamma, copy, share = 1.0;
     int single_copy = 0;
     const char *subset = "all", *order = NULL;
+    int trees = 0;
     double link_rate = 125e6; /* bytes/s: 1 Gbit/s */
 
     L = MCA_COLL_LOOM_MODEL_DEFAULT_LATENCY_US;
@@ -565,7 +568,7 @@ int main(int argc, char **argv)
             takes = false;
         } else if (0 == strcmp(a, "--torus") || 0 == strcmp(a, "--subset") || 0 == strcmp(a, "--route-order") ||
                    0 == strcmp(a, "--link-rate") || 0 == strcmp(a, "--hop-L") || 0 == strcmp(a, "--ppn") ||
-                   0 == strcmp(a, "--groups")) {
+                   0 == strcmp(a, "--groups") || 0 == strcmp(a, "--torus-trees")) {
             NEED_ARG();
             if (0 == strcmp(a, "--torus")) {
                 char err[256];
@@ -584,6 +587,8 @@ int main(int argc, char **argv)
                 c.ppn = atoi(v);
             } else if (0 == strcmp(a, "--groups")) {
                 c.groups = atoi(v);
+            } else if (0 == strcmp(a, "--torus-trees")) {
+                trees = atoi(v);
             } else if (parse_rate(v, &link_rate)) {
                 fprintf(stderr, "loom-model: bad --link-rate %s (100mbit, 1gbit, 5GB)\n", v);
                 return 2;
@@ -664,6 +669,7 @@ int main(int argc, char **argv)
     if (c.torus) {
         char err[256];
         c.ppn = c.ppn < 1 ? 1 : c.ppn;
+        c.t.max_trees = 1 == trees ? 1 : 2;
         if (NULL != order && 0 != mca_coll_loom_torus_parse_order(&c.t, order, err, sizeof(err))) {
             fprintf(stderr, "loom-model: --route-order %s: %s\n", order, err);
             return 2;

@@ -2,7 +2,7 @@
  * loom algorithm `torus`: bcast, reduce and allreduce on a communicator whose nodes have
  * torus coordinates (seed 004: collectives over any subset of torus nodes without two
  * messages on one link), pipelined in p->segs segments so that a large message streams
- * at one link's bandwidth.
+ * at one link's bandwidth, or at two where a second tree fits beside the first.
  *
  * The tree of ranks: the communicator's nodes in a contention-free tree or chain (under
  * the routing model no directed link carries two of its edges), rooted at the root's
@@ -23,6 +23,15 @@
  *              disjoint in both directions when there is one: the engine runs the
  *              schedule by its dependencies, so the bcast of a segment starts as soon as
  *              its reduce is done and the two streams overlap without sharing a link.
+ *
+ * Two trees (torus->max_trees 0 or 2, on up to MCA_COLL_LOOM_TORUS_TREE_MAX nodes): where
+ * a second contention-free tree from the root's node crosses none of the first tree's
+ * links, the first carries the first half of the segments and the second the rest, both
+ * pipelines running round by round side by side.  No directed link carries two edges of
+ * the pair, so each node takes its data in over two links at once (seed 001's two
+ * trees, which halve the time a pipelined tree needs, built on the torus's links).  For
+ * an allreduce the pair must be disjoint in both directions, which small sets rarely
+ * allow: it then keeps one tree.
  *
  * Where no contention-free chain was found (loom_torus.h: a search with a budget) the
  * nearest-neighbour chain is used: still exact, only slower.  The tree's order is not
@@ -230,21 +239,16 @@ typedef struct {
     int *kids;
 } rank_tree_t;
 
-static int rank_tree(const mca_coll_loom_params_t *p, int root, int dir, rank_tree_t *rt)
+static int rank_tree(const mca_coll_loom_params_t *p, int root, int nn, const int *up, rank_tree_t *rt)
 {
     const int P = p->P;
-    int nn = 0, rc;
-    int *mem, *up, *first, *last, *par, *depth, *height, *order, *count, *kids;
+    int *mem, *first, *last, *par, *depth, *height, *order, *count, *kids;
 
-    for (int r = 0; r < P; ++r) {
-        nn = mca_coll_loom_node_of(p, r) + 1 > nn ? mca_coll_loom_node_of(p, r) + 1 : nn;
-    }
-    mem = malloc(sizeof(int) * (size_t) (3 * nn + 7 * P + 2));
+    mem = malloc(sizeof(int) * (size_t) (2 * nn + 7 * P + 2));
     if (NULL == mem) {
         return MCA_COLL_LOOM_ERR_NOMEM;
     }
-    up = mem;
-    first = up + nn;
+    first = mem;
     last = first + nn;
     par = last + nn;
     depth = par + P;
@@ -252,11 +256,6 @@ static int rank_tree(const mca_coll_loom_params_t *p, int root, int dir, rank_tr
     order = height + P;
     count = order + P;
     kids = count + P + 2;
-    rc = node_tree(p, nn, mca_coll_loom_node_of(p, root), dir, up);
-    if (MCA_COLL_LOOM_OK != rc) {
-        free(mem);
-        return rc;
-    }
     /* each node's ranks chained: the root first on its node */
     for (int v = 0; v < nn; ++v) {
         first[v] = last[v] = -1;
@@ -343,19 +342,80 @@ static int rank_tree(const mca_coll_loom_params_t *p, int root, int dir, rank_tr
     return MCA_COLL_LOOM_OK;
 }
 
-/* Segment k moves from depth d - 1 to d in round k + d - 1. */
-static void bcast(mca_coll_loom_sched_t *s, int S, const rank_tree_t *rt)
+/* Segment k (block b0 + k of S) moves from depth d - 1 to d in round k + d - 1;
+ * whether this rank posts anything in round t. */
+static bool bcast_round(mca_coll_loom_sched_t *s, int t, int b0, int S, const rank_tree_t *rt)
 {
-    for (int t = 0; t < S + rt->maxdepth - 1; ++t) {
-        const int kr = t - rt->depth + 1, ks = t - rt->depth;
-        bool any = false;
-        if (rt->parent >= 0 && kr >= 0 && kr < S) {
-            mca_coll_loom_sched_recv_blk(s, rt->parent, RES, kr, 1);
+    const int kr = t - rt->depth + 1, ks = t - rt->depth;
+    bool any = false;
+
+    if (rt->parent >= 0 && kr >= 0 && kr < S) {
+        mca_coll_loom_sched_recv_blk(s, rt->parent, RES, b0 + kr, 1);
+        any = true;
+    }
+    for (int k = 0; k < rt->nkids && ks >= 0 && ks < S; ++k) {
+        mca_coll_loom_sched_send_blk(s, rt->kids[k], RES, b0 + ks, 1);
+        any = true;
+    }
+    return any;
+}
+
+/* The mirror: a rank of height h sends its partial of segment k up in round k + h; it
+ * receives a child's (height h_c < h) in round k + h_c, into that child's slot. */
+static bool reduce_post(mca_coll_loom_sched_t *s, int t, int b0, int S, const rank_tree_t *rt)
+{
+    const int *kh = rt->kids + rt->nkids, ks = t - rt->height;
+    bool any = false;
+
+    for (int k = 0; k < rt->nkids; ++k) {
+        const int kr = t - kh[k];
+        if (kr >= 0 && kr < S) {
+            mca_coll_loom_sched_recv_blk(s, rt->kids[k], ACC + k, b0 + kr, 1);
             any = true;
         }
-        for (int k = 0; k < rt->nkids && ks >= 0 && ks < S; ++k) {
-            mca_coll_loom_sched_send_blk(s, rt->kids[k], RES, ks, 1);
-            any = true;
+    }
+    if (rt->parent >= 0 && ks >= 0 && ks < S) {
+        mca_coll_loom_sched_send_blk(s, rt->parent, rt->nkids > 0 ? ACC : IN, b0 + ks, 1);
+        any = true;
+    }
+    return any;
+}
+
+/* After round t's wait: what came in, combined in child order into the first child's
+ * slot (the root: into RES), so segment kr of child k is in before any later child's
+ * of the same segment is added. */
+static void reduce_combine(mca_coll_loom_sched_t *s, int t, int b0, int S, const rank_tree_t *rt)
+{
+    const int *kh = rt->kids + rt->nkids;
+
+    for (int k = 0; k < rt->nkids; ++k) {
+        const int kr = t - kh[k];
+        if (kr < 0 || kr >= S) {
+            continue;
+        }
+        if (rt->parent < 0) {
+            mca_coll_loom_sched_reduce_blk(s, ACC + k, RES, b0 + kr, 1);
+        } else if (0 == k) {
+            mca_coll_loom_sched_reduce_blk(s, IN, ACC, b0 + kr, 1);
+        } else {
+            mca_coll_loom_sched_reduce_blk(s, ACC + k, ACC, b0 + kr, 1);
+        }
+    }
+}
+
+/* The trees' pipelines side by side, round by round: tree j streams blocks b0[j] ..
+ * b0[j] + S[j] - 1. */
+static void bcast(mca_coll_loom_sched_t *s, int ntrees, const int *b0, const int *S, const rank_tree_t *rt)
+{
+    int rounds = 0;
+
+    for (int j = 0; j < ntrees; ++j) {
+        rounds = S[j] + rt[j].maxdepth - 1 > rounds ? S[j] + rt[j].maxdepth - 1 : rounds;
+    }
+    for (int t = 0; t < rounds; ++t) {
+        bool any = false;
+        for (int j = 0; j < ntrees; ++j) {
+            any |= bcast_round(s, t, b0[j], S[j], rt + j);
         }
         if (any) {
             mca_coll_loom_sched_wait(s);
@@ -363,76 +423,121 @@ static void bcast(mca_coll_loom_sched_t *s, int S, const rank_tree_t *rt)
     }
 }
 
-/* The mirror: a rank of height h sends its partial of segment k up in round k + h; it
- * receives a child's (height h_c < h) in round k + h_c, into that child's slot, and
- * combines it into the first child's slot (the root: into RES) as it comes. */
-static void reduce(mca_coll_loom_sched_t *s, int S, const rank_tree_t *rt)
+static void reduce(mca_coll_loom_sched_t *s, int ntrees, const int *b0, const int *S, const rank_tree_t *rt)
 {
-    const int *kh = rt->kids + rt->nkids;
+    int rounds = 0;
 
-    if (rt->parent < 0) {
+    if (rt[0].parent < 0) {
         mca_coll_loom_sched_copy(s, IN, RES);
     }
-    for (int t = 0; t <= S - 1 + rt->height; ++t) {
+    for (int j = 0; j < ntrees; ++j) {
+        rounds = S[j] + rt[j].height > rounds ? S[j] + rt[j].height : rounds;
+    }
+    for (int t = 0; t < rounds; ++t) {
         bool any = false;
-        for (int k = 0; k < rt->nkids; ++k) {
-            const int kr = t - kh[k];
-            if (kr >= 0 && kr < S) {
-                mca_coll_loom_sched_recv_blk(s, rt->kids[k], ACC + k, kr, 1);
-                any = true;
-            }
-        }
-        const int ks = t - rt->height;
-        if (rt->parent >= 0 && ks >= 0 && ks < S) {
-            mca_coll_loom_sched_send_blk(s, rt->parent, rt->nkids > 0 ? ACC : IN, ks, 1);
-            any = true;
+        for (int j = 0; j < ntrees; ++j) {
+            any |= reduce_post(s, t, b0[j], S[j], rt + j);
         }
         if (!any) {
             continue;
         }
         mca_coll_loom_sched_wait(s);
-        /* what came in this round, combined in child order: segment kr of child k is
-         * in before any later child's of the same segment is added */
-        for (int k = 0; k < rt->nkids; ++k) {
-            const int kr = t - kh[k];
-            if (kr < 0 || kr >= S) {
-                continue;
-            }
-            if (rt->parent < 0) {
-                mca_coll_loom_sched_reduce_blk(s, ACC + k, RES, kr, 1);
-            } else if (0 == k) {
-                mca_coll_loom_sched_reduce_blk(s, IN, ACC, kr, 1);
-            } else {
-                mca_coll_loom_sched_reduce_blk(s, ACC + k, ACC, kr, 1);
-            }
+        for (int j = 0; j < ntrees; ++j) {
+            reduce_combine(s, t, b0[j], S[j], rt + j);
         }
     }
+}
+
+/* The links the edges of up[] cross (up[v] -> v for dir >= 0, v -> up[v] for dir <= 0);
+ * their number.  links[] holds nn * 2 * max_hops. */
+static int tree_links(const mca_coll_loom_torus_t *t, int nn, const int *c, const int *up, int dir, long *links)
+{
+    const int nd = t->ndims;
+    int m = 0;
+
+    for (int v = 0; v < nn; ++v) {
+        if (up[v] < 0) {
+            continue;
+        }
+        if (dir >= 0) {
+            m += mca_coll_loom_torus_route(t, c + up[v] * nd, c + v * nd, links + m);
+        }
+        if (dir <= 0) {
+            m += mca_coll_loom_torus_route(t, c + v * nd, c + up[v] * nd, links + m);
+        }
+    }
+    return m;
+}
+
+/* A second node tree from the same node whose routes cross none of the first's links
+ * (both contention-free in direction dir): each tree then carries half the segments
+ * and no link carries both halves, so a node takes its data in over two links (seed
+ * 001's two trees, on the torus's links).  0 when found; 1 when there is none (then
+ * one tree); an error code. */
+static int second_tree(const mca_coll_loom_params_t *p, int nn, int rootnode, int dir, const int *up, int *up2)
+{
+    const mca_coll_loom_torus_t *t = p->torus;
+    long *links, n1;
+    int m, rc;
+
+    if (nn < 3 || nn > MCA_COLL_LOOM_TORUS_TREE_MAX || !tree_disjoint(t, nn, p->torus_coords, up, dir, &n1)) {
+        return 1;
+    }
+    links = malloc(sizeof(long) * (size_t) (2 * nn * mca_coll_loom_torus_max_hops(t) + 1));
+    if (NULL == links) {
+        return MCA_COLL_LOOM_ERR_NOMEM;
+    }
+    m = tree_links(t, nn, p->torus_coords, up, dir, links);
+    rc = mca_coll_loom_torus_tree_avoiding(t, nn, p->torus_coords, rootnode, dir, links, m, up2);
+    free(links);
+    return rc < 0 ? MCA_COLL_LOOM_ERR_BADPARAM : rc;
 }
 
 int mca_coll_loom_build_torus(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p)
 {
     const int P = p->P, S = p->segs > 1 ? p->segs : 1;
     const bool all = MCA_COLL_LOOM_COLL_ALLREDUCE == p->coll;
-    const int root = all ? 0 : p->root;
-    rank_tree_t rt;
-    int rc;
+    const int root = all ? 0 : p->root, dir = all ? 0 : MCA_COLL_LOOM_COLL_BCAST == p->coll ? 1 : -1;
+    rank_tree_t rt[2] = {{0}};
+    int nn = 0, ntrees = 1, b0[2] = {0, 0}, nseg[2] = {S, 0}, rc, *up;
 
     if (!mca_coll_loom_torus_can_serve(p) || root < 0 || root >= P) {
         return MCA_COLL_LOOM_ERR_BADPARAM;
     }
-    rc = rank_tree(p, root, all ? 0 : MCA_COLL_LOOM_COLL_BCAST == p->coll ? 1 : -1, &rt);
-    if (MCA_COLL_LOOM_OK != rc) {
-        return rc;
+    for (int r = 0; r < P; ++r) {
+        nn = mca_coll_loom_node_of(p, r) + 1 > nn ? mca_coll_loom_node_of(p, r) + 1 : nn;
     }
-    mca_coll_loom_sched_set_blocks(s, S);
-    if (MCA_COLL_LOOM_COLL_BCAST == p->coll) {
-        bcast(s, S, &rt);
-    } else {
-        reduce(s, S, &rt);
-        if (all) {
-            bcast(s, S, &rt);
+    up = malloc(sizeof(int) * (size_t) (2 * nn));
+    if (NULL == up) {
+        return MCA_COLL_LOOM_ERR_NOMEM;
+    }
+    rc = node_tree(p, nn, mca_coll_loom_node_of(p, root), dir, up);
+    if (MCA_COLL_LOOM_OK == rc && S >= 2 && 1 != p->torus->max_trees) {
+        rc = second_tree(p, nn, mca_coll_loom_node_of(p, root), dir, up, up + nn);
+        if (0 == rc) {
+            ntrees = 2;
+            nseg[0] = (S + 1) / 2;
+            nseg[1] = S - nseg[0];
+            b0[1] = nseg[0];
+        }
+        rc = rc > 0 ? MCA_COLL_LOOM_OK : rc;
+    }
+    for (int j = 0; j < ntrees && MCA_COLL_LOOM_OK == rc; ++j) {
+        rc = rank_tree(p, root, nn, up + j * nn, rt + j);
+    }
+    free(up);
+    if (MCA_COLL_LOOM_OK == rc) {
+        mca_coll_loom_sched_set_blocks(s, S);
+        if (MCA_COLL_LOOM_COLL_BCAST == p->coll) {
+            bcast(s, ntrees, b0, nseg, rt);
+        } else {
+            reduce(s, ntrees, b0, nseg, rt);
+            if (all) {
+                bcast(s, ntrees, b0, nseg, rt);
+            }
         }
     }
-    free(rt.kids);
-    return s->error;
+    free(rt[0].kids);
+    free(rt[1].kids);
+    return MCA_COLL_LOOM_OK == rc ? s->error : rc;
 }

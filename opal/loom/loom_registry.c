@@ -129,10 +129,12 @@ const mca_coll_loom_alg_t mca_coll_loom_algs[] = {
         .knob_min = 0,
         .knob_max = INT32_MAX,
         .description = "pipelined tree or chain through the nodes on a torus whose edges share "
-                       "no directed link under dimension-ordered routing (needs a torus map: "
-                       "coll_loom_torus_file, LOOM_TORUS_COORDS); allreduce = reduce + bcast "
-                       "overlapping on one tree; commutative ops. Knob: bytes per segment, "
-                       "0 = automatic (64 KiB, smaller on long chains: 8 segments per rank)",
+                       "no directed link under dimension-ordered routing, and a second such tree "
+                       "on the links the first leaves free where there is one, each carrying half "
+                       "the segments (needs a torus map: coll_loom_torus_file, LOOM_TORUS_COORDS); "
+                       "allreduce = reduce + bcast overlapping on the same trees; commutative ops. "
+                       "Knob: bytes per segment, 0 = automatic (64 KiB, smaller on long chains: 8 "
+                       "segments per rank)",
         .reference = "seed 004",
         .build = mca_coll_loom_build_torus,
         .pipelined = true,

@@ -826,12 +826,19 @@ static void sort_by(int *a, int m, const int *key)
 int mca_coll_loom_torus_tree(const mca_coll_loom_torus_t *t, int n, const int *c, int root, int dir,
                              int *parent)
 {
+    return mca_coll_loom_torus_tree_avoiding(t, n, c, root, dir, NULL, 0, parent);
+}
+
+int mca_coll_loom_torus_tree_avoiding(const mca_coll_loom_torus_t *t, int n, const int *c, int root, int dir,
+                                      const long *avoid, int navoid, int *parent)
+{
     const int nd = t->ndims, maxh = mca_coll_loom_torus_max_hops(t), maxl = 2 * maxh;
     loom_tree_t s = {.n = n, .maxl = maxl, .budget = LOOM_TREE_BUDGET, .best_cost = LONG_MAX, .best_fan = n};
     long *links = NULL;
     int *nlinks = NULL, *cand = NULL, *seq = NULL, *rest = NULL, *ints = NULL, rc = -1;
 
-    if (n < 1 || n > MCA_COLL_LOOM_TORUS_TREE_MAX || root < 0 || root >= n) {
+    if (n < 1 || n > MCA_COLL_LOOM_TORUS_TREE_MAX || root < 0 || root >= n || navoid < 0 ||
+        (navoid > 0 && NULL == avoid)) {
         return -1;
     }
     for (int i = 0; i < n; ++i) {
@@ -839,7 +846,7 @@ int mca_coll_loom_torus_tree(const mca_coll_loom_torus_t *t, int n, const int *c
             return -1;
         }
     }
-    links = malloc(sizeof(long) * ((size_t) n * n * maxl + (size_t) n * maxl + 1));
+    links = malloc(sizeof(long) * ((size_t) n * n * maxl + (size_t) n * maxl + (size_t) navoid + 1));
     ints = malloc(sizeof(int) * (size_t) (n * n * 2 + n * 6 + 1));
     if (NULL == links || NULL == ints) {
         goto out;
@@ -894,6 +901,11 @@ int mca_coll_loom_torus_tree(const mca_coll_loom_torus_t *t, int n, const int *c
         s.par[v] = v == root ? -1 : -2;
         s.kids[v] = 0;
     }
+    /* the links to avoid count as taken from the start */
+    if (navoid > 0) {
+        memcpy(s.used, avoid, sizeof(long) * (size_t) navoid);
+    }
+    s.nused = navoid;
     s.links = links;
     s.nlinks = nlinks;
     s.cand = cand;

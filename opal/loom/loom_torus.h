@@ -25,6 +25,9 @@ typedef struct mca_coll_loom_torus_t {
     int dims[MCA_COLL_LOOM_TORUS_MAX_DIMS];
     bool mesh[MCA_COLL_LOOM_TORUS_MAX_DIMS]; /* no wrap-around link in this dimension */
     int order[MCA_COLL_LOOM_TORUS_MAX_DIMS]; /* routing order: dimension order[0] first */
+    int max_trees; /* trees a `torus` schedule may spread its segments over: 0 (automatic)
+                      or 2, a second one on links the first leaves free where there is one;
+                      1, one tree */
 } mca_coll_loom_torus_t;
 
 /* Parses a shape: 1 to 6 sizes of at least 1, separated by 'x', ',' or blanks, each
@@ -110,5 +113,10 @@ int mca_coll_loom_torus_chain(const mca_coll_loom_torus_t *t, int n, const int *
 #define MCA_COLL_LOOM_TORUS_TREE_MAX 10
 int mca_coll_loom_torus_tree(const mca_coll_loom_torus_t *t, int n, const int *c, int root, int dir,
                              int *parent);
+/* The same, with none of its edges' routes on the navoid directed links avoid[] (link
+ * numbers as mca_coll_loom_torus_route gives them): the second tree of a two-tree
+ * torus schedule, on links the first leaves free. */
+int mca_coll_loom_torus_tree_avoiding(const mca_coll_loom_torus_t *t, int n, const int *c, int root, int dir,
+                                      const long *avoid, int navoid, int *parent);
 
 #endif /* MCA_COLL_LOOM_TORUS_H */

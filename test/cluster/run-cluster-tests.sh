@@ -22,8 +22,9 @@
 #      loom loaded and serving on every rank), test_allreduce, test_colls, test_barrier,
 #      test_alltoall (also round-robin, 3 x 3 and on uneven nodes: hierarchical's alltoall);
 #      a rules file one node cannot read (every call to the previous component, reported);
-#      a 2 x 2 torus map of the nodes for test_colls (and below for test_allreduce and
-#      test_nonblocking round-robin, test_colls on uneven nodes): torus forced among the others;
+#      torus maps of the nodes: the diagonal of a 4 x 4 torus for test_colls (bcast and
+#      reduce then run on two trees), a 2 x 2 torus below for test_allreduce and
+#      test_nonblocking round-robin, test_colls on uneven nodes: torus forced among the others;
 #      a negative control (--mca coll ^loom: smoke must FAIL); smoke over UCX;
 #      coll_loom_transport ucx (test_allreduce and test_alltoall, with direct writes, under
 #      pml ob1, test_allreduce and test_nonblocking under pml ucx), and with UCX made to fail;
@@ -186,12 +187,17 @@ check "4 namespaces, 4 /etc/hosts lines, status ok" is_4_nodes
 torus_map=$logdir/torus-2x2.map
 printf '# the emulated nodes on a 2 x 2 torus\ndims 2 2\nloomnode0 0 0\nloomnode1 0 1\nloomnode2 1 1\nloomnode3 1 0\n' \
     >"$torus_map"
+# The four nodes on the diagonal of a 4 x 4 torus: a second tree fits beside the first for a
+# bcast or reduce over all four (test_torus), so torus runs them on two trees.
+torus_diag=$logdir/torus-4x4-diagonal.map
+printf '# the emulated nodes on the diagonal of a 4 x 4 torus\ndims 4 4\nloomnode0 0 0\nloomnode1 1 1\nloomnode2 2 2\nloomnode3 3 3\n' \
+    >"$torus_diag"
 run "smoke 4x2" 0 --ppn 2 -- "$SMOKE"
 run "test_allreduce 4x2" 0 --ppn 2 -- "$test_allreduce"
-name="test_colls 4x2 (on the torus map: torus forced among the others)"
-run "$name" 0 --ppn 2 --mca coll_loom_torus_file "$torus_map" --mca coll_loom_verbose 10 -- "$test_colls"
+name="test_colls 4x2 (on the diagonal torus map: torus forced among the others)"
+run "$name" 0 --ppn 2 --mca coll_loom_torus_file "$torus_diag" --mca coll_loom_verbose 10 -- "$test_colls"
 check "the torus map of the four nodes shows at verbose 10" \
-    grep -qF "torus 2x2 route xy, box [0..1]x[0..1], 4 of 4 nodes present (coll_loom_torus_file)" "$(log_of "$name")"
+    grep -qF "torus 4x4 route xy, box [0..3]x[0..3], 4 of 16 nodes present (coll_loom_torus_file)" "$(log_of "$name")"
 run "test_barrier 4x2" 0 --ppn 2 -- "$test_barrier"
 run "test_nonblocking 4x2 (non-blocking and persistent forms, hierarchical point to point)" 0 --ppn 2 \
     -- "$test_nonblocking" --sections matrix,auto,outstanding,persistent,startall,errors,crossed,segment

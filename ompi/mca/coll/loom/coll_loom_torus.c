@@ -61,6 +61,7 @@ static struct {
 } loom_torus;
 
 static char *loom_torus_file, *loom_torus_dims, *loom_torus_order;
+static int loom_torus_trees;
 
 void mca_coll_loom_torus_register(void)
 {
@@ -92,6 +93,14 @@ void mca_coll_loom_torus_register(void)
                                            "routing, the shorter way around each ring",
                                            MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_5,
                                            MCA_BASE_VAR_SCOPE_READONLY, &loom_torus_order);
+    loom_torus_trees = 2;
+    (void) mca_base_component_var_register(c, "torus_trees",
+                                           "Trees a torus bcast or reduce spreads its segments over: "
+                                           "2 (default) adds, where there is one, a second tree on "
+                                           "links the first leaves free, so each node takes its data "
+                                           "in over two links; 1 keeps one tree",
+                                           MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
+                                           MCA_BASE_VAR_SCOPE_READONLY, &loom_torus_trees);
 }
 
 static uint64_t fnv(uint64_t h, const void *p, size_t n)
@@ -163,6 +172,7 @@ static void load(void)
         source_failed("coll_loom_torus_route_order", err);
         return;
     }
+    loom_torus.shape.max_trees = 1 == loom_torus_trees ? 1 : 2;
     /* what every rank must have alike: the kind, the shape and the map (not a rank's
      * own coordinates, which differ by node) */
     uint64_t h = fnv(0xcbf29ce484222325ULL, &loom_torus.kind, sizeof(loom_torus.kind));
@@ -427,6 +437,7 @@ int mca_coll_loom_torus_agree(mca_coll_loom_module_t *m, ompi_communicator_t *co
         /* Slurm without a shape: the largest coordinates seen */
         memset(&m->torus.shape, 0, sizeof(m->torus.shape));
         m->torus.shape.ndims = nd;
+        m->torus.shape.max_trees = loom_torus.shape.max_trees;
         for (int d = 0; d < nd; ++d) {
             m->torus.shape.order[d] = d;
             for (int r = 0; r < P; ++r) {
