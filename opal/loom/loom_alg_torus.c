@@ -148,36 +148,46 @@ static int search_chain(const mca_coll_loom_torus_t *t, int nn, const int *c, in
     return found;
 }
 
-/* Whether the edges up[v] -> v (dir > 0), v -> up[v] (dir < 0) or both (0) use every
- * directed link at most once, and the links they cross. */
-static bool tree_disjoint(const mca_coll_loom_torus_t *t, int nn, const int *c, const int *up, int dir, long *links)
+/* The links the edges of up[] cross (up[v] -> v for dir >= 0, v -> up[v] for dir <= 0);
+ * their number.  links[] holds 2 nn max_hops. */
+static int edge_links(const mca_coll_loom_torus_t *t, int nn, const int *c, const int *up, int dir, long *links)
 {
     const int nd = t->ndims;
-    int *src = malloc(sizeof(int) * (size_t) (2 * nn * nd + 1)), *dst = malloc(sizeof(int) * (size_t) (2 * nn * nd + 1));
-    int m = 0, load = -1;
+    int m = 0;
 
-    *links = 0;
-    if (NULL != src && NULL != dst) {
-        for (int v = 0; v < nn; ++v) {
-            if (up[v] < 0) {
-                continue;
-            }
-            if (dir >= 0) {
-                memcpy(src + m * nd, c + up[v] * nd, sizeof(int) * (size_t) nd);
-                memcpy(dst + m * nd, c + v * nd, sizeof(int) * (size_t) nd);
-                ++m;
-            }
-            if (dir <= 0) {
-                memcpy(src + m * nd, c + v * nd, sizeof(int) * (size_t) nd);
-                memcpy(dst + m * nd, c + up[v] * nd, sizeof(int) * (size_t) nd);
-                ++m;
+    for (int v = 0; v < nn; ++v) {
+        if (up[v] < 0) {
+            continue;
+        }
+        if (dir >= 0) {
+            m += mca_coll_loom_torus_route(t, c + up[v] * nd, c + v * nd, links + m);
+        }
+        if (dir <= 0) {
+            m += mca_coll_loom_torus_route(t, c + v * nd, c + up[v] * nd, links + m);
+        }
+    }
+    return m;
+}
+
+/* Whether the edges of up[] in direction dir use every directed link at most once, and
+ * how many links they cross. */
+static bool tree_disjoint(const mca_coll_loom_torus_t *t, int nn, const int *c, const int *up, int dir, long *nlinks)
+{
+    long *l = malloc(sizeof(long) * (size_t) (2 * nn * mca_coll_loom_torus_max_hops(t) + 1));
+    bool ok = NULL != l;
+
+    *nlinks = 0;
+    if (ok) {
+        const int m = edge_links(t, nn, c, up, dir, l);
+        for (int i = 0; i < m && ok; ++i) {
+            for (int k = i + 1; k < m && ok; ++k) {
+                ok = l[i] != l[k];
             }
         }
-        load = mca_coll_loom_torus_max_load(t, m, src, dst, links);
+        *nlinks = m;
     }
-    free(src);
-    free(dst);
-    return load >= 0 && load <= 1;
+    free(l);
+    return ok;
 }
 
 /* The node tree from the root's node: on up to MCA_COLL_LOOM_TORUS_TREE_MAX nodes the
@@ -448,27 +458,6 @@ static void reduce(mca_coll_loom_sched_t *s, int ntrees, const int *b0, const in
     }
 }
 
-/* The links the edges of up[] cross (up[v] -> v for dir >= 0, v -> up[v] for dir <= 0);
- * their number.  links[] holds nn * 2 * max_hops. */
-static int tree_links(const mca_coll_loom_torus_t *t, int nn, const int *c, const int *up, int dir, long *links)
-{
-    const int nd = t->ndims;
-    int m = 0;
-
-    for (int v = 0; v < nn; ++v) {
-        if (up[v] < 0) {
-            continue;
-        }
-        if (dir >= 0) {
-            m += mca_coll_loom_torus_route(t, c + up[v] * nd, c + v * nd, links + m);
-        }
-        if (dir <= 0) {
-            m += mca_coll_loom_torus_route(t, c + v * nd, c + up[v] * nd, links + m);
-        }
-    }
-    return m;
-}
-
 /* A second node tree from the same node whose routes cross none of the first's links
  * (both contention-free in direction dir): each tree then carries half the segments
  * and no link carries both halves, so a node takes its data in over two links (seed
@@ -487,7 +476,7 @@ static int second_tree(const mca_coll_loom_params_t *p, int nn, int rootnode, in
     if (NULL == links) {
         return MCA_COLL_LOOM_ERR_NOMEM;
     }
-    m = tree_links(t, nn, p->torus_coords, up, dir, links);
+    m = edge_links(t, nn, p->torus_coords, up, dir, links);
     rc = mca_coll_loom_torus_tree_avoiding(t, nn, p->torus_coords, rootnode, dir, links, m, up2);
     free(links);
     return rc < 0 ? MCA_COLL_LOOM_ERR_BADPARAM : rc;

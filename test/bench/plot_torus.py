@@ -8,7 +8,7 @@ usage: plot_torus.py --cases FILE --data DIR [--model tools/loom-model] [--rate 
 FILE has one line per case: NAME DIMS GROUPS NODES, NODES the torus node indices of the
 hosts in rank order (loomnodeI is node I, row-major), e.g.
     rand8 4x4 1 1,15,14,5,2,10,4,9
-and DIR holds NAME-bcast.csv and NAME-allreduce.csv from
+and DIR holds NAME-bcast.csv, NAME-reduce.csv and NAME-allreduce.csv from
     test/cluster/mpirun.sh --hosts ... -- test/bench/loom_bw -c COLL ... --groups GROUPS --csv ...
 The single-link bound is the bytes over the link's nominal rate (--nominal, 12.5e6 B/s:
 100 Mbit/s); the model gets the rate TCP delivers on it (--rate, 1448 of every 1514
@@ -66,7 +66,7 @@ def main():
     print("| case | nodes | collective | size | tuned | torus | torus / tuned | model (torus) | measured / model "
           "| twotree 32-64 KiB / tuned |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    for coll in ("bcast", "allreduce"):
+    for coll in ("bcast", "reduce", "allreduce"):
         for name, dims, groups, nodes in cases:
             data = rows(os.path.join(a.data, "%s-%s.csv" % (name, coll)))
             if not data:

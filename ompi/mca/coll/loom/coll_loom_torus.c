@@ -173,9 +173,10 @@ static void load(void)
         return;
     }
     loom_torus.shape.max_trees = 1 == loom_torus_trees ? 1 : 2;
-    /* what every rank must have alike: the kind, the shape and the map (not a rank's
+    /* what every rank must have alike: the kind, the trees, the shape and the map (not a rank's
      * own coordinates, which differ by node) */
     uint64_t h = fnv(0xcbf29ce484222325ULL, &loom_torus.kind, sizeof(loom_torus.kind));
+    h = fnv(h, &loom_torus.shape.max_trees, sizeof(loom_torus.shape.max_trees));
     if (loom_torus.have_shape) {
         h = fnv(h, &loom_torus.shape, sizeof(loom_torus.shape));
     }
