@@ -48,12 +48,6 @@
 /* Unset fields mean "any": min_bytes 0, min_* 0 and max_* 0 (no bound) for P, nodes
  * and ranks per node, call_mask 0.  max_bytes must be given. */
 const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
-    /* a communicator with a torus map (docs/user/tuning.md, "Torus"): the contention-free
-     * chain from 1 MiB.  Emulated 4 x 4 torus, 100 Mbit/s links, one rank per node,
-     * random subsets of 6 and 8 nodes, 1-4 MiB: bcast 0.21-0.26x tuned's time (1.0x the
-     * single-link bound), allreduce 0.20-0.31x (1.2-1.4x), where these rules gave
-     * 0.42-0.84x (docs/user/performance.md, "Torus").  Without a map torus refuses and
-     * the rules below decide. */
     /* the transport, for coll_loom_transport auto (transport rules are walked apart
      * from the algorithm rules): loom's own UCX worker for small calls between nodes.
      * On the emulated 4 x 2 cluster under pml ob1 it took 0.70-0.97x the PML's time for
@@ -63,8 +57,15 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
     {ALLREDUCE, .max_bytes = KIB(16), .min_nodes = 2, .transport = MCA_COLL_LOOM_RULE_UCX},
     {ALLTOALL, .max_bytes = KIB(16), .min_nodes = 2, .transport = MCA_COLL_LOOM_RULE_UCX},
 
+    /* a communicator with a torus map (docs/user/tuning.md, "Torus"): the contention-free
+     * trees from 1 MiB, on an emulated 4 x 4 torus (100 Mbit/s links, one rank per node,
+     * 6-15 nodes) a fraction of tuned's time for bcast, reduce and allreduce, where these
+     * rules gave 0.42-0.84x (docs/user/performance.md, "Torus").  Without a map torus
+     * refuses and the rules below decide. */
     {BCAST, .min_bytes = MIB(1), .max_bytes = SIZE_MAX, .min_nodes = 2, .alg = "torus"},
     {ALLREDUCE, .min_bytes = MIB(1), .max_bytes = SIZE_MAX, .min_nodes = 2, .alg = "torus"},
+    {REDUCE, .min_bytes = MIB(1), .max_bytes = SIZE_MAX, .min_nodes = 2, .call_mask = C, .call_value = C,
+     .alg = "torus"},
 
     /* several nodes: the two-level algorithm (one rank per node: it is pairwise among
      * the nodes).  On the emulated 4 x 2 cluster (docs/dev/cluster.md), with its node phases

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "opal/loom/loom_decide.h"
 #include "opal/loom/loom_model.h"
 #include "opal/loom/loom_registry.h"
 #include "opal/loom/loom_sched.h"
@@ -689,6 +690,49 @@ static void test_second_trees(void)
            found[0] + found[1] + found[2], tried, found[0], found[1], found[2]);
 }
 
+/* What auto picks with a torus map: torus for bcast, reduce and allreduce from 1 MiB on
+ * several nodes (commutative ops; a non-commutative reduce goes elsewhere), not below. */
+static void test_decide(void)
+{
+    mca_coll_loom_torus_t t = shape("4x4");
+    static const int diag[] = {0, 0, 1, 1, 2, 2, 3, 3};
+    int node_of[8] = {0, 0, 1, 1, 2, 2, 3, 3}, knobs[64];
+    const unsigned C = MCA_COLL_LOOM_CALL_COMMUTATIVE, CE = C | MCA_COLL_LOOM_CALL_EXACT;
+    const struct {
+        mca_coll_loom_coll_t coll;
+        size_t bytes;
+        unsigned call;
+        bool torus;
+    } cases[] = {
+        {MCA_COLL_LOOM_COLL_BCAST, 4 << 20, CE, true},
+        {MCA_COLL_LOOM_COLL_BCAST, 512 << 10, CE, false},
+        {MCA_COLL_LOOM_COLL_REDUCE, 1 << 20, C, true},
+        {MCA_COLL_LOOM_COLL_REDUCE, 16 << 20, CE, true},
+        {MCA_COLL_LOOM_COLL_REDUCE, 16 << 20, MCA_COLL_LOOM_CALL_EXACT, false},
+        {MCA_COLL_LOOM_COLL_REDUCE, 512 << 10, C, false},
+        {MCA_COLL_LOOM_COLL_ALLREDUCE, 4 << 20, C, true},
+    };
+
+    for (int a = 0; a < mca_coll_loom_num_algs; ++a) {
+        knobs[a] = mca_coll_loom_algs[a].knob ? mca_coll_loom_algs[a].knob_default : 0;
+    }
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
+        mca_coll_loom_params_t p = {.P = 8, .nodes = 4, .rpn = 2, .node_of = node_of, .torus = &t,
+                                    .torus_coords = diag, .call = cases[i].call, .coll = cases[i].coll};
+        mca_coll_loom_choice_t ch;
+        mca_coll_loom_decide(cases[i].coll, cases[i].bytes, &p, knobs, -1, NULL, 0, &ch);
+        const bool torus = ch.alg >= 0 && 0 == strcmp(mca_coll_loom_algs[ch.alg].name, "torus");
+        CHECK(torus == cases[i].torus, "decide %s %zu B call %x on a torus map: %s",
+              mca_coll_loom_coll_name(cases[i].coll), cases[i].bytes, cases[i].call,
+              ch.alg >= 0 ? mca_coll_loom_algs[ch.alg].name : "previous");
+        /* without the map: never torus */
+        p.torus = NULL;
+        p.torus_coords = NULL;
+        mca_coll_loom_decide(cases[i].coll, cases[i].bytes, &p, knobs, -1, NULL, 0, &ch);
+        CHECK(ch.alg < 0 || 0 != strcmp(mca_coll_loom_algs[ch.alg].name, "torus"), "torus picked without a map");
+    }
+}
+
 /* Ranks 0 and 1 each send one message, to ranks 2 and 3: two flows at once. */
 static int build_two_flows(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p)
 {
@@ -838,6 +882,7 @@ int main(void)
     test_trees();
     test_second_trees();
     test_schedules();
+    test_decide();
     test_network();
     printf("test_torus: %d checks, %d failures\n", checks, failures);
     return 0 != failures;
