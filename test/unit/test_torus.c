@@ -426,29 +426,14 @@ static void test_chains_structured(const char *dims, int roots)
     free(order);
 }
 
-/* A tree's links (parent to child for dir >= 0, child to parent for dir <= 0): -1 when
- * parent[] is not a tree over the n nodes rooted at root, else its max link load; its
- * links crossed in *links. */
-static int tree_load(const mca_coll_loom_torus_t *t, int n, const int *c, int root, const int *parent, int dir,
-                     long *links)
+/* Appends a tree's edges as messages (parent to child for dir >= 0, child to parent for
+ * dir <= 0) to src[] / dst[] from message m on; the new count. */
+static int append_edges(const mca_coll_loom_torus_t *t, int n, const int *c, const int *parent, int dir, int *src,
+                        int *dst, int m)
 {
     const int nd = t->ndims;
-    int src[2 * MCA_COLL_LOOM_TORUS_TREE_MAX * MCA_COLL_LOOM_TORUS_MAX_DIMS];
-    int dst[2 * MCA_COLL_LOOM_TORUS_TREE_MAX * MCA_COLL_LOOM_TORUS_MAX_DIMS];
-    int m = 0;
-
     for (int v = 0; v < n; ++v) {
-        int u = v, hops = 0;
-        while (u >= 0 && u < n && u != root && hops <= n) { /* reaches the root */
-            u = parent[u];
-            ++hops;
-        }
-        if (u != root || (v == root) != (parent[v] < 0)) {
-            return -1;
-        }
-        if (v == root) {
-            continue;
-        }
+        if (parent[v] < 0) continue;
         const int *a = c + parent[v] * nd, *b = c + v * nd;
         if (dir >= 0) {
             memcpy(src + m * nd, a, sizeof(int) * (size_t) nd);
@@ -461,6 +446,38 @@ static int tree_load(const mca_coll_loom_torus_t *t, int n, const int *c, int ro
             ++m;
         }
     }
+    return m;
+}
+
+/* Whether parent[] is a tree over the n nodes rooted at root. */
+static bool is_tree(int n, int root, const int *parent)
+{
+    for (int v = 0; v < n; ++v) {
+        int u = v, hops = 0;
+        while (u >= 0 && u < n && u != root && hops <= n) { /* reaches the root */
+            u = parent[u];
+            ++hops;
+        }
+        if (u != root || (v == root) != (parent[v] < 0)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* A tree's links (parent to child for dir >= 0, child to parent for dir <= 0): -1 when
+ * parent[] is not a tree over the n nodes rooted at root, else its max link load; its
+ * links crossed in *links. */
+static int tree_load(const mca_coll_loom_torus_t *t, int n, const int *c, int root, const int *parent, int dir,
+                     long *links)
+{
+    int src[2 * MCA_COLL_LOOM_TORUS_TREE_MAX * MCA_COLL_LOOM_TORUS_MAX_DIMS];
+    int dst[2 * MCA_COLL_LOOM_TORUS_TREE_MAX * MCA_COLL_LOOM_TORUS_MAX_DIMS];
+
+    if (!is_tree(n, root, parent)) {
+        return -1;
+    }
+    const int m = append_edges(t, n, c, parent, dir, src, dst, 0);
     return mca_coll_loom_torus_max_load(t, m, src, dst, links);
 }
 
@@ -586,32 +603,13 @@ static int links_of(const mca_coll_loom_torus_t *t, int n, const int *c, const i
 static int pair_load(const mca_coll_loom_torus_t *t, int n, const int *c, int root, const int *p1, const int *p2,
                      int dir)
 {
-    const int nd = t->ndims;
     int src[4 * MCA_COLL_LOOM_TORUS_TREE_MAX * MCA_COLL_LOOM_TORUS_MAX_DIMS];
     int dst[4 * MCA_COLL_LOOM_TORUS_TREE_MAX * MCA_COLL_LOOM_TORUS_MAX_DIMS];
-    int m = 0;
-    long links;
 
-    if (tree_load(t, n, c, root, p1, dir, &links) < 0 || tree_load(t, n, c, root, p2, dir, &links) < 0) {
+    if (!is_tree(n, root, p1) || !is_tree(n, root, p2)) {
         return -1;
     }
-    for (int j = 0; j < 2; ++j) {
-        const int *par = j ? p2 : p1;
-        for (int v = 0; v < n; ++v) {
-            if (par[v] < 0) continue;
-            const int *a = c + par[v] * nd, *b = c + v * nd;
-            if (dir >= 0) {
-                memcpy(src + m * nd, a, sizeof(int) * (size_t) nd);
-                memcpy(dst + m * nd, b, sizeof(int) * (size_t) nd);
-                ++m;
-            }
-            if (dir <= 0) {
-                memcpy(src + m * nd, b, sizeof(int) * (size_t) nd);
-                memcpy(dst + m * nd, a, sizeof(int) * (size_t) nd);
-                ++m;
-            }
-        }
-    }
+    const int m = append_edges(t, n, c, p2, dir, src, dst, append_edges(t, n, c, p1, dir, src, dst, 0));
     return mca_coll_loom_torus_max_load(t, m, src, dst, NULL);
 }
 
