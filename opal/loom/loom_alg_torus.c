@@ -169,24 +169,25 @@ static int edge_links(const mca_coll_loom_torus_t *t, int nn, const int *c, cons
     return m;
 }
 
-/* Whether the edges of up[] in direction dir use every directed link at most once, and
- * how many links they cross. */
-static bool tree_disjoint(const mca_coll_loom_torus_t *t, int nn, const int *c, const int *up, int dir, long *nlinks)
+/* Room for the links of one tree's edges (edge_links), or NULL. */
+static long *links_buffer(const mca_coll_loom_torus_t *t, int nn)
 {
-    long *l = malloc(sizeof(long) * (size_t) (2 * nn * mca_coll_loom_torus_max_hops(t) + 1));
-    bool ok = NULL != l;
+    return malloc(sizeof(long) * (size_t) (2 * nn * mca_coll_loom_torus_max_hops(t) + 1));
+}
 
-    *nlinks = 0;
-    if (ok) {
-        const int m = edge_links(t, nn, c, up, dir, l);
-        for (int i = 0; i < m && ok; ++i) {
-            for (int k = i + 1; k < m && ok; ++k) {
-                ok = l[i] != l[k];
-            }
+/* Whether the edges of up[] in direction dir use every directed link at most once; the
+ * links they cross are left in l[] (links_buffer), *m of them. */
+static bool tree_disjoint(const mca_coll_loom_torus_t *t, int nn, const int *c, const int *up, int dir, long *l,
+                          int *m)
+{
+    bool ok = true;
+
+    *m = edge_links(t, nn, c, up, dir, l);
+    for (int i = 0; i < *m && ok; ++i) {
+        for (int k = i + 1; k < *m && ok; ++k) {
+            ok = l[i] != l[k];
         }
-        *nlinks = m;
     }
-    free(l);
     return ok;
 }
 
@@ -225,16 +226,18 @@ static int node_tree(const mca_coll_loom_params_t *p, int nn, int rootnode, int 
     if (1 == rc && 0 == dir) {
         rc = mca_coll_loom_torus_tree(t, nn, p->torus_coords, rootnode, -1, tree);
     }
-    if (0 == rc) {
+    long *l = 0 == rc ? links_buffer(t, nn) : NULL;
+    if (NULL != l) {
         /* each is judged in the direction asked for: contention-free first, then the
          * fewer links; a tie keeps the chain (one child per node) */
-        long chain_links, tree_links;
-        const bool chain_ok = tree_disjoint(t, nn, p->torus_coords, up, dir, &chain_links);
-        const bool tree_ok = tree_disjoint(t, nn, p->torus_coords, tree, dir, &tree_links);
+        int chain_links, tree_links;
+        const bool chain_ok = tree_disjoint(t, nn, p->torus_coords, up, dir, l, &chain_links);
+        const bool tree_ok = tree_disjoint(t, nn, p->torus_coords, tree, dir, l, &tree_links);
         if ((tree_ok && !chain_ok) || (tree_ok == chain_ok && tree_links < chain_links)) {
             memcpy(up, tree, sizeof(int) * (size_t) nn);
         }
     }
+    free(l);
     free(tree);
     return MCA_COLL_LOOM_OK;
 }
@@ -466,18 +469,18 @@ static void reduce(mca_coll_loom_sched_t *s, int ntrees, const int *b0, const in
 static int second_tree(const mca_coll_loom_params_t *p, int nn, int rootnode, int dir, const int *up, int *up2)
 {
     const mca_coll_loom_torus_t *t = p->torus;
-    long *links, n1;
-    int m, rc;
+    long *links;
+    int m, rc = 1;
 
-    if (nn < 3 || nn > MCA_COLL_LOOM_TORUS_TREE_MAX || !tree_disjoint(t, nn, p->torus_coords, up, dir, &n1)) {
+    if (nn < 3 || nn > MCA_COLL_LOOM_TORUS_TREE_MAX) {
         return 1;
     }
-    links = malloc(sizeof(long) * (size_t) (2 * nn * mca_coll_loom_torus_max_hops(t) + 1));
-    if (NULL == links) {
+    if (NULL == (links = links_buffer(t, nn))) {
         return MCA_COLL_LOOM_ERR_NOMEM;
     }
-    m = edge_links(t, nn, p->torus_coords, up, dir, links);
-    rc = mca_coll_loom_torus_tree_avoiding(t, nn, p->torus_coords, rootnode, dir, links, m, up2);
+    if (tree_disjoint(t, nn, p->torus_coords, up, dir, links, &m)) {
+        rc = mca_coll_loom_torus_tree_avoiding(t, nn, p->torus_coords, rootnode, dir, links, m, up2);
+    }
     free(links);
     return rc < 0 ? MCA_COLL_LOOM_ERR_BADPARAM : rc;
 }
