@@ -24,9 +24,10 @@
  *              schedule by its dependencies, so the bcast of a segment starts as soon as
  *              its reduce is done and the two streams overlap without sharing a link.
  *
- * Two trees (torus->max_trees 0 or 2, on up to MCA_COLL_LOOM_TORUS_TREE_MAX nodes): where
- * a second contention-free tree from the root's node crosses none of the first tree's
- * links, the first carries the first half of the segments and the second the rest, both
+ * Two trees (torus->max_trees 0 or 2): where a second contention-free tree from the
+ * root's node crosses none of the first tree's links (on more than
+ * MCA_COLL_LOOM_TORUS_TREE_MAX nodes a second chain, e.g. the snake run the other way
+ * round its cycle, whose directed links are the first's reversed), the first carries the first half of the segments and the second the rest, both
  * pipelines running round by round side by side.  No directed link carries two edges of
  * the pair, so each node takes its data in over two links at once (seed 001's two
  * trees, which halve the time a pipelined tree needs, built on the torus's links).  For
@@ -84,15 +85,20 @@ static int find_chain(const mca_coll_loom_torus_t *t, int nn, const int *c, int 
     return found;
 }
 
-/* The last chain found over CACHE_MIN nodes or more: every rank of a communicator (and
- * the model, which builds all ranks' schedules) asks for the same chain, and the
- * search grows with the square of the nodes.  One entry, held until replaced. */
+/* The last chain found over CACHE_MIN nodes or more, and the last second chain: every
+ * rank of a communicator (and the model, which builds all ranks' schedules) asks for the
+ * same chains, and the search grows with the square of the nodes.  Held until replaced. */
 #define CACHE_MIN 32
+typedef struct {
+    mca_coll_loom_torus_t t;
+    int nn, first, dir, found, navoid;
+    int *coords, *order;
+    long *avoid;
+} chain_entry_t;
+
 static struct {
     atomic_flag lock;
-    mca_coll_loom_torus_t t;
-    int nn, first, dir, found;
-    int *coords, *order;
+    chain_entry_t e[2]; /* [0] first chains, [1] second chains (links to avoid) */
 } chain_cache = {.lock = ATOMIC_FLAG_INIT};
 
 static void cache_lock(void)
@@ -106,44 +112,51 @@ static void cache_unlock(void)
     atomic_flag_clear_explicit(&chain_cache.lock, memory_order_release);
 }
 
-static int search_chain(const mca_coll_loom_torus_t *t, int nn, const int *c, int first, int dir, int *order)
+/* The chain from node `first` in direction dir into order[]: a first one (navoid 0), or
+ * a second one beside the links avoid[]; through the cache. */
+static int search_chain(const mca_coll_loom_torus_t *t, int nn, const int *c, int first, int dir, const long *avoid,
+                        int navoid, int *order)
 {
     const size_t cb = sizeof(int) * (size_t) nn * (size_t) t->ndims, ob = sizeof(int) * (size_t) nn;
-    int found = -2, *cc, *co;
+    const size_t ab = sizeof(long) * (size_t) navoid;
+    chain_entry_t *e = &chain_cache.e[navoid > 0], fresh;
+    int found = -2;
 
     if (nn < CACHE_MIN) {
-        return find_chain(t, nn, c, first, dir, order);
+        return navoid > 0 ? mca_coll_loom_torus_chain_avoiding(t, nn, c, first, dir, avoid, navoid, order)
+                          : find_chain(t, nn, c, first, dir, order);
     }
     cache_lock();
-    if (chain_cache.nn == nn && chain_cache.first == first && chain_cache.dir == dir &&
-        0 == memcmp(&chain_cache.t, t, sizeof(*t)) && 0 == memcmp(chain_cache.coords, c, cb)) {
-        memcpy(order, chain_cache.order, ob);
-        found = chain_cache.found;
+    if (e->nn == nn && e->first == first && e->dir == dir && e->navoid == navoid &&
+        0 == memcmp(&e->t, t, sizeof(*t)) && 0 == memcmp(e->coords, c, cb) &&
+        (0 == navoid || 0 == memcmp(e->avoid, avoid, ab))) {
+        memcpy(order, e->order, ob);
+        found = e->found;
     }
     cache_unlock();
     if (found > -2) {
         return found;
     }
-    found = find_chain(t, nn, c, first, dir, order);
-    cc = malloc(cb);
-    co = malloc(ob);
-    if (found < 0 || NULL == cc || NULL == co) {
-        free(cc);
-        free(co);
+    found = navoid > 0 ? mca_coll_loom_torus_chain_avoiding(t, nn, c, first, dir, avoid, navoid, order)
+                       : find_chain(t, nn, c, first, dir, order);
+    fresh = (chain_entry_t) {.t = *t, .nn = nn, .first = first, .dir = dir, .found = found, .navoid = navoid,
+                             .coords = malloc(cb), .order = malloc(ob), .avoid = malloc(ab + 1)};
+    if (found < 0 || NULL == fresh.coords || NULL == fresh.order || NULL == fresh.avoid) {
+        free(fresh.coords);
+        free(fresh.order);
+        free(fresh.avoid);
         return found;
     }
-    memcpy(cc, c, cb);
-    memcpy(co, order, ob);
+    memcpy(fresh.coords, c, cb);
+    memcpy(fresh.order, order, ob);
+    if (navoid > 0) {
+        memcpy(fresh.avoid, avoid, ab);
+    }
     cache_lock();
-    free(chain_cache.coords);
-    free(chain_cache.order);
-    chain_cache.t = *t;
-    chain_cache.nn = nn;
-    chain_cache.first = first;
-    chain_cache.dir = dir;
-    chain_cache.found = found;
-    chain_cache.coords = cc;
-    chain_cache.order = co;
+    free(e->coords);
+    free(e->order);
+    free(e->avoid);
+    *e = fresh;
     cache_unlock();
     return found;
 }
@@ -191,6 +204,15 @@ static bool tree_disjoint(const mca_coll_loom_torus_t *t, int nn, const int *c, 
     return ok;
 }
 
+/* The parents up[] of the chain order[0..nn-1]. */
+static void chain_parents(int nn, const int *order, int *up)
+{
+    up[order[0]] = -1;
+    for (int i = 1; i < nn; ++i) {
+        up[order[i]] = order[i - 1];
+    }
+}
+
 /* The node tree from the root's node: on up to MCA_COLL_LOOM_TORUS_TREE_MAX nodes the
  * contention-free tree crossing the fewest links (loom_torus.h), unless the chain is
  * contention-free in more directions or crosses no more links; the chain otherwise.
@@ -203,12 +225,9 @@ static int node_tree(const mca_coll_loom_params_t *p, int nn, int rootnode, int 
     if (NULL == order) {
         return MCA_COLL_LOOM_ERR_NOMEM;
     }
-    found = search_chain(t, nn, p->torus_coords, rootnode, dir, order);
+    found = search_chain(t, nn, p->torus_coords, rootnode, dir, NULL, 0, order);
     if (found >= 0) {
-        up[order[0]] = -1;
-        for (int i = 1; i < nn; ++i) {
-            up[order[i]] = order[i - 1];
-        }
+        chain_parents(nn, order, up);
     }
     free(order);
     if (found < 0) {
@@ -470,17 +489,25 @@ static int second_tree(const mca_coll_loom_params_t *p, int nn, int rootnode, in
 {
     const mca_coll_loom_torus_t *t = p->torus;
     long *links;
-    int m, rc = 1;
+    int m, rc = 1, *order = NULL;
 
-    if (nn < 3 || nn > MCA_COLL_LOOM_TORUS_TREE_MAX) {
+    if (nn < 3) {
         return 1;
     }
     if (NULL == (links = links_buffer(t, nn))) {
         return MCA_COLL_LOOM_ERR_NOMEM;
     }
     if (tree_disjoint(t, nn, p->torus_coords, up, dir, links, &m)) {
-        rc = mca_coll_loom_torus_tree_avoiding(t, nn, p->torus_coords, rootnode, dir, links, m, up2);
+        if (nn <= MCA_COLL_LOOM_TORUS_TREE_MAX) {
+            rc = mca_coll_loom_torus_tree_avoiding(t, nn, p->torus_coords, rootnode, dir, links, m, up2);
+        } else if (NULL == (order = malloc(sizeof(int) * (size_t) nn))) {
+            free(links);
+            return MCA_COLL_LOOM_ERR_NOMEM;
+        } else if (0 == (rc = search_chain(t, nn, p->torus_coords, rootnode, dir, links, m, order))) {
+            chain_parents(nn, order, up2);
+        }
     }
+    free(order);
     free(links);
     return rc < 0 ? MCA_COLL_LOOM_ERR_BADPARAM : rc;
 }

@@ -554,14 +554,16 @@ static void greedy(loom_chain_t *s, int first, int *order)
  * and Z bypasses of the seed); whether the routes stay disjoint is checked, not
  * assumed. */
 
-/* The snake position of coordinates x, dimensions seq[0] (fastest) to seq[nd-1]. */
-static long snake_pos(const mca_coll_loom_torus_t *t, const int *seq, const int *x)
+/* The snake position of coordinates x, dimensions seq[0] (fastest) to seq[nd-1], the
+ * fastest one rotated by rot (its lines start at rot; on a ring the rotated snake is
+ * the same traversal moved along the ring's wrap-around link). */
+static long snake_pos(const mca_coll_loom_torus_t *t, const int *seq, const int *x, int rot)
 {
     long r = 0, M = 1;
     for (int j = 0; j < t->ndims; ++j) {
-        const int d = seq[j];
-        r = (long) x[d] * M + ((x[d] & 1) ? M - 1 - r : r);
-        M *= t->dims[d];
+        const int d = seq[j], k = t->dims[d], xd = 0 == j ? (x[d] - rot + k) % k : x[d];
+        r = (long) xd * M + ((xd & 1) ? M - 1 - r : r);
+        M *= k;
     }
     return r;
 }
@@ -627,55 +629,191 @@ static long chain_hops(const mca_coll_loom_torus_t *t, int n, const int *c, int 
     return h;
 }
 
-static int snake(const mca_coll_loom_torus_t *t, int n, const int *c, int first, int dir, int *order,
-                 unsigned char *used, long *route)
+/* Marks (v 1) or clears (v 0) the links l[0..m-1] in used[]. */
+static void mark(unsigned char *used, const long *l, int m, unsigned char v)
 {
-    const int nd = t->ndims;
-    snake_item_t *it = malloc(sizeof(*it) * (size_t) n);
-    int rc = 1, seq[MCA_COLL_LOOM_TORUS_MAX_DIMS];
+    for (int i = 0; i < m; ++i) {
+        used[l[i]] = v;
+    }
+}
 
-    if (NULL == it) {
+/* Marks (v 1) or clears (v 0) the links of a chain's edges in direction dir. */
+static void mark_chain(const mca_coll_loom_torus_t *t, int n, const int *c, int dir, const int *order,
+                       unsigned char *used, long *route, unsigned char v)
+{
+    for (int e = 0; e + 1 < n; ++e) {
+        for (int w = dir < 0 ? 1 : 0; w <= (dir > 0 ? 0 : 1); ++w) {
+            mark(used, route, edge_route(t, c, order, e, w, route), v);
+        }
+    }
+}
+
+/* Snake variant v: the ordering of the dimensions shifted by v / 2 % nd, its fastest
+ * dimension rotated by half its size from v / 2 >= nd on, from the first node one way
+ * round or the other (v % 2): from position at[v / 2] of the sorted it[v / 2 * n ..]. */
+static void snake_variant(int n, const snake_item_t *it, const int *at, int v, int *order)
+{
+    const snake_item_t *s = it + (size_t) (v / 2) * n;
+    const long way = 0 == v % 2 ? 1 : -1;
+    for (int i = 0; i < n; ++i) {
+        order[i] = s[(at[v / 2] + way * i + (long) n * 2) % n].node;
+    }
+}
+
+/* The snake from `first` whose edges cross none of the navoid links avoid[] (as a chain,
+ * in direction dir); 0 when there is one (in order), 1 when not, -1 without memory.
+ * paired: of the snakes that qualify, one beside which another one is contention-free
+ * too where there is such a pair (a second chain then finds it: the snake run the other
+ * way round uses the first one's links reversed, except where the first bypasses a
+ * missing node at a turn of the snake; a rotated snake puts that node inside a line);
+ * asked for above LOOM_CHAIN_BOTH_MAX nodes, where a second chain is a snake or none.
+ * used[] is all zero on entry and on return. */
+static int snake(const mca_coll_loom_torus_t *t, int n, const int *c, int first, int dir, const long *avoid,
+                 int navoid, bool paired, int *order, unsigned char *used, long *route)
+{
+    const int nd = t->ndims, nv = 4 * nd;
+    snake_item_t *it = malloc(sizeof(*it) * (size_t) n * (size_t) (2 * nd));
+    int *alt = paired ? malloc(sizeof(int) * (size_t) n) : NULL, rc = 1, chosen = -1;
+    int at[2 * MCA_COLL_LOOM_TORUS_MAX_DIMS], seq[MCA_COLL_LOOM_TORUS_MAX_DIMS];
+    bool sorted[2 * MCA_COLL_LOOM_TORUS_MAX_DIMS];
+
+    if (NULL == it || (paired && NULL == alt)) {
+        free(it);
+        free(alt);
         return -1;
     }
-    /* the first routed dimension fastest, then each of the others in turn */
-    for (int shift = 0; shift < nd && 0 != rc; ++shift) {
-        int at = 0;
+    /* the first routed dimension fastest, then each of the others in turn; rotated
+     * only where the fastest dimension is a ring of 3 or more */
+    for (int sr = 0; sr < 2 * nd; ++sr) {
+        snake_item_t *sh = it + (size_t) sr * n;
         for (int j = 0; j < nd; ++j) {
-            seq[j] = t->order[(j + shift) % nd];
+            seq[j] = t->order[(j + sr % nd) % nd];
         }
-        for (int i = 0; i < n; ++i) {
-            it[i] = (snake_item_t) {.pos = snake_pos(t, seq, c + (size_t) i * nd), .node = i};
+        const int k = t->dims[seq[0]], rot = sr >= nd ? k / 2 : 0;
+        sorted[sr] = 0 == rot || (!t->mesh[seq[0]] && k >= 3);
+        for (int i = 0; i < n && sorted[sr]; ++i) {
+            sh[i] = (snake_item_t) {.pos = snake_pos(t, seq, c + (size_t) i * nd, rot), .node = i};
         }
-        qsort(it, (size_t) n, sizeof(*it), cmp_snake);
-        while (it[at].node != first) {
-            ++at;
-        }
-        /* from the first node around the cycle, one way or the other */
-        for (int way = 1; way >= -1 && 0 != rc; way -= 2) {
-            for (int i = 0; i < n; ++i) {
-                order[i] = it[((long) at + (long) way * i + (long) n * 2) % n].node;
+        if (sorted[sr]) {
+            qsort(sh, (size_t) n, sizeof(*sh), cmp_snake);
+            for (at[sr] = 0; sh[at[sr]].node != first; ++at[sr]) {
             }
-            rc = chain_disjoint(t, n, c, dir, order, used, route) ? 0 : 1;
         }
     }
+    for (int v = 0; v < nv; ++v) {
+        if (!sorted[v / 2]) continue;
+        snake_variant(n, it, at, v, order);
+        mark(used, avoid, navoid, 1);
+        const bool ok = chain_disjoint(t, n, c, dir, order, used, route);
+        mark(used, avoid, navoid, 0);
+        if (!ok) {
+            continue;
+        }
+        chosen = chosen < 0 ? v : chosen;
+        bool partner = false;
+        for (int v2 = 0; v2 < nv && paired && !partner; ++v2) {
+            if (v2 == v || !sorted[v2 / 2]) continue;
+            snake_variant(n, it, at, v2, alt);
+            mark_chain(t, n, c, dir, order, used, route, 1);
+            partner = chain_disjoint(t, n, c, dir, alt, used, route);
+            mark_chain(t, n, c, dir, order, used, route, 0);
+        }
+        if (!paired || partner) {
+            chosen = v;
+            break;
+        }
+    }
+    if (chosen >= 0) {
+        snake_variant(n, it, at, chosen, order);
+        rc = 0;
+    }
     free(it);
+    free(alt);
     return rc;
 }
 
-int mca_coll_loom_torus_chain(const mca_coll_loom_torus_t *t, int n, const int *c, int first, int dir,
-                              int *order)
+/* Whether each node keeps a link a second tree's edge in direction dir can use, beside
+ * the links marked in taken[]: one into it and (dir <= 0) one out of it, the other way
+ * round at the root.  A necessary condition, cheap beside a search that finds nothing. */
+static bool room_left(const mca_coll_loom_torus_t *t, int n, const int *c, int root, int dir,
+                      const unsigned char *taken)
+{
+    const int nd = t->ndims;
+
+    for (int v = 0; v < n; ++v) {
+        /* true once a free link is seen, or when none is needed */
+        bool in = v == root ? dir > 0 : dir < 0, out = v == root ? dir < 0 : dir > 0;
+        int x[MCA_COLL_LOOM_TORUS_MAX_DIMS];
+        memcpy(x, c + (size_t) v * nd, sizeof(int) * (size_t) nd);
+        const long self = mca_coll_loom_torus_index(t, x);
+        for (int d = 0; d < nd && !(in && out); ++d) {
+            const int k = t->dims[d], xd = x[d];
+            for (int w = 0; w < 2 && k > 1; ++w) { /* w 0: the + links, 1: the - links */
+                const bool edge = t->mesh[d] && (0 == w ? xd == k - 1 : 0 == xd);
+                const bool edge_in = t->mesh[d] && (0 == w ? 0 == xd : xd == k - 1);
+                out = out || (!edge && !taken[self * 2 * nd + 2 * d + w]);
+                if (!edge_in) {
+                    x[d] = ((xd + (0 == w ? -1 : 1)) % k + k) % k; /* the neighbour sending this way */
+                    in = in || !taken[mca_coll_loom_torus_index(t, x) * 2 * nd + 2 * d + w];
+                    x[d] = xd;
+                }
+            }
+        }
+        if (!in || !out) {
+            return false;
+        }
+    }
+    return true;
+}
+/* room_left beside the navoid links avoid[]: 1 when there is room, 0 when not, -1 on
+ * a link number outside t or no memory. */
+static int room_beside(const mca_coll_loom_torus_t *t, int n, const int *c, int root, int dir, const long *avoid,
+                       int navoid)
 {
     const long nlinks = mca_coll_loom_torus_nodes(t) * 2 * t->ndims;
+    unsigned char *taken = nlinks > 0 ? calloc((size_t) nlinks, 1) : NULL;
+    int rc;
+
+    if (NULL == taken) {
+        return -1;
+    }
+    for (int i = 0; i < navoid; ++i) {
+        if (avoid[i] < 0 || avoid[i] >= nlinks) {
+            free(taken);
+            return -1;
+        }
+    }
+    mark(taken, avoid, navoid, 1);
+    rc = room_left(t, n, c, root, dir, taken) ? 1 : 0;
+    free(taken);
+    return rc;
+}
+
+/* A second chain, beside links another takes, is searched with this share of the
+ * budget (it runs on every schedule build that has a first one). */
+#define LOOM_CHAIN_SECOND_BUDGET (LOOM_CHAIN_BUDGET / 8)
+
+/* mca_coll_loom_torus_chain, with the navoid links avoid[] taken from the start; with
+ * links to avoid (a second chain), the search runs on up to LOOM_CHAIN_BOTH_MAX nodes
+ * only and there is no fallback. */
+static int chain_find(const mca_coll_loom_torus_t *t, int n, const int *c, int first, int dir, const long *avoid,
+                      int navoid, int *order)
+{
+    const long nlinks = mca_coll_loom_torus_nodes(t) * 2 * t->ndims;
+    const bool second = navoid > 0;
     loom_chain_t s = {.t = t, .n = n, .dir = dir, .c = c, .budget = LOOM_CHAIN_BUDGET};
     int rc = 1;
 
-    if (n < 1 || nlinks <= 0 || first >= n) {
+    if (n < 1 || nlinks <= 0 || first >= n || navoid < 0 || (second && (NULL == avoid || first < 0))) {
         return -1;
     }
     for (int i = 0; i < n; ++i) {
         if (!mca_coll_loom_torus_valid(t, c + i * t->ndims)) {
             return -1;
         }
+    }
+    if (second && 1 != (rc = room_beside(t, n, c, first, dir, avoid, navoid))) {
+        return rc < 0 ? -1 : 1;
     }
     s.used = calloc((size_t) nlinks, 1);
     s.visited = calloc((size_t) n, sizeof(bool));
@@ -687,8 +825,9 @@ int mca_coll_loom_torus_chain(const mca_coll_loom_torus_t *t, int n, const int *
     /* the snake first (a structured node set: O(n log n)), then the search; on small
      * sets both, keeping the chain that crosses fewer links (less in the way of other
      * communicators' traffic) */
-    rc = snake(t, n, c, first >= 0 ? first : 0, dir, order, s.used, s.route);
-    if (rc < 0) {
+    rc = snake(t, n, c, first >= 0 ? first : 0, dir, avoid, navoid, !second && 0 != dir && n > LOOM_CHAIN_BOTH_MAX, order,
+               s.used, s.route);
+    if (rc < 0 || (second && n > LOOM_CHAIN_BOTH_MAX)) {
         goto out;
     }
     if (0 == rc && n <= LOOM_CHAIN_BOTH_MAX) {
@@ -702,8 +841,9 @@ int mca_coll_loom_torus_chain(const mca_coll_loom_torus_t *t, int n, const int *
     int *dfs = NULL != s.alt ? s.alt : order, found = 1;
     for (int f = first >= 0 ? first : 0; f < (first >= 0 ? first + 1 : n) && 0 != found && (0 != rc || NULL != s.alt);
          ++f) {
-        s.budget = first >= 0 ? LOOM_CHAIN_BUDGET : LOOM_CHAIN_BUDGET / n + 1;
+        s.budget = second ? LOOM_CHAIN_SECOND_BUDGET : first >= 0 ? LOOM_CHAIN_BUDGET : LOOM_CHAIN_BUDGET / n + 1;
         memset(s.used, 0, (size_t) nlinks);
+        mark(s.used, avoid, navoid, 1);
         memset(s.visited, 0, sizeof(bool) * (size_t) n);
         dfs[0] = f;
         s.visited[f] = true;
@@ -716,7 +856,7 @@ int mca_coll_loom_torus_chain(const mca_coll_loom_torus_t *t, int n, const int *
         }
     } else if (0 != rc) {
         rc = found;
-        if (0 != rc) {
+        if (0 != rc && !second) {
             greedy(&s, first >= 0 ? first : 0, order);
         }
     }
@@ -727,6 +867,18 @@ out:
     free(s.route);
     free(s.alt);
     return rc;
+}
+
+int mca_coll_loom_torus_chain(const mca_coll_loom_torus_t *t, int n, const int *c, int first, int dir,
+                              int *order)
+{
+    return chain_find(t, n, c, first, dir, NULL, 0, order);
+}
+
+int mca_coll_loom_torus_chain_avoiding(const mca_coll_loom_torus_t *t, int n, const int *c, int first, int dir,
+                                       const long *avoid, int navoid, int *order)
+{
+    return chain_find(t, n, c, first, dir, avoid, navoid, order);
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -846,6 +998,10 @@ int mca_coll_loom_torus_tree_avoiding(const mca_coll_loom_torus_t *t, int n, con
             return -1;
         }
     }
+    if (navoid > 0 && 1 != (rc = room_beside(t, n, c, root, dir, avoid, navoid))) {
+        return rc < 0 ? -1 : 1;
+    }
+    rc = -1;
     links = malloc(sizeof(long) * ((size_t) n * n * maxl + (size_t) n * maxl + (size_t) navoid + 1));
     ints = malloc(sizeof(int) * (size_t) (n * n * 2 + n * 6 + 1));
     if (NULL == links || NULL == ints) {

@@ -99,6 +99,13 @@ int mca_coll_loom_torus_max_load(const mca_coll_loom_torus_t *t, int n, const in
  * subsets of 2 or more nodes of a 4 x 4 torus (4 to 6 nodes each) have no such chain. */
 int mca_coll_loom_torus_chain(const mca_coll_loom_torus_t *t, int n, const int *c, int first, int dir,
                               int *order);
+/* The same from node `first` (>= 0), with none of its edges' routes on the navoid > 0
+ * directed links avoid[]: the second chain of a two-tree torus schedule on sets too
+ * large for a tree.  The snakes are tried, and on up to 64 nodes a search with a
+ * smaller budget; 1 (no fallback chain) when neither finds one, or at once when some
+ * node has no link left for its edge. */
+int mca_coll_loom_torus_chain_avoiding(const mca_coll_loom_torus_t *t, int n, const int *c, int first, int dir,
+                                       const long *avoid, int navoid, int *order);
 
 /* A spanning tree over n <= MCA_COLL_LOOM_TORUS_TREE_MAX nodes (coordinates c + i ndims,
  * distinct), rooted at node `root`, whose edges' routes use every directed link at most
