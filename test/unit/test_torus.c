@@ -764,9 +764,10 @@ static int second_chain(const mca_coll_loom_torus_t *t, int n, const int *c, int
 /* Second chains (mca_coll_loom_torus_chain_avoiding: the two-tree torus schedules above
  * MCA_COLL_LOOM_TORUS_TREE_MAX nodes): the whole 4 x 4 torus, and every structured set
  * of every shape (one node, two planes or every other plane missing) from random roots,
- * has one for a bcast and for a reduce (the snake the other way round its cycle); random
- * subsets of 11-64 nodes, where the search finds one, a valid one; none when every link
- * is to be avoided, and bad input refused. */
+ * has one for a bcast and for a reduce (the snake the other way round its cycle), and so
+ * has a box of more than 64 nodes missing any one node; random subsets of 11-64 nodes,
+ * where the search finds one, a valid one; none when every link is to be avoided, and
+ * bad input refused. */
 static void test_second_chains(void)
 {
     mca_coll_loom_torus_t t = shape("4x4");
@@ -825,6 +826,25 @@ static void test_second_chains(void)
         }
         free(cc);
     }
+    /* a box missing one node, every node in turn, above the search's 64 nodes: the
+     * snakes alone (a pair where the missing node sits at a turn too) */
+    static const char *mshapes[] = {"8x4x4", "4x4x4x4"};
+    int missing = 0, mfound = 0;
+    for (int si = 0; si < 2; ++si) {
+        mca_coll_loom_torus_t u = shape(mshapes[si]);
+        const int N = (int) mca_coll_loom_torus_nodes(&u), nd = u.ndims;
+        for (int gone = 0; gone < N; ++gone) {
+            for (int v = 0, n = 0; v < N; ++v) {
+                if (v != gone) coords_of(&u, v, c + nd * n++);
+            }
+            const int root = (int) (xorshift() % (unsigned long long) (N - 1));
+            for (int dir = -1; dir <= 1; dir += 2) {
+                mfound += 1 == second_chain(&u, N - 1, c, root, dir, mshapes[si]);
+                ++missing;
+            }
+        }
+    }
+    CHECK(mfound == missing, "boxes missing a node: second chains on %d of %d", mfound, missing);
     static const char *rshapes[] = {"4x4x4", "8x8x8"};
     for (int si = 0; si < 2; ++si) {
         mca_coll_loom_torus_t u = shape(rshapes[si]);
@@ -841,9 +861,10 @@ static void test_second_chains(void)
     }
     CHECK(sfound == structured, "second chains on %d of %d structured sets", sfound, structured);
     CHECK(rfound[0] > 0 && rfound[2] > 0, "second chains on random sets: reduce %d, bcast %d", rfound[0], rfound[2]);
-    printf("test_torus: second chains: %d of %d structured sets (bcast, reduce; %d for both directions), "
-           "%d of %d random sets of 11-64 nodes (reduce %d, allreduce %d, bcast %d)\n", sfound, structured, sboth,
-           rfound[0] + rfound[1] + rfound[2], random, rfound[0], rfound[1], rfound[2]);
+    printf("test_torus: second chains: %d of %d structured sets (bcast, reduce; %d for both directions), %d of %d "
+           "boxes missing a node (8x4x4, 4x4x4x4), %d of %d random sets of 11-64 nodes (reduce %d, allreduce %d, "
+           "bcast %d)\n", sfound, structured, sboth, mfound, missing, rfound[0] + rfound[1] + rfound[2], random,
+           rfound[0], rfound[1], rfound[2]);
 }
 
 
