@@ -423,7 +423,7 @@ static void run_one(const cli_t *c, int alg, int P, size_t bytes, double bound)
     const int gP = c->groups > 1 ? P / c->groups : P; /* a communicator's ranks */
     if (0 == segs && c->torus && 0 == strcmp(mca_coll_loom_algs[alg].name, "torus")) {
         /* the component's segments of the chain (coll_loom_torus_segment_size 0) */
-        segs = mca_coll_loom_torus_auto_segs(gP, bytes);
+        segs = mca_coll_loom_torus_auto_segs(c->coll, gP, bytes);
         segs_how = "*";
     } else if (0 == segs) {
         /* what the component does: auto_segs (cheap); --segs search: choose_segs */

@@ -27,12 +27,13 @@
  * Two trees (torus->max_trees 0 or 2): where a second contention-free tree from the
  * root's node crosses none of the first tree's links (on more than
  * MCA_COLL_LOOM_TORUS_TREE_MAX nodes a second chain, e.g. the snake run the other way
- * round its cycle, whose directed links are the first's reversed), the first carries the first half of the segments and the second the rest, both
- * pipelines running round by round side by side.  No directed link carries two edges of
- * the pair, so each node takes its data in over two links at once (seed 001's two
- * trees, which halve the time a pipelined tree needs, built on the torus's links).  For
- * an allreduce the pair must be disjoint in both directions, which small sets rarely
- * allow: it then keeps one tree.
+ * round its cycle, whose directed links are the first's reversed), the first carries
+ * the first half of the segments and the second the rest, both pipelines running round
+ * by round side by side.  No directed link carries two edges of the pair, so each node
+ * takes its data in over two links at once (seed 001's two trees, which halve the time
+ * a pipelined tree needs, built on the torus's links).  For an allreduce the pair must
+ * be disjoint in both directions, which small sets rarely allow: it then keeps one
+ * tree.
  *
  * Where no contention-free chain was found (loom_torus.h: a search with a budget) the
  * nearest-neighbour chain is used: still exact, only slower.  The tree's order is not
@@ -61,13 +62,17 @@ const char *mca_coll_loom_torus_refusal(const mca_coll_loom_params_t *p)
                                               "LOOM_TORUS_COORDS, SLURM_TOPOLOGY_ADDR)";
 }
 
-/* Segments of at most 64 KiB (256 KiB filled an 8-node chain too slowly: 1.36x the
- * link bound at 4 MiB, 64 KiB 1.03x, docs/user/performance.md "Torus"), and at least
- * 8 per rank of the chain, so that filling it costs at most 1/8 of the stream; none
- * below 4 KiB, at most 4096. */
-int mca_coll_loom_torus_auto_segs(int P, size_t bytes)
+/* Segments of at most 32 KiB for bcast and reduce, half btl/tcp's eager limit as
+ * loom's other pipelines over the network: a larger one waits for the receiver's reply
+ * at every hop, and with two trees that wait, not the links, sets the pace; 64 KiB for
+ * allreduce, whose one tree carries both streams and whose smaller segments slowed
+ * communicators running side by side (256 KiB filled an 8-node chain too slowly:
+ * docs/user/performance.md "Torus").  At least 8 per rank of the chain, so that filling
+ * it costs at most 1/8 of the stream; none below 4 KiB, at most 4096. */
+int mca_coll_loom_torus_auto_segs(mca_coll_loom_coll_t coll, int P, size_t bytes)
 {
-    size_t segs = (bytes + 65535) / 65536, fill = 8 * (size_t) (P > 1 ? P - 1 : 1), most = bytes / 4096;
+    const size_t seg = MCA_COLL_LOOM_COLL_ALLREDUCE == coll ? 65536 : 32768;
+    size_t segs = (bytes + seg - 1) / seg, fill = 8 * (size_t) (P > 1 ? P - 1 : 1), most = bytes / 4096;
 
     segs = segs > fill ? segs : fill;
     segs = segs < most ? segs : most;

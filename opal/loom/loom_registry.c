@@ -133,8 +133,8 @@ const mca_coll_loom_alg_t mca_coll_loom_algs[] = {
                        "on the links the first leaves free where there is one, each carrying half "
                        "the segments (needs a torus map: coll_loom_torus_file, LOOM_TORUS_COORDS); "
                        "allreduce = reduce + bcast overlapping on the same trees; commutative ops. "
-                       "Knob: bytes per segment, 0 = automatic (64 KiB, smaller on long chains: 8 "
-                       "segments per rank)",
+                       "Knob: bytes per segment, 0 = automatic (32 KiB, 64 KiB for allreduce, smaller "
+                       "on long chains: 8 segments per rank)",
         .reference = "seed 004",
         .build = mca_coll_loom_build_torus,
         .pipelined = true,

@@ -166,9 +166,9 @@ int mca_coll_loom_build_hierarchical(mca_coll_loom_sched_t *s, const mca_coll_lo
 int mca_coll_loom_build_torus(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);
 bool mca_coll_loom_torus_can_serve(const mca_coll_loom_params_t *p);
 const char *mca_coll_loom_torus_refusal(const mca_coll_loom_params_t *p);
-/* torus: its segments for a call of `bytes` on P ranks when its knob is 0 (the
+/* torus: its segments for a collective coll of `bytes` on P ranks when its knob is 0 (the
  * component and loom-model use it). */
-int mca_coll_loom_torus_auto_segs(int P, size_t bytes);
+int mca_coll_loom_torus_auto_segs(mca_coll_loom_coll_t coll, int P, size_t bytes);
 bool mca_coll_loom_hierarchical_can_serve(const mca_coll_loom_params_t *p);
 /* hierarchical's alltoall (loom_alg_hierarchical_alltoall.c), and whether its leaders'
  * slots fit this node map */

@@ -825,8 +825,8 @@ static int chain_find(const mca_coll_loom_torus_t *t, int n, const int *c, int f
     /* the snake first (a structured node set: O(n log n)), then the search; on small
      * sets both, keeping the chain that crosses fewer links (less in the way of other
      * communicators' traffic) */
-    rc = snake(t, n, c, first >= 0 ? first : 0, dir, avoid, navoid, !second && 0 != dir && n > LOOM_CHAIN_BOTH_MAX, order,
-               s.used, s.route);
+    const bool paired = !second && 0 != dir && n > LOOM_CHAIN_BOTH_MAX;
+    rc = snake(t, n, c, first >= 0 ? first : 0, dir, avoid, navoid, paired, order, s.used, s.route);
     if (rc < 0 || (second && n > LOOM_CHAIN_BOTH_MAX)) {
         goto out;
     }

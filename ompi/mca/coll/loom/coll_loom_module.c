@@ -916,7 +916,7 @@ int mca_coll_loom_pipeline_segs(int alg, mca_coll_loom_coll_t coll, int P, size_
     if (alg == mca_coll_loom_component.torus_alg) {
         /* segments of the chain: the message streams once the chain is full */
         const size_t n = knob > 0 ? (bytes + (size_t) knob - 1) / (size_t) knob
-                                  : (size_t) mca_coll_loom_torus_auto_segs(P, bytes);
+                                  : (size_t) mca_coll_loom_torus_auto_segs(coll, P, bytes);
         return n < 1 ? 1 : (int) (n > LOOM_HIER_MAX_SEGS ? LOOM_HIER_MAX_SEGS : n);
     }
     if (alg == mca_coll_loom_component.hier_alg) {
