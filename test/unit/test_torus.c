@@ -415,6 +415,28 @@ static void test_schedules(void)
 }
 
 
+/* Seed 004's structured node sets of t into c (the whole torus's room): kind 0 all but
+ * one random node, 1 all but two random planes of the last dimension half a ring apart,
+ * 2 all but every other such plane; returns how many nodes. */
+static int structured_set(const mca_coll_loom_torus_t *t, int kind, int *c)
+{
+    const long N = mca_coll_loom_torus_nodes(t);
+    const int nd = t->ndims, Z = t->dims[nd - 1];
+    const long gone = (long) (xorshift() % (unsigned long long) N);
+    const int z1 = (int) (xorshift() % (unsigned long long) Z), z2 = (z1 + Z / 2) % Z;
+    int n = 0;
+
+    for (long v = 0; v < N; ++v) {
+        const int z = (int) (v % Z);
+        if ((0 == kind && v == gone) || (1 == kind && (z == z1 || z == z2)) || (2 == kind && (z & 1))) {
+            continue;
+        }
+        coords_of(t, v, c + (size_t) n * nd);
+        ++n;
+    }
+    return n;
+}
+
 /* Seed 004's structured node sets at scale, where a search would be slow: the whole
  * torus but one node, and the whole torus but some planes of the last dimension.  A
  * chain in each direction from several roots, checked by the link-load model, and
@@ -423,24 +445,13 @@ static void test_chains_structured(const char *dims, int roots)
 {
     mca_coll_loom_torus_t t = shape(dims);
     const long N = mca_coll_loom_torus_nodes(&t);
-    const int nd = t.ndims, Z = t.dims[nd - 1];
+    const int nd = t.ndims;
     int *c = malloc(sizeof(int) * (size_t) (N * nd)), *order = malloc(sizeof(int) * (size_t) N);
     int found = 0, sets = 0;
     time_t t0 = time(NULL);
 
     for (int kind = 0; kind < 3 && NULL != c && NULL != order; ++kind) {
-        /* 0: one node missing (a random one); 1: two planes missing; 2: every other plane */
-        const long gone = (long) (xorshift() % (unsigned long long) N);
-        const int z1 = (int) (xorshift() % (unsigned long long) Z), z2 = (z1 + Z / 2) % Z;
-        int n = 0;
-        for (long v = 0; v < N; ++v) {
-            const int z = (int) (v % Z);
-            if ((0 == kind && v == gone) || (1 == kind && (z == z1 || z == z2)) || (2 == kind && (z & 1))) {
-                continue;
-            }
-            coords_of(&t, v, c + (size_t) n * nd);
-            ++n;
-        }
+        const int n = structured_set(&t, kind, c);
         if (n < 2) {
             continue;
         }
@@ -797,20 +808,10 @@ static void test_second_chains(void)
     for (int si = 0; si < 6; ++si) {
         mca_coll_loom_torus_t u = shape(shapes[si]);
         const long N = mca_coll_loom_torus_nodes(&u);
-        const int nd = u.ndims, Z = u.dims[nd - 1];
+        const int nd = u.ndims;
         int *cc = malloc(sizeof(int) * (size_t) (N * nd));
         for (int kind = 0; kind < 3 && NULL != cc; ++kind) {
-            const long gone = (long) (xorshift() % (unsigned long long) N);
-            const int z1 = (int) (xorshift() % (unsigned long long) Z), z2 = (z1 + Z / 2) % Z;
-            int n = 0;
-            for (long v = 0; v < N; ++v) {
-                const int z = (int) (v % Z);
-                if ((0 == kind && v == gone) || (1 == kind && (z == z1 || z == z2)) || (2 == kind && (z & 1))) {
-                    continue;
-                }
-                coords_of(&u, v, cc + (size_t) n * nd);
-                ++n;
-            }
+            const int n = structured_set(&u, kind, cc);
             for (int k = 0; k < (N > 1000 ? 1 : 3) && n > MCA_COLL_LOOM_TORUS_TREE_MAX; ++k) {
                 const int root = (int) (xorshift() % (unsigned long long) n);
                 for (int dir = -1; dir <= 1; ++dir) {
