@@ -198,14 +198,27 @@ static long *links_buffer(const mca_coll_loom_torus_t *t, int nn)
 static bool tree_disjoint(const mca_coll_loom_torus_t *t, int nn, const int *c, const int *up, int dir, long *l,
                           int *m)
 {
+    const long nlinks = mca_coll_loom_torus_nodes(t) * 2 * t->ndims;
+    unsigned char *seen;
     bool ok = true;
 
     *m = edge_links(t, nn, c, up, dir, l);
-    for (int i = 0; i < *m && ok; ++i) {
-        for (int k = i + 1; k < *m && ok; ++k) {
-            ok = l[i] != l[k];
+    if (*m <= 64) { /* a small tree: pairwise, without a map of the torus's links */
+        for (int i = 0; i < *m && ok; ++i) {
+            for (int k = i + 1; k < *m && ok; ++k) {
+                ok = l[i] != l[k];
+            }
         }
+        return ok;
     }
+    if (nlinks <= 0 || NULL == (seen = calloc((size_t) nlinks, 1))) {
+        return false; /* no memory: not known to be disjoint */
+    }
+    for (int i = 0; i < *m && ok; ++i) {
+        ok = !seen[l[i]];
+        seen[l[i]] = 1;
+    }
+    free(seen);
     return ok;
 }
 
