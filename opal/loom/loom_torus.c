@@ -765,6 +765,7 @@ static bool room_left(const mca_coll_loom_torus_t *t, int n, const int *c, int r
     }
     return true;
 }
+
 /* room_left beside the navoid links avoid[]: 1 when there is room, 0 when not, -1 on
  * a link number outside t or no memory. */
 static int room_beside(const mca_coll_loom_torus_t *t, int n, const int *c, int root, int dir, const long *avoid,
