@@ -105,6 +105,7 @@ typedef struct mca_coll_loom_component_t {
     int shm_setup_call;     /* the segment is set up at this call that could use it */
     int shm_pool;           /* segments a process keeps after communicator free, for reuse */
     int test_fail_conversion; /* tests only: the N-th conversion from now fails (coll_loom_shm.c) */
+    int test_fail_local;      /* tests only: the N-th local op of a task fails (coll_loom_exec.c) */
     int hier_alg;           /* registry index of `hierarchical` (-1: none) */
     int direct_alg;         /* registry index of `direct` (-1: none) */
     int torus_alg;          /* registry index of `torus` (-1: none) */
@@ -262,6 +263,8 @@ typedef struct mca_coll_loom_module_t {
     /* the transport the rules chose for the call being planned (choice.transport): set by
      * mca_coll_loom_plan and _plan_nb, read by the call's execution (mca_coll_loom_call_ucx) */
     int call_transport;
+    /* the collective of that call (mca_coll_loom_coll_t), named when it fails */
+    int call_coll;
     /* coll_loom_transport as it was when the transport was decided (an MPI_T change
      * applies to communicators that have not decided yet) */
     int transport_mode;
@@ -333,11 +336,14 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,
                                                 unsigned call, int root,
                                                 mca_coll_loom_choice_t *choice);
 
-/* The same for a non-blocking or persistent call (never through the node segment;
- * counted in the coll_loom_i<coll>_* counters). */
+/* The same for a non-blocking or persistent call (counted in the coll_loom_i<coll>_*
+ * counters).  A persistent request never goes through the node segment, whose calls
+ * follow each other in start order: it runs point to point on the tag it reserved at
+ * its _init (MPI-4 lets ranks start persistent collectives in different orders). */
 const mca_coll_loom_sched_t *mca_coll_loom_plan_nb(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll,
                                                    struct ompi_communicator_t *comm, size_t bytes,
-                                                   unsigned call, int root, mca_coll_loom_choice_t *choice);
+                                                   unsigned call, int root, mca_coll_loom_choice_t *choice,
+                                                   bool persistent);
 
 /* hierarchical's representatives' phase alone (leaders_only), cached like plan's */
 const mca_coll_loom_sched_t *mca_coll_loom_plan_leaders(mca_coll_loom_module_t *m,
@@ -481,7 +487,12 @@ typedef struct mca_coll_loom_task_t {
     bool put;              /* transfers may be direct writes (mca_coll_loom_ucx_put_begin) */
     int tag;
     bool swap_ok;          /* REDUCE_R may swap its operands */
-    int rc;                /* first error */
+    int rc;                /* first error that stops the task (a transfer failed) */
+    /* first local failure, or a peer's that reached this rank: the task goes on without
+     * data (empty messages tell the peers) so that every message is matched and the
+     * communicator stays usable; the call returns it (coll_loom_exec.c, "poison") */
+    int poison;
+    int poison_peer;       /* the peer whose empty message brought it, -1: this rank's own */
     int ndone;             /* ops done */
     /* per op: its request while in flight, releases still missing; the queue of
      * ready ops (each enters once); the transfers in flight */
@@ -512,6 +523,12 @@ int mca_coll_loom_task_set_parts(mca_coll_loom_task_t *t, const mca_coll_loom_pa
 void mca_coll_loom_task_start(mca_coll_loom_task_t *t);
 /* Moves the task on without blocking; true once it is finished (t->rc: how). */
 bool mca_coll_loom_task_progress(mca_coll_loom_task_t *t);
+/* A finished task's error left messages unmatched (a transfer failed, or a local
+ * failure where the task cannot go on poisoned): the peers may still wait in the call. */
+static inline bool mca_coll_loom_task_aborted(const mca_coll_loom_task_t *t)
+{
+    return OMPI_SUCCESS != t->rc && t->ndone < t->s->nops;
+}
 /* Releases what the task holds; after an error, first cancels and waits for every
  * transfer still in flight. */
 void mca_coll_loom_task_fini(mca_coll_loom_task_t *t);
@@ -522,6 +539,14 @@ void mca_coll_loom_task_fini(mca_coll_loom_task_t *t);
 int mca_coll_loom_exec(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s, const void *sbuf,
                        void *rbuf, size_t count, ompi_datatype_t *dtype, ompi_op_t *op,
                        ompi_communicator_t *comm, int tag, unsigned call, const size_t *part_displ);
+
+/* Runs s on a rank that failed before the call could start (rc: why; no data, no
+ * buffers): it takes every step with empty messages, so that its peers finish the call
+ * (with an error where they depend on it) and the communicator stays usable.  Returns
+ * rc, or the transport's error.  Layout as mca_coll_loom_exec / _exec_parts. */
+int mca_coll_loom_exec_poisoned(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s, size_t count,
+                                ompi_datatype_t *dtype, ompi_communicator_t *comm, int tag, unsigned call,
+                                const size_t *part_displ, const mca_coll_loom_parts_t *parts, int rc);
 
 /* An alltoall(v) schedule: INPUT and RESULT laid out by `parts`, scratch slots like
  * RESULT with count elements of parts->dtype[0] (count: P parts of each[0]; 0 for
@@ -555,6 +580,7 @@ typedef struct {
     ompi_op_t *op;             /* NULL: no op */
     unsigned call;
     int transport;             /* the rules' transport for it (choice.transport) */
+    int coll;                  /* its collective (mca_coll_loom_coll_t), named when it fails */
     bool shm;                  /* through the node segment (choice.shm): no schedule runs */
     /* reduce_scatter(_block): P+1 prefix sums of the parts (owned by the request);
      * RESULT is then a full-size scratch buffer whose part `rank` goes to `out` */
@@ -853,6 +879,16 @@ static inline void mca_coll_loom_sync_verbosity(void)
  * results elsewhere.  Failures inside one node's segment on a communicator of one node
  * reach every rank of it through the segment and leave it usable (coll_loom_shm.c). */
 void mca_coll_loom_mark_failed(mca_coll_loom_module_t *m, struct ompi_communicator_t *comm, int rc);
+
+/* A schedule of the call being run (m->call_coll) finished with rc on this rank.  When
+ * the task was aborted (mca_coll_loom_task_aborted) the communicator is marked as
+ * above; otherwise every message of the call was matched (the task ran on poisoned,
+ * coll_loom_exec.c): the peers whose results depend on this rank failed too, and the
+ * communicator stays usable on every node.  Said at coll_loom_verbose 1, naming the
+ * collective, the cause (this rank's own failure, or the rank it came from) and what
+ * loom did. */
+void mca_coll_loom_call_failed(mca_coll_loom_module_t *m, struct ompi_communicator_t *comm, int coll, int rc,
+                               bool aborted, int from_peer);
 
 /* What a call through the node segment returned.  On several nodes a failure marks the
  * communicator on every rank that sees it: the coordinator that left the leaders' phase

@@ -45,8 +45,11 @@ int mca_coll_loom_allgather(const void *sbuf, int scount, struct ompi_datatype_t
     if (MPI_IN_PLACE != sbuf) {
         rc = ompi_datatype_sndrcv(sbuf, scount, sdtype, mine, rcount, rdtype);
         if (OMPI_SUCCESS != rc) {
-            mca_coll_loom_mark_failed(m, comm, rc); /* the peers run the schedule */
-            return rc;
+            /* the peers run the schedule: this rank takes its steps without data */
+            const bool bytes = s->nseg > 1; /* laid out as below */
+            return mca_coll_loom_exec_poisoned(m, s, (size_t) P * (size_t) rcount * (bytes ? tsize : 1),
+                                               bytes ? &ompi_mpi_byte.dt : rdtype, comm,
+                                               MCA_COLL_BASE_TAG_ALLGATHER, MCA_COLL_LOOM_CALL_NO_OP, NULL, NULL, rc);
         }
     }
     if (s->nseg > 1) {
@@ -75,7 +78,7 @@ static int allgather_post(const void *sbuf, int scount, ompi_datatype_t *sdtype,
     if (!mca_coll_loom_empty((size_t) rcount, rdtype, &tsize)) {
         mca_coll_loom_choice_t choice;
         s = mca_coll_loom_plan_nb(m, MCA_COLL_LOOM_COLL_ALLGATHER, comm, (size_t) P * rcount * tsize,
-                                  MCA_COLL_LOOM_CALL_NO_OP, 0, &choice);
+                                  MCA_COLL_LOOM_CALL_NO_OP, 0, &choice, persistent);
         if (NULL == s) {
             return OPAL_UNLIKELY(m->failed) ? OMPI_ERROR : OMPI_ERR_NOT_AVAILABLE;
         }

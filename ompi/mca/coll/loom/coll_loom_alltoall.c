@@ -45,12 +45,13 @@ static int exec_in_place(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t 
     int rc;
 
     if (NULL == copy) {
-        mca_coll_loom_mark_failed(m, comm, OMPI_ERR_OUT_OF_RESOURCE); /* the peers run the schedule */
-        return OMPI_ERR_OUT_OF_RESOURCE;
+        /* the peers run the schedule: this rank takes its steps without data */
+        return mca_coll_loom_exec_poisoned(m, s, count, NULL, comm, tag, MCA_COLL_LOOM_CALL_NO_OP, NULL, parts,
+                                           OMPI_ERR_OUT_OF_RESOURCE);
     }
     rc = mca_coll_loom_copy_content(parts->dtype[0], n, copy - gap, rbuf);
     if (OMPI_SUCCESS != rc) {
-        mca_coll_loom_mark_failed(m, comm, rc);
+        rc = mca_coll_loom_exec_poisoned(m, s, count, NULL, comm, tag, MCA_COLL_LOOM_CALL_NO_OP, NULL, parts, rc);
     } else {
         rc = mca_coll_loom_exec_parts(m, s, copy - gap, rbuf, count, parts, comm, tag);
     }
@@ -146,7 +147,7 @@ static int alltoall_post(mca_coll_loom_coll_t coll, const void *sbuf, int scount
 
     if (v || !mca_coll_loom_empty((size_t) rcount, rdtype, &tsize)) {
         s = mca_coll_loom_plan_nb(m, coll, comm, v ? 0 : (size_t) P * (size_t) rcount * tsize,
-                                  MCA_COLL_LOOM_CALL_NO_OP, 0, &choice);
+                                  MCA_COLL_LOOM_CALL_NO_OP, 0, &choice, persistent);
         if (NULL == s) {
             return OPAL_UNLIKELY(m->failed) ? OMPI_ERROR : OMPI_ERR_NOT_AVAILABLE;
         }

@@ -51,7 +51,7 @@ static int barrier_post(ompi_communicator_t *comm, mca_coll_loom_module_t *m, bo
     mca_coll_loom_choice_t choice;
     mca_coll_loom_nb_call_t c;
 
-    s = mca_coll_loom_plan_nb(m, MCA_COLL_LOOM_COLL_BARRIER, comm, 0, call, 0, &choice);
+    s = mca_coll_loom_plan_nb(m, MCA_COLL_LOOM_COLL_BARRIER, comm, 0, call, 0, &choice, persistent);
     if (NULL == s) {
         return OPAL_UNLIKELY(m->failed) ? OMPI_ERROR : OMPI_ERR_NOT_AVAILABLE;
     }

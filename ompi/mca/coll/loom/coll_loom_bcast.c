@@ -61,7 +61,7 @@ static int bcast_post(void *buf, int count, ompi_datatype_t *dtype, int root, om
     if (!mca_coll_loom_empty((size_t) count, dtype, &tsize)) {
         mca_coll_loom_choice_t choice;
         s = mca_coll_loom_plan_nb(m, MCA_COLL_LOOM_COLL_BCAST, comm, (size_t) count * tsize,
-                                  MCA_COLL_LOOM_CALL_NO_OP, root, &choice);
+                                  MCA_COLL_LOOM_CALL_NO_OP, root, &choice, persistent);
         if (NULL == s) {
             return OPAL_UNLIKELY(m->failed) ? OMPI_ERROR : OMPI_ERR_NOT_AVAILABLE;
         }

@@ -423,6 +423,17 @@ static void register_shm_params(void)
                                            MCA_BASE_VAR_TYPE_INT, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE,
                                            OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_LOCAL,
                                            &cm->test_fail_conversion);
+    cm->test_fail_local = 0;
+    (void) mca_base_component_var_register(c, "test_fail_local",
+                                           "For loom's tests only: the N-th local step (a copy or "
+                                           "a reduction) of a point-to-point schedule that this "
+                                           "process runs from now on fails as if memory ran out "
+                                           "(the value then goes back to 0), so that "
+                                           "test/mpi/test_zeros can check that the call fails "
+                                           "cleanly and the communicator stays usable; 0: none",
+                                           MCA_BASE_VAR_TYPE_INT, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE,
+                                           OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_LOCAL,
+                                           &cm->test_fail_local);
 }
 
 static int loom_register(void)

@@ -292,12 +292,22 @@ static inline void task_posted(mca_coll_loom_task_t *t, int32_t i)
 }
 
 /* Posts transfer op i (n elements of dt at buf) to its peer.  In line: it is on every
- * call's path (callgrind: about 40 instructions per transfer as a call of its own). */
+ * call's path (callgrind: about 40 instructions per transfer as a call of its own).
+ * A poisoned task sends empty messages: its peers learn of the failure from the
+ * missing data, and every message is still matched.  It receives where the data was
+ * due (the call fails, so what the buffers hold is undefined), or into nothing when
+ * it lacks the buffer: vader's single copy then reads into a NULL address, which
+ * the kernel refuses (said on stderr), where a small buffer would be overrun. */
 static inline __opal_attribute_always_inline__ int task_post(mca_coll_loom_task_t *t, int32_t i, bool send, char *buf, size_t n, ompi_datatype_t *dt)
 {
     const int peer = t->s->ops[i].peer;
     int rc;
 
+    if (OPAL_UNLIKELY(OMPI_SUCCESS != t->poison) && (send || NULL == buf)) {
+        buf = NULL;
+        n = 0;
+        dt = &ompi_mpi_byte.dt;
+    }
     if (NULL != t->ucx) {
         rc = mca_coll_loom_ucx_post(t->ucx, send, t->put, buf, n, dt, peer, t->tag, (void **) &t->req[i]);
     } else if (send) {
@@ -318,6 +328,20 @@ static inline __opal_attribute_always_inline__ int task_post(mca_coll_loom_task_
 static inline bool task_transfer_complete(const mca_coll_loom_task_t *t, int32_t i)
 {
     return NULL != t->ucx ? mca_coll_loom_ucx_complete(t->req[i]) : REQUEST_COMPLETE(t->req[i]);
+}
+
+/* This rank failed at its own work (a copy, a buffer it lacks).  Over the PML the task
+ * goes on poisoned (task_post): the peers finish the call with an error where their
+ * result depends on this rank, and nothing is left unmatched.  loom's UCX worker does
+ * not report a short message, so there the task stops and the communicator is marked
+ * (mca_coll_loom_task_aborted). */
+static inline void task_fail_local(mca_coll_loom_task_t *t, int rc)
+{
+    if (NULL != t->ucx) {
+        t->rc = rc;
+    } else if (OMPI_SUCCESS == t->poison) {
+        t->poison = rc;
+    }
 }
 
 /* Where parts blk .. blk+nblk-1 of RESULT or INPUT lie under t->parts. */
@@ -343,6 +367,40 @@ static int parts_range(const mca_coll_loom_task_t *t, int slot, int blk, int nbl
     return OMPI_SUCCESS;
 }
 
+/* Where transfer op i's data lies on this rank: buffer (NULL when the slot has none),
+ * elements and their datatype. */
+static int transfer_span(const mca_coll_loom_task_t *t, int32_t i, char **buf, size_t *n, ompi_datatype_t **dt)
+{
+    const mca_coll_loom_op_t *o = &t->s->ops[i];
+    const bool send = MCA_COLL_LOOM_OP_SEND == o->kind;
+    const int slot = send ? o->src : o->dst;
+    size_t first;
+
+    *buf = t->slot[slot];
+    *n = t->count;
+    *dt = t->dtype;
+    if (NULL != t->parts) {
+        if (OPAL_UNLIKELY(o->nblk <= 0)) {
+            return OMPI_ERR_BAD_PARAM;
+        }
+        if (slot <= MCA_COLL_LOOM_SLOT_INPUT) {
+            return parts_range(t, slot, o->blk, o->nblk, buf, n, dt);
+        }
+    } else if (o->nblk <= 0) {
+        return OMPI_SUCCESS; /* the whole slot */
+    }
+    first = mca_coll_loom_layout_start(&t->layout, o->blk);
+    *n = mca_coll_loom_layout_start(&t->layout, o->blk + o->nblk) - first;
+    if (NULL != *buf) {
+        /* a receive may land in other blocks than it names (dblk) */
+        const size_t at = send || o->dblk == o->blk || NULL != t->parts
+                              ? first
+                              : mca_coll_loom_layout_start(&t->layout, o->dblk);
+        *buf += (ptrdiff_t) at * t->extent;
+    }
+    return OMPI_SUCCESS;
+}
+
 /* A local op of a task with parts: only copies (alltoall has no op), from one datatype
  * to another of the same signature. */
 static int parts_local(mca_coll_loom_task_t *t, int32_t i)
@@ -350,10 +408,10 @@ static int parts_local(mca_coll_loom_task_t *t, int32_t i)
     const mca_coll_loom_op_t *o = &t->s->ops[i];
     ompi_datatype_t *sdt = t->dtype, *ddt = t->dtype;
     char *src = t->slot[o->src], *dst = t->slot[o->dst];
-    size_t sn = t->count, dn = t->count;
+    size_t sn = t->count, dn = t->count, tsize = 0;
     int rc;
 
-    if (OPAL_UNLIKELY(MCA_COLL_LOOM_OP_COPY != o->kind || o->nblk <= 0 || NULL == src || NULL == dst)) {
+    if (OPAL_UNLIKELY(MCA_COLL_LOOM_OP_COPY != o->kind || o->nblk <= 0)) {
         return OMPI_ERR_BAD_PARAM;
     }
     if (o->src <= MCA_COLL_LOOM_SLOT_INPUT) {
@@ -361,7 +419,7 @@ static int parts_local(mca_coll_loom_task_t *t, int32_t i)
     } else {
         const size_t first = mca_coll_loom_layout_start(&t->layout, o->blk);
         sn = mca_coll_loom_layout_start(&t->layout, o->blk + o->nblk) - first;
-        src += (ptrdiff_t) first * t->extent;
+        src = NULL != src ? src + (ptrdiff_t) first * t->extent : NULL;
         rc = OMPI_SUCCESS;
     }
     if (OMPI_SUCCESS == rc && o->dst <= MCA_COLL_LOOM_SLOT_INPUT) {
@@ -369,9 +427,16 @@ static int parts_local(mca_coll_loom_task_t *t, int32_t i)
     } else if (OMPI_SUCCESS == rc) {
         const size_t first = mca_coll_loom_layout_start(&t->layout, o->dblk);
         dn = mca_coll_loom_layout_start(&t->layout, o->dblk + o->nblk) - first;
-        dst += (ptrdiff_t) first * t->extent;
+        dst = NULL != dst ? dst + (ptrdiff_t) first * t->extent : NULL;
     }
-    if (OMPI_SUCCESS == rc && sn > 0 && sdt == ddt && sn == dn) {
+    if (OMPI_SUCCESS == rc) {
+        /* bytes, not elements: a part of a zero-size type holds nothing, whatever its count */
+        ompi_datatype_type_size(sdt, &tsize);
+        sn = 0 == tsize ? 0 : sn;
+    }
+    if (OMPI_SUCCESS == rc && sn > 0 && (NULL == src || NULL == dst)) {
+        rc = OMPI_ERR_BAD_PARAM; /* data to copy, and no buffer for it */
+    } else if (OMPI_SUCCESS == rc && sn > 0 && sdt == ddt && sn == dn) {
         rc = mca_coll_loom_copy_content(sdt, sn, dst, src);
     } else if (OMPI_SUCCESS == rc && sn > 0) {
         /* sndrcv counts are int: part by part (a part's count is one) when the range is
@@ -385,84 +450,60 @@ static int parts_local(mca_coll_loom_task_t *t, int32_t i)
                                       dst + (ptrdiff_t) (b * (dn / k)) * de, (int32_t) (dn / k), ddt);
         }
     }
-    if (OMPI_SUCCESS == rc) {
-        task_done(t, i);
-    }
     return rc;
 }
 
-/* An op on no element is done at once, and the peer skips its side of a transfer alike;
- * except a transfer in a call of direct writes, whose window needs a message between
- * every pair in every call (coll_loom_ucx.h).  Returns true when op i was skipped. */
-static inline bool task_skip_empty(mca_coll_loom_task_t *t, int32_t i, size_t n, bool transfer)
-{
-    if (0 != n || (t->put && transfer)) {
-        return false;
-    }
-    task_posted(t, i);
-    task_done(t, i);
-    return true;
-}
-
-/* A transfer of a task with parts: each side as its own slot lays it out. */
-static int parts_transfer(mca_coll_loom_task_t *t, int32_t i)
+/* Starts transfer op i.  A transfer of no byte is done at once, and the peer skips its
+ * side alike: both sides know the part's size in bytes (equal type signatures), not
+ * always in elements (k of a zero-size type here, 0 MPI_INT there).  Except a transfer
+ * in a call of direct writes, whose window needs a message between every pair in every
+ * call (coll_loom_ucx.h), and a transfer of the whole slot (nblk 0: a barrier's empty
+ * messages are its synchronisation). */
+static int task_start_transfer(mca_coll_loom_task_t *t, int32_t i)
 {
     const mca_coll_loom_op_t *o = &t->s->ops[i];
-    const bool send = MCA_COLL_LOOM_OP_SEND == o->kind;
-    const int slot = send ? o->src : o->dst;
-    char *buf = t->slot[slot];
-    ompi_datatype_t *dt = t->dtype;
-    size_t n = t->count;
-    int rc = OMPI_SUCCESS;
+    ompi_datatype_t *dt;
+    size_t n, tsize = 0;
+    char *buf;
+    int rc;
 
-    if (OPAL_UNLIKELY(o->nblk <= 0 || NULL == buf || o->peer < 0 || o->peer >= ompi_comm_size(t->comm))) {
+    if (OPAL_UNLIKELY(o->peer < 0 || o->peer >= ompi_comm_size(t->comm))) {
         return OMPI_ERR_BAD_PARAM;
     }
-    if (slot <= MCA_COLL_LOOM_SLOT_INPUT) {
-        rc = parts_range(t, slot, o->blk, o->nblk, &buf, &n, &dt);
-    } else {
-        const size_t first = mca_coll_loom_layout_start(&t->layout, o->blk);
-        n = mca_coll_loom_layout_start(&t->layout, o->blk + o->nblk) - first;
-        buf += (ptrdiff_t) first * t->extent;
-    }
-    if (OMPI_SUCCESS != rc) {
+    rc = transfer_span(t, i, &buf, &n, &dt);
+    if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
         return rc;
     }
-    if (task_skip_empty(t, i, n, true)) {
-        return OMPI_SUCCESS; /* the peer's matching part is empty too (equal signatures) */
-    }
-    return task_post(t, i, send, buf, n, dt);
-}
-
-/* Starts op i, whose predecessors are all done.  Local ops run to completion here. */
-static int task_start_op(mca_coll_loom_task_t *t, int32_t i)
-{
-    const mca_coll_loom_op_t *o = &t->s->ops[i];
-    size_t n = t->count;
-    char *src, *dst;
-    int rc = OMPI_SUCCESS;
-
-    if (MCA_COLL_LOOM_OP_WAIT == o->kind) {
-        task_done(t, i); /* the round reading's barrier: no edges in the graph */
+    ompi_datatype_type_size(dt, &tsize);
+    if ((o->nblk > 0 || NULL != t->parts) && (0 == n || 0 == tsize) && !t->put) {
+        task_posted(t, i);
+        task_done(t, i);
         return OMPI_SUCCESS;
     }
-    if (OPAL_UNLIKELY(o->src >= t->s->nslots || o->dst >= t->s->nslots)) {
-        return OMPI_ERR_BAD_PARAM;
+    if (OPAL_UNLIKELY(NULL == buf && n > 0 && tsize > 0)) {
+        /* data to move and no buffer for it (a slot the caller did not provide, which a
+         * correct schedule never touches) */
+        task_fail_local(t, OMPI_ERR_BAD_PARAM);
+        if (OMPI_SUCCESS != t->rc) {
+            return t->rc;
+        }
     }
-    if (OPAL_UNLIKELY(NULL != t->parts)) {
-        return MCA_COLL_LOOM_OP_SEND == o->kind || MCA_COLL_LOOM_OP_RECV == o->kind ? parts_transfer(t, i)
-                                                                                   : parts_local(t, i);
-    }
-    src = t->slot[o->src];
-    dst = t->slot[o->dst];
+    return task_post(t, i, MCA_COLL_LOOM_OP_SEND == o->kind, buf, n, dt);
+}
+
+/* Runs local op i (copy, reduce) on data of the task without parts. */
+static int task_local_op(mca_coll_loom_task_t *t, int32_t i)
+{
+    const mca_coll_loom_op_t *o = &t->s->ops[i];
+    char *src = t->slot[o->src], *dst = t->slot[o->dst];
+    size_t n = t->count;
+    int rc = OMPI_SUCCESS;
+
     if (o->nblk > 0) {
         const size_t first = mca_coll_loom_layout_start(&t->layout, o->blk);
         /* a local op may move blocks (dblk != blk): equal blocks, checked at task_init */
         const size_t dfirst = o->dblk == o->blk ? first : mca_coll_loom_layout_start(&t->layout, o->dblk);
         n = mca_coll_loom_layout_start(&t->layout, o->blk + o->nblk) - first;
-        if (task_skip_empty(t, i, n, MCA_COLL_LOOM_OP_SEND == o->kind || MCA_COLL_LOOM_OP_RECV == o->kind)) {
-            return OMPI_SUCCESS; /* an empty block: the peer skips its side of a transfer alike */
-        }
         if (NULL != src) {
             src += (ptrdiff_t) first * t->extent;
         }
@@ -470,29 +511,11 @@ static int task_start_op(mca_coll_loom_task_t *t, int32_t i)
             dst += (ptrdiff_t) dfirst * t->extent;
         }
     }
-    /* a slot the caller did not provide (bcast's INPUT, a non-root's RESULT in reduce)
-     * is never touched by a correct schedule: refuse rather than crash.  A call without
-     * data (barrier) still sends its empty messages: they are the synchronisation. */
-    if (OPAL_UNLIKELY(n > 0 && ((NULL == src && MCA_COLL_LOOM_OP_RECV != o->kind) ||
-                                (NULL == dst && MCA_COLL_LOOM_OP_SEND != o->kind)))) {
-        return OMPI_ERR_BAD_PARAM;
-    }
-
-    switch (o->kind) {
-    case MCA_COLL_LOOM_OP_SEND:
-    case MCA_COLL_LOOM_OP_RECV:
-        if (OPAL_UNLIKELY(o->peer < 0 || o->peer >= ompi_comm_size(t->comm))) {
-            return OMPI_ERR_BAD_PARAM;
-        }
-        return MCA_COLL_LOOM_OP_SEND == o->kind ? task_post(t, i, true, src, n, t->dtype)
-                                                : task_post(t, i, false, dst, n, t->dtype);
-
-    default:
-        break;
-    }
     if (0 == n) {
-        task_done(t, i); /* a local op on no data */
-        return OMPI_SUCCESS;
+        return OMPI_SUCCESS; /* a local op on no data */
+    }
+    if (OPAL_UNLIKELY(NULL == src || NULL == dst)) {
+        return OMPI_ERR_BAD_PARAM; /* a slot the caller did not provide */
     }
     switch (o->kind) {
     case MCA_COLL_LOOM_OP_COPY:
@@ -525,12 +548,78 @@ static int task_start_op(mca_coll_loom_task_t *t, int32_t i)
         break;
 
     default:
-        return OMPI_ERR_BAD_PARAM;
-    }
-    if (OMPI_SUCCESS == rc) {
-        task_done(t, i);
+        rc = OMPI_ERR_BAD_PARAM;
     }
     return rc;
+}
+
+/* Starts op i, whose predecessors are all done.  Local ops run to completion here; a
+ * poisoned task skips them (its data is lost already). */
+static int task_start_op(mca_coll_loom_task_t *t, int32_t i)
+{
+    const mca_coll_loom_op_t *o = &t->s->ops[i];
+    int rc;
+
+    if (MCA_COLL_LOOM_OP_WAIT == o->kind) {
+        task_done(t, i); /* the round reading's barrier: no edges in the graph */
+        return OMPI_SUCCESS;
+    }
+    if (OPAL_UNLIKELY(o->src >= t->s->nslots || o->dst >= t->s->nslots)) {
+        return OMPI_ERR_BAD_PARAM;
+    }
+    if (MCA_COLL_LOOM_OP_SEND == o->kind || MCA_COLL_LOOM_OP_RECV == o->kind) {
+        return task_start_transfer(t, i);
+    }
+    if (OPAL_LIKELY(OMPI_SUCCESS == t->poison)) {
+        rc = OPAL_UNLIKELY(NULL != t->parts) ? parts_local(t, i) : task_local_op(t, i);
+        /* coll_loom_test_fail_local: the tests' way into the poisoned path */
+        if (OPAL_UNLIKELY(mca_coll_loom_component.test_fail_local > 0) &&
+            0 == --mca_coll_loom_component.test_fail_local) {
+            rc = OMPI_ERR_OUT_OF_RESOURCE;
+        }
+        if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
+            task_fail_local(t, rc);
+            if (OMPI_SUCCESS != t->rc) {
+                return t->rc;
+            }
+        }
+    }
+    task_done(t, i);
+    return OMPI_SUCCESS;
+}
+
+/* Bytes this rank expects from receive op i (only asked after a message arrived empty). */
+static size_t recv_bytes(const mca_coll_loom_task_t *t, int32_t i)
+{
+    ompi_datatype_t *dt;
+    size_t n, tsize = 0;
+    char *buf;
+
+    if (OMPI_SUCCESS != transfer_span(t, i, &buf, &n, &dt)) {
+        return 0;
+    }
+    ompi_datatype_type_size(dt, &tsize);
+    return n * tsize;
+}
+
+/* Transfer i over the PML completed: its outcome into the task.  An empty message
+ * where data was due is a peer's poison (task_post); a message cut short by this
+ * rank's empty receive is what a poisoned task expects. */
+static inline void task_pml_finish(mca_coll_loom_task_t *t, int32_t i)
+{
+    ompi_request_t *req = t->req[i];
+    const int err = req->req_status.MPI_ERROR;
+
+    if (OPAL_UNLIKELY(OMPI_SUCCESS != err)) {
+        if (MPI_ERR_TRUNCATE != err || OMPI_SUCCESS == t->poison) {
+            t->rc = err;
+        }
+    } else if (OPAL_UNLIKELY(0 == req->req_status._ucount) && OMPI_SUCCESS == t->poison &&
+               MCA_COLL_LOOM_OP_RECV == t->s->ops[i].kind && recv_bytes(t, i) > 0) {
+        t->poison = OMPI_ERROR;
+        t->poison_peer = t->s->ops[i].peer;
+    }
+    (void) ompi_request_free(&t->req[i]);
 }
 
 bool mca_coll_loom_task_progress(mca_coll_loom_task_t *t)
@@ -554,10 +643,7 @@ bool mca_coll_loom_task_progress(mca_coll_loom_task_t *t)
                     t->rc = rc;
                 }
             } else {
-                if (OPAL_UNLIKELY(OMPI_SUCCESS != req->req_status.MPI_ERROR)) {
-                    t->rc = req->req_status.MPI_ERROR;
-                }
-                (void) ompi_request_free(&t->req[i]);
+                task_pml_finish(t, i);
             }
             t->req[i] = NULL;
             if (OPAL_UNLIKELY(OMPI_SUCCESS != t->rc)) {
@@ -575,6 +661,9 @@ bool mca_coll_loom_task_progress(mca_coll_loom_task_t *t)
             }
             moved = true;
         }
+    }
+    if (OPAL_UNLIKELY(OMPI_SUCCESS != t->poison) && t->ndone == t->s->nops && OMPI_SUCCESS == t->rc) {
+        t->rc = t->poison; /* every op ran: the call fails, the communicator stays usable */
     }
     return OMPI_SUCCESS != t->rc || t->ndone == t->s->nops;
 }
@@ -609,6 +698,8 @@ int mca_coll_loom_task_init(mca_coll_loom_task_t *t, mca_coll_loom_module_t *m, 
      * floating-point max or min */
     t->swap_ok = (call & MCA_COLL_LOOM_CALL_COMMUTATIVE) && mca_coll_loom_swappable(op, dtype);
     t->rc = OMPI_SUCCESS;
+    t->poison = OMPI_SUCCESS;
+    t->poison_peer = -1;
     t->ndone = 0;
     t->ninflight = 0;
     t->qhead = t->qtail = 0;
@@ -653,7 +744,8 @@ int mca_coll_loom_task_init(mca_coll_loom_task_t *t, mca_coll_loom_module_t *m, 
         if (span > 0) {
             size_t stride = (span + LOOM_SLOT_ALIGN - 1) & ~((size_t) LOOM_SLOT_ALIGN - 1);
             if (stride < span || stride > SIZE_MAX / (size_t) nscratch) {
-                return OMPI_ERR_OUT_OF_RESOURCE;
+                t->poison = OMPI_ERR_OUT_OF_RESOURCE; /* the task runs without data */
+                return OMPI_SUCCESS;
             }
             t->scratch_bytes = stride * (size_t) nscratch;
             if (NULL != m) {
@@ -663,7 +755,8 @@ int mca_coll_loom_task_init(mca_coll_loom_task_t *t, mca_coll_loom_module_t *m, 
                 t->scratch_owned = true;
             }
             if (NULL == t->scratch) {
-                return OMPI_ERR_OUT_OF_RESOURCE;
+                t->poison = OMPI_ERR_OUT_OF_RESOURCE; /* the task runs without data */
+                return OMPI_SUCCESS;
             }
             for (int i = 0; i < nscratch; ++i) {
                 char *p = t->scratch + (size_t) i * stride - gap;
@@ -677,7 +770,7 @@ int mca_coll_loom_task_init(mca_coll_loom_task_t *t, mca_coll_loom_module_t *m, 
                 int rc = mca_coll_loom_copy_content(dtype, count, t->slot[MCA_COLL_LOOM_SLOT_INPUT],
                                                     (char *) rbuf);
                 if (OMPI_SUCCESS != rc) {
-                    return rc;
+                    t->poison = rc;
                 }
             }
         }
@@ -707,7 +800,7 @@ void mca_coll_loom_task_start(mca_coll_loom_task_t *t)
 {
     const mca_coll_loom_sched_t *s = t->s;
 
-    t->rc = OMPI_SUCCESS;
+    t->rc = NULL != t->ucx ? t->poison : OMPI_SUCCESS; /* task_fail_local */
     t->ndone = 0;
     t->ninflight = 0;
     t->qhead = t->qtail = 0;
@@ -762,12 +855,14 @@ static inline bool any_complete(const mca_coll_loom_task_t *t)
 }
 
 /* A blocking call: start, then progress the task and Open MPI until it is done.  In
- * line in both callers, as when it had one. */
+ * line in both callers, as when it had one.  poison: this rank failed before the call
+ * (its data is not there); the task still takes every step, without data. */
 static inline __opal_attribute_always_inline__ int exec_schedule(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s, const void *sbuf,
                          void *rbuf, size_t count, ompi_datatype_t *dtype, ompi_op_t *op,
                          ompi_communicator_t *comm, int tag, unsigned call, const size_t *part_displ,
-                         const mca_coll_loom_parts_t *parts)
+                         const mca_coll_loom_parts_t *parts, int poison)
 {
+    const int coll = m->call_coll;
     mca_coll_loom_task_t t;
     char *mem = NULL;
     int rc;
@@ -775,10 +870,15 @@ static inline __opal_attribute_always_inline__ int exec_schedule(mca_coll_loom_m
     if (s->nops > MCA_COLL_LOOM_TASK_INLINE_OPS) {
         mem = malloc((size_t) s->nops * MCA_COLL_LOOM_TASK_STATE_PER_OP);
         if (NULL == mem) {
+            /* no state to run the task in: the peers will wait for this rank */
+            mca_coll_loom_mark_failed(m, comm, OMPI_ERR_OUT_OF_RESOURCE);
             return OMPI_ERR_OUT_OF_RESOURCE;
         }
     }
     rc = mca_coll_loom_task_init(&t, m, s, sbuf, rbuf, count, dtype, op, comm, tag, call, part_displ, mem);
+    if (OPAL_UNLIKELY(OMPI_SUCCESS != poison) && OMPI_SUCCESS == t.poison) {
+        t.poison = poison;
+    }
     t.ucx = mca_coll_loom_call_ucx(m, m->call_transport);
     /* direct writes: blocking calls only, whose order every rank shares (the window's
      * two parts alternate by call) */
@@ -799,37 +899,40 @@ static inline __opal_attribute_always_inline__ int exec_schedule(mca_coll_loom_m
             } while (!any_complete(&t));
         }
         rc = t.rc;
+        if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
+            mca_coll_loom_call_failed(m, comm, coll, rc, mca_coll_loom_task_aborted(&t), t.poison_peer);
+        }
+    } else {
+        /* the task could not be set up (a schedule this call's layout cannot run): no
+         * message went out, and the peers run it */
+        mca_coll_loom_mark_failed(m, comm, rc);
     }
     mca_coll_loom_task_fini(&t);
     free(mem);
     return rc;
 }
 
-/* A schedule that failed part way leaves its peers waiting for messages from this
- * rank: the communicator is marked (coll_loom.h). */
 int mca_coll_loom_exec(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s, const void *sbuf,
                        void *rbuf, size_t count, ompi_datatype_t *dtype, ompi_op_t *op,
                        ompi_communicator_t *comm, int tag, unsigned call, const size_t *part_displ)
 {
-    const int rc = exec_schedule(m, s, sbuf, rbuf, count, dtype, op, comm, tag, call, part_displ, NULL);
+    return exec_schedule(m, s, sbuf, rbuf, count, dtype, op, comm, tag, call, part_displ, NULL, OMPI_SUCCESS);
+}
 
-    if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
-        mca_coll_loom_mark_failed(m, comm, rc);
-    }
-    return rc;
+int mca_coll_loom_exec_poisoned(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s, size_t count,
+                                ompi_datatype_t *dtype, ompi_communicator_t *comm, int tag, unsigned call,
+                                const size_t *part_displ, const mca_coll_loom_parts_t *parts, int rc)
+{
+    return exec_schedule(m, s, NULL, NULL, count, NULL != parts ? parts->dtype[0] : dtype, NULL, comm, tag,
+                         call, part_displ, parts, rc);
 }
 
 int mca_coll_loom_exec_parts(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s, const void *sbuf,
                              void *rbuf, size_t count, const mca_coll_loom_parts_t *parts,
                              ompi_communicator_t *comm, int tag)
 {
-    const int rc = exec_schedule(m, s, sbuf, rbuf, count, parts->dtype[0], NULL, comm, tag,
-                                 MCA_COLL_LOOM_CALL_NO_OP, NULL, parts);
-
-    if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
-        mca_coll_loom_mark_failed(m, comm, rc);
-    }
-    return rc;
+    return exec_schedule(m, s, sbuf, rbuf, count, parts->dtype[0], NULL, comm, tag, MCA_COLL_LOOM_CALL_NO_OP,
+                         NULL, parts, OMPI_SUCCESS);
 }
 
 int mca_coll_loom_exec_bytes(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s, void *buf,
@@ -851,17 +954,15 @@ int mca_coll_loom_exec_bytes(mca_coll_loom_module_t *m, const mca_coll_loom_sche
     }
     tmp = mca_coll_loom_scratch_take(bytes);
     if (NULL == tmp) {
-        mca_coll_loom_mark_failed(m, comm, OMPI_ERR_OUT_OF_RESOURCE); /* the peers wait for us */
-        return OMPI_ERR_OUT_OF_RESOURCE;
+        /* the peers wait for this rank's messages: it sends them without data */
+        return mca_coll_loom_exec_poisoned(m, s, bytes, &ompi_mpi_byte.dt, comm, tag, MCA_COLL_LOOM_CALL_NO_OP,
+                                           NULL, NULL, OMPI_ERR_OUT_OF_RESOURCE);
     }
     if (NULL != pack_src && pack_count > 0) {
         rc = mca_coll_loom_pack(pack_src, pack_count, dtype, tmp + pack_from, pack_bytes);
-        mca_coll_loom_mark_failed(m, comm, rc);
     }
-    if (OMPI_SUCCESS == rc) {
-        rc = mca_coll_loom_exec(m, s, NULL, tmp, bytes, &ompi_mpi_byte.dt, NULL, comm, tag,
-                                MCA_COLL_LOOM_CALL_NO_OP, NULL);
-    }
+    rc = exec_schedule(m, s, NULL, tmp, bytes, &ompi_mpi_byte.dt, NULL, comm, tag, MCA_COLL_LOOM_CALL_NO_OP, NULL,
+                       NULL, rc);
     /* an unpack that fails after the exchange concerns this rank alone */
     if (OMPI_SUCCESS == rc && unpack) {
         rc = mca_coll_loom_unpack(tmp, bytes, buf, count, dtype);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "mpi.h"
+#include "opal/util/error.h"
 #include "opal/util/output.h"
 #include "opal/util/proc.h"
 #include "ompi/communicator/communicator.h"
@@ -302,8 +303,35 @@ void mca_coll_loom_mark_failed(mca_coll_loom_module_t *m, struct ompi_communicat
         return;
     }
     m->failed = true;
-    mca_coll_loom_show_help("collective-failed", true, comm->c_name,
-                            mca_coll_loom_cid(comm).s, ompi_comm_rank(comm), rc);
+    mca_coll_loom_show_help("collective-failed", true, mca_coll_loom_coll_name(m->call_coll), comm->c_name,
+                            mca_coll_loom_cid(comm).s, ompi_comm_rank(comm), rc, opal_strerror(rc));
+}
+
+void mca_coll_loom_call_failed(mca_coll_loom_module_t *m, struct ompi_communicator_t *comm, int coll, int rc,
+                               bool aborted, int from_peer)
+{
+    if (OMPI_SUCCESS == rc) {
+        return;
+    }
+    m->call_coll = coll;
+    if (aborted) {
+        mca_coll_loom_mark_failed(m, comm, rc);
+        return;
+    }
+    if (MCA_COLL_LOOM_VERBOSE(1)) {
+        char why[64];
+        if (from_peer >= 0) {
+            snprintf(why, sizeof(why), "a failure that reached it from rank %d", from_peer);
+        } else {
+            snprintf(why, sizeof(why), "its own error %d (%s)", rc, opal_strerror(rc));
+        }
+        opal_output(mca_coll_loom_component.output,
+                    "coll/loom: %s on communicator %s (cid %s) failed on rank %d: %s. Every rank "
+                    "finished the call (its messages carried no data past the failure), the ranks "
+                    "whose result depends on it return an error, and the communicator stays usable",
+                    mca_coll_loom_coll_name((mca_coll_loom_coll_t) coll), comm->c_name,
+                    mca_coll_loom_cid(comm).s, ompi_comm_rank(comm), why);
+    }
 }
 
 static void print_call(const mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll,
@@ -697,7 +725,8 @@ static inline const mca_coll_loom_sched_t *plan_call(mca_coll_loom_module_t *m,
  * calls are decided as calls without it, and run point to point. */
 const mca_coll_loom_sched_t *mca_coll_loom_plan_nb(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll,
                                                    struct ompi_communicator_t *comm, size_t bytes,
-                                                   unsigned call, int root, mca_coll_loom_choice_t *choice)
+                                                   unsigned call, int root, mca_coll_loom_choice_t *choice,
+                                                   bool persistent)
 {
     mca_coll_loom_component_t *cm = &mca_coll_loom_component;
     const mca_coll_loom_sched_t *s;
@@ -727,11 +756,12 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan_nb(mca_coll_loom_module_t *m, mc
             return NULL;
         }
     }
-    if (mca_coll_loom_shm_nb_usable(m, coll, bytes)) {
+    if (!persistent && mca_coll_loom_shm_nb_usable(m, coll, bytes)) {
         call |= MCA_COLL_LOOM_CALL_SHM;
     }
     s = plan_call(m, coll, comm, bytes, call | MCA_COLL_LOOM_CALL_NB, root, choice);
     m->call_transport = NULL != s ? choice->transport : 0;
+    m->call_coll = coll;
     choice->shm = NULL != s && (call & MCA_COLL_LOOM_CALL_SHM) && choice->alg == cm->hier_alg;
     mca_coll_loom_count(NULL == s ? &cm->nb_fallback_calls[coll] : &cm->nb_alg_calls[coll][choice->alg]);
     return s;
@@ -764,6 +794,7 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,
     }
     s = plan_call(m, coll, comm, bytes, call, root, choice);
     m->call_transport = NULL != s ? choice->transport : 0;
+    m->call_coll = coll;
     /* through the segment: hierarchical's node phases, and direct's transfers on one node */
     choice->shm = NULL != s && (call & MCA_COLL_LOOM_CALL_SHM) &&
                   (choice->alg == cm->hier_alg ||

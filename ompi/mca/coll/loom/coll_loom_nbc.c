@@ -2,9 +2,11 @@
  * coll/loom: non-blocking and persistent collectives.  A request holds its own copy of
  * the schedule (planned once: at the call, or at MPI_*_init for a persistent request)
  * and an engine task (coll_loom_exec.c) that Open MPI's progress loop moves on.  Every
- * start reserves a tag of the communicator's non-blocking range, as libnbc does, so
+ * call reserves a tag of the communicator's non-blocking range, as libnbc does, so
  * any number of outstanding collectives, loom's or another component's, never match
- * each other's messages.
+ * each other's messages.  A persistent request reserves its tag once, at its _init:
+ * MPI-4 matches persistent collectives in the order of their _init calls, and ranks may
+ * start them in different orders (MPICH's p_order).
  */
 #include "ompi_config.h"
 
@@ -27,8 +29,10 @@ typedef struct {
     mca_coll_loom_sched_t sched; /* the request's copy (arrays inside mem) */
     char *mem;
     bool empty;                  /* nothing to move: completes at every start */
+    int tag;                     /* a persistent request's, reserved at its _init */
     mca_coll_loom_nb_call_t c;
     mca_coll_loom_shm_nb_t shm;  /* c.shm: the call on the node segment */
+    bool task_ready;             /* this start's task was set up (mca_coll_loom_task_init) */
     char *packed;                /* byte-mode buffer of a non-contiguous call */
     char *tmp;                   /* full-size RESULT of a reduce_scatter */
     size_t tmp_span;
@@ -64,11 +68,17 @@ static void request_finish(loom_request_t *r, int rc)
     mca_coll_loom_nb_call_t *c = &r->c;
 
     if (!r->empty && !c->shm) {
-        mca_coll_loom_task_fini(&r->task);
         if (OMPI_SUCCESS != rc) {
-            /* the peers may wait for messages this rank will not send */
-            mca_coll_loom_mark_failed(c->module, c->comm, rc);
+            if (r->task_ready) {
+                mca_coll_loom_call_failed(c->module, c->comm, c->coll, rc, mca_coll_loom_task_aborted(&r->task),
+                                          r->task.poison_peer);
+            } else {
+                /* the task could not be set up: the peers wait for its messages */
+                c->module->call_coll = c->coll;
+                mca_coll_loom_mark_failed(c->module, c->comm, rc);
+            }
         }
+        mca_coll_loom_task_fini(&r->task);
         /* a copy-out or unpack that fails after the exchange concerns this rank alone */
         if (OMPI_SUCCESS == rc && NULL != c->displ && NULL != r->tmp && c->displ[c->rank + 1] > c->displ[c->rank]) {
             ptrdiff_t lb, extent;
@@ -196,7 +206,7 @@ static int request_start_one(loom_request_t *r)
     void *rbuf = c->rbuf;
     size_t count = c->count;
     ompi_datatype_t *dtype = c->dtype;
-    int rc = OMPI_SUCCESS, tag;
+    int rc = OMPI_SUCCESS, poison, tag;
 
     r->super.super.req_state = OMPI_REQUEST_ACTIVE;
     r->super.super.req_complete = REQUEST_PENDING;
@@ -205,6 +215,7 @@ static int request_start_one(loom_request_t *r)
     r->task.ninflight = 0;
     r->task.scratch = NULL;
     r->task.scratch_owned = false;
+    r->task_ready = false;
     if (r->empty) {
         request_finish(r, OMPI_SUCCESS);
         return OMPI_SUCCESS;
@@ -220,7 +231,7 @@ static int request_start_one(loom_request_t *r)
         mca_coll_loom_shm_nb_start(c->module, &r->shm, count * tsize);
         return request_run(r);
     }
-    tag = ompi_coll_base_nbc_reserve_tags(c->comm, 1);
+    tag = r->super.super.req_persistent ? r->tag : ompi_coll_base_nbc_reserve_tags(c->comm, 1);
 
     if (NULL != c->own_src) {
         /* allgather: this rank's block of the result, from its send buffer */
@@ -269,9 +280,17 @@ static int request_start_one(loom_request_t *r)
             rc = mca_coll_loom_copy_content(dtype, c->in_place_count, r->tmp - r->tmp_gap, rbuf);
         }
     }
-    if (OMPI_SUCCESS == rc) {
-        rc = mca_coll_loom_task_init(&r->task, NULL, &r->sched, sbuf, rbuf, count, dtype, c->op, c->comm, tag,
-                                     c->call, c->displ, r->mem + mca_coll_loom_sched_copy_bytes(&r->sched));
+    /* a failure so far is this rank's alone, and the peers run the schedule: the task
+     * takes its steps without data (poisoned, coll_loom_exec.c) */
+    poison = rc;
+    if (OMPI_SUCCESS != poison) {
+        sbuf = NULL;
+        rbuf = NULL;
+    }
+    rc = mca_coll_loom_task_init(&r->task, NULL, &r->sched, sbuf, rbuf, count, dtype, c->op, c->comm, tag, c->call,
+                                 c->displ, r->mem + mca_coll_loom_sched_copy_bytes(&r->sched));
+    if (OMPI_SUCCESS != poison && OMPI_SUCCESS == r->task.poison) {
+        r->task.poison = poison;
     }
     /* the communicator's transport as of this start: every rank sees the same sequence
      * of calls, and the transport is set up at a blocking one */
@@ -283,6 +302,7 @@ static int request_start_one(loom_request_t *r)
         request_finish(r, rc);
         return OMPI_SUCCESS; /* the error is the request's */
     }
+    r->task_ready = true;
 
     mca_coll_loom_task_start(&r->task);
     return request_run(r);
@@ -388,6 +408,9 @@ int mca_coll_loom_nb_post(const mca_coll_loom_sched_t *s, mca_coll_loom_nb_call_
     if (NULL != c->own_sdtype && NULL == MCA_COLL_LOOM_NBC_OBJS(&r->super)[0]) {
         retain(r, 0, datatype_obj(c->own_sdtype));
     }
+    if (persistent && !r->empty && !c->shm) {
+        r->tag = ompi_coll_base_nbc_reserve_tags(c->comm, 1);
+    }
     *request = &r->super.super;
     if (!persistent) {
         return request_start_one(r);
@@ -411,6 +434,7 @@ void mca_coll_loom_nb_call_init(mca_coll_loom_nb_call_t *c, mca_coll_loom_module
     c->op = op;
     c->call = call;
     c->transport = m->call_transport; /* the rules' choice in the mca_coll_loom_plan_nb just made */
+    c->coll = m->call_coll;
 }
 
 int mca_coll_loom_nb_vector(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, const void *sbuf, void *rbuf,
@@ -425,7 +449,7 @@ int mca_coll_loom_nb_vector(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll
 
     if (!mca_coll_loom_empty((size_t) count, dtype, &tsize)) {
         call = mca_coll_loom_module_call_flags(m, op, dtype);
-        s = mca_coll_loom_plan_nb(m, coll, comm, (size_t) count * tsize, call, root, &choice);
+        s = mca_coll_loom_plan_nb(m, coll, comm, (size_t) count * tsize, call, root, &choice, persistent);
         if (NULL == s) {
             return OPAL_UNLIKELY(m->failed) ? OMPI_ERROR : OMPI_ERR_NOT_AVAILABLE;
         }

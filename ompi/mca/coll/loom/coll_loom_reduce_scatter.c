@@ -34,8 +34,9 @@ static int run(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s, const 
     int rc;
 
     if (NULL == tmp) {
-        mca_coll_loom_mark_failed(m, comm, OMPI_ERR_OUT_OF_RESOURCE); /* the peers run the schedule */
-        return OMPI_ERR_OUT_OF_RESOURCE;
+        /* the peers run the schedule: this rank takes its steps without data */
+        return mca_coll_loom_exec_poisoned(m, s, total, dtype, comm, tag, call, displ, NULL,
+                                           OMPI_ERR_OUT_OF_RESOURCE);
     }
     ompi_datatype_get_extent(dtype, &lb, &extent);
     rc = mca_coll_loom_exec(m, s, input, tmp - gap, total, dtype, op, comm, tag, call, displ);
@@ -145,7 +146,7 @@ static int rs_post(mca_coll_loom_coll_t coll, const void *sbuf, void *rbuf, size
     if (!mca_coll_loom_empty(displ[P], dtype, &tsize)) {
         mca_coll_loom_choice_t choice;
         call = mca_coll_loom_module_call_flags(m, op, dtype);
-        s = mca_coll_loom_plan_nb(m, coll, comm, displ[P] * tsize, call, 0, &choice);
+        s = mca_coll_loom_plan_nb(m, coll, comm, displ[P] * tsize, call, 0, &choice, persistent);
         if (NULL == s) {
             free(displ);
             return OPAL_UNLIKELY(m->failed) ? OMPI_ERROR : OMPI_ERR_NOT_AVAILABLE;
