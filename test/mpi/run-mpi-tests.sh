@@ -72,6 +72,10 @@
 #      communicator create/free cycles with a window each, and UCX made to fail
 #      (LOOM_UCX_TLS naming no transport): the PML carries the calls, with the message,
 #      and nothing went to UCX.
+#  17. calls that move no data (count 0 with NULL buffers, zero-size types, counts that
+#      differ between ranks while the signatures match) for every collective, algorithm and
+#      form; persistent collectives started in different orders on different ranks; a
+#      local step of one rank's schedule made to fail (test_zeros), and its negative control.
 # Ends with "N passed, M failed[, K skipped]" and exits non-zero on any failure.
 
 set -u
@@ -177,7 +181,7 @@ else
 fi
 
 # ---- binaries -------------------------------------------------------------------
-progs="test_allreduce test_barrier test_lifecycle test_rules test_colls test_bigcount test_threads test_pipeline test_faults test_nonblocking test_alltoall test_threshold test_ssp"
+progs="test_allreduce test_barrier test_lifecycle test_rules test_colls test_bigcount test_threads test_pipeline test_faults test_nonblocking test_alltoall test_threshold test_ssp test_zeros"
 for p in $progs; do
     if [ ! -x "$bindir/$p" ]; then
         if [ -f "$here/$p.c" ] && command -v mpicc >/dev/null; then
@@ -293,6 +297,7 @@ T_NB=${bin_test_nonblocking:-}
 T_A2A=${bin_test_alltoall:-}
 T_THR=${bin_test_threshold:-}
 T_SSP=${bin_test_ssp:-}
+T_ZERO=${bin_test_zeros:-}
 
 # ---- 1. every process count --------------------------------------------------------
 for np in $NPS; do
@@ -889,6 +894,21 @@ run "$name" 4 0 --mca coll_loom_transport ucx --mca coll_loom_verbose 1 -x LOOM_
     -x LOOM_TEST_EXPECT_UCX=0 -- "$T_ALL"
 check_log "a UCX that cannot start: the PML, and the reason" "$(log_of "$name")" \
     "the UCX transport is not available here (ucp_init"
+
+# ---- 17. calls without data, persistent start orders, a failure (test_zeros) ------------
+# count 0 with NULL buffers, zero-size types, counts that differ where signatures match,
+# every collective, algorithm and form; persistent requests started in different orders
+# (on the node segment's default settings: the segment must not serve them); one rank's
+# local step made to fail: the call fails cleanly, the communicator stays usable
+for np in $(pick "2 3 4 5 7 8 16 17" "2 3 5 8"); do
+    run "test_zeros np=$np" "$np" 0 --mca coll_loom_shm_setup_call 1 -- "$T_ZERO"
+done
+for np in $(pick "5 8" "5"); do
+    run "test_zeros, point to point only (coll_loom_shm 0) np=$np" "$np" 0 --mca coll_loom_shm 0 -- "$T_ZERO"
+done
+run "negative control: --mca coll ^loom must FAIL (test_zeros)" 3 nonzero --mca coll '^loom' -- "$T_ZERO"
+run "oracle check: --mca coll ^loom test_zeros --oracle-only passes np=5" 5 0 --mca coll '^loom' \
+    -- "$T_ZERO" --oracle-only
 
 echo
 if [ $fail -gt 0 ]; then

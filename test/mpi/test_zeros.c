@@ -29,8 +29,10 @@
  *    runner checks the exit status).  Run with coll_loom_shm 0 (no node segment).
  *
  * Usage: test_zeros [--oracle-only] [--no-faults] [-v]
- *   --oracle-only  results only, never that loom ran (the negative control runs it
- *                  under --mca coll ^loom and expects exit 2 without it)
+ *   --oracle-only  results only, never that loom ran, with the stock components
+ *                  (--mca coll ^loom; the negative control expects exit 2 without it);
+ *                  leaves out the calls that Open MPI 4.1's tuned and libnbc fail (only
+ *                  the blocking forms of the first two cases run)
  * Exit status: 0 pass, 1 failure, 2 loom not loaded (unless --oracle-only).
  */
 #include <stdint.h>
@@ -262,6 +264,14 @@ static void zero_matrix(MPI_Comm comm, const char *cname)
                     lt_diff_t dd;
                     int rc;
                     if (!takes(c, (zcase_t) z)) {
+                        continue;
+                    }
+                    /* Open MPI 4.1's tuned and libnbc fail these (the oracle check runs
+                     * without loom): they hang on a persistent call without data started
+                     * twice and on sides that count differently (blocking allgather,
+                     * ialltoallv); ireduce_scatter_block of a zero-size type returns
+                     * MPI_ERR_SIZE */
+                    if (oracle_only && (F_BLOCKING != f || z >= Z_MIXED)) {
                         continue;
                     }
                     snprintf(what, sizeof(what), "%s %s (%s) on %s, %s", form_name[f], lt_coll_name(c), alg, cname,
