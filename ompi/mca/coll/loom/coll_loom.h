@@ -265,6 +265,7 @@ typedef struct mca_coll_loom_module_t {
     int call_transport;
     /* the collective of that call (mca_coll_loom_coll_t), named when it fails */
     int call_coll;
+    bool refusal_said;     /* mca_coll_loom_refused spoke for this communicator */
     /* coll_loom_transport as it was when the transport was decided (an MPI_T change
      * applies to communicators that have not decided yet) */
     int transport_mode;
@@ -508,6 +509,12 @@ typedef struct mca_coll_loom_task_t {
     uint64_t inline_state[(MCA_COLL_LOOM_TASK_INLINE_OPS * MCA_COLL_LOOM_TASK_STATE_PER_OP + 7) / 8];
 } mca_coll_loom_task_t;
 
+/* Whether s can run a call of this layout (count elements, reduce_scatter's part_displ,
+ * alltoall(v)'s parts, P ranks): OMPI_SUCCESS, or OMPI_ERR_NOT_SUPPORTED.  Depends only
+ * on what every rank of the call knows alike, so a call it refuses goes to the previous
+ * component on every rank. */
+int mca_coll_loom_task_fits(const mca_coll_loom_sched_t *s, size_t count, const size_t *part_displ,
+                            const mca_coll_loom_parts_t *parts, int P);
 /* Sets up a task for (s, buffers): slots, scratch (the module's kept buffer when m is
  * given, else the task's own), per-op state in state_mem (NULL: inline, for schedules
  * of up to MCA_COLL_LOOM_TASK_INLINE_OPS ops). */
@@ -539,6 +546,10 @@ void mca_coll_loom_task_fini(mca_coll_loom_task_t *t);
 int mca_coll_loom_exec(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s, const void *sbuf,
                        void *rbuf, size_t count, ompi_datatype_t *dtype, ompi_op_t *op,
                        ompi_communicator_t *comm, int tag, unsigned call, const size_t *part_displ);
+
+/* mca_coll_loom_exec, _exec_parts, _exec_bytes and _exec_poisoned return
+ * OMPI_ERR_NOT_AVAILABLE, having sent nothing, when the schedule cannot run the call's
+ * layout (mca_coll_loom_task_fits): the caller hands the call to the previous component. */
 
 /* Runs s on a rank that failed before the call could start (rc: why; no data, no
  * buffers): it takes every step with empty messages, so that its peers finish the call
@@ -887,6 +898,11 @@ void mca_coll_loom_mark_failed(mca_coll_loom_module_t *m, struct ompi_communicat
  * communicator stays usable on every node.  Said at coll_loom_verbose 1, naming the
  * collective, the cause (this rank's own failure, or the rank it came from) and what
  * loom did. */
+/* A call of coll that loom planned but hands to the previous component on every rank
+ * alike, before any message (why: the condition): said once per communicator at
+ * coll_loom_verbose 1, naming the collective. */
+void mca_coll_loom_refused(mca_coll_loom_module_t *m, struct ompi_communicator_t *comm, int coll, const char *why);
+
 void mca_coll_loom_call_failed(mca_coll_loom_module_t *m, struct ompi_communicator_t *comm, int coll, int rc,
                                bool aborted, int from_peer);
 

@@ -56,12 +56,17 @@ int mca_coll_loom_allgather(const void *sbuf, int scount, struct ompi_datatype_t
         /* segments inside each rank's block: cut by byte, so that ranks whose datatypes
          * differ cut alike (the blocks themselves, one per rank, hold rcount elements of
          * the same signature everywhere) */
-        return mca_coll_loom_exec_bytes(m, s, rbuf, (size_t) P * (size_t) rcount, rdtype, mine, (size_t) rcount,
-                                        (size_t) rank * (size_t) rcount * tsize, true, comm,
-                                        MCA_COLL_BASE_TAG_ALLGATHER);
+        rc = mca_coll_loom_exec_bytes(m, s, rbuf, (size_t) P * (size_t) rcount, rdtype, mine, (size_t) rcount,
+                                      (size_t) rank * (size_t) rcount * tsize, true, comm,
+                                      MCA_COLL_BASE_TAG_ALLGATHER);
+    } else {
+        rc = mca_coll_loom_exec(m, s, NULL, rbuf, (size_t) P * (size_t) rcount, rdtype, NULL, comm,
+                                MCA_COLL_BASE_TAG_ALLGATHER, MCA_COLL_LOOM_CALL_NO_OP, NULL);
     }
-    return mca_coll_loom_exec(m, s, NULL, rbuf, (size_t) P * (size_t) rcount, rdtype, NULL, comm,
-                              MCA_COLL_BASE_TAG_ALLGATHER, MCA_COLL_LOOM_CALL_NO_OP, NULL);
+    if (OMPI_ERR_NOT_AVAILABLE == rc) {
+        rc = m->previous_allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m->previous_allgather_module);
+    }
+    return rc;
 }
 
 /* MPI_Iallgather and MPI_Allgather_init */

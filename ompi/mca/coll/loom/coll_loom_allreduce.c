@@ -139,8 +139,13 @@ int mca_coll_loom_allreduce(const void *sbuf, void *rbuf, int count, struct ompi
             return mca_coll_loom_shm_outcome(m, comm, rc);
         }
     }
-    return mca_coll_loom_exec(m, s, sbuf, rbuf, (size_t) count, dtype, op, comm,
-                              MCA_COLL_BASE_TAG_ALLREDUCE, call, NULL);
+    {
+        const int rc = mca_coll_loom_exec(m, s, sbuf, rbuf, (size_t) count, dtype, op, comm,
+                                          MCA_COLL_BASE_TAG_ALLREDUCE, call, NULL);
+        return OMPI_ERR_NOT_AVAILABLE != rc
+                   ? rc
+                   : m->previous_allreduce(sbuf, rbuf, count, dtype, op, comm, m->previous_allreduce_module);
+    }
 }
 
 /* MPI_Iallreduce and MPI_Allreduce_init: the same schedules on the engine. */

@@ -70,6 +70,7 @@ int mca_coll_loom_alltoall(const void *sbuf, int scount, struct ompi_datatype_t 
     mca_coll_loom_choice_t choice;
     mca_coll_loom_parts_t parts;
     size_t tsize = 0;
+    int rc;
 
     /* the signatures are equal between every pair, so all ranks see one size */
     if (mca_coll_loom_empty((size_t) rcount, rdtype, &tsize)) {
@@ -85,19 +86,21 @@ int mca_coll_loom_alltoall(const void *sbuf, int scount, struct ompi_datatype_t 
                                     m->previous_alltoall_module);
     }
     if (choice.shm) {
-        int rc = mca_coll_loom_shm_alltoall(m, sbuf, (size_t) scount, sdtype, rbuf, (size_t) rcount, rdtype, comm);
+        rc = mca_coll_loom_shm_alltoall(m, sbuf, (size_t) scount, sdtype, rbuf, (size_t) rcount, rdtype, comm);
         if (OMPI_ERR_NOT_AVAILABLE != rc) {
             return rc;
         }
     }
     parts = (mca_coll_loom_parts_t) {.dtype = {rdtype, in_place ? rdtype : sdtype},
                                      .each = {(size_t) rcount, in_place ? (size_t) rcount : (size_t) scount}};
-    if (in_place) {
-        return exec_in_place(m, s, rbuf, (size_t) P * (size_t) rcount, (size_t) P * (size_t) rcount, &parts, comm,
-                             MCA_COLL_BASE_TAG_ALLTOALL);
+    rc = in_place ? exec_in_place(m, s, rbuf, (size_t) P * (size_t) rcount, (size_t) P * (size_t) rcount, &parts,
+                                  comm, MCA_COLL_BASE_TAG_ALLTOALL)
+                  : mca_coll_loom_exec_parts(m, s, sbuf, rbuf, (size_t) P * (size_t) rcount, &parts, comm,
+                                             MCA_COLL_BASE_TAG_ALLTOALL);
+    if (OMPI_ERR_NOT_AVAILABLE == rc) {
+        rc = m->previous_alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m->previous_alltoall_module);
     }
-    return mca_coll_loom_exec_parts(m, s, sbuf, rbuf, (size_t) P * (size_t) rcount, &parts, comm,
-                                    MCA_COLL_BASE_TAG_ALLTOALL);
+    return rc;
 }
 
 int mca_coll_loom_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *sdtype,
@@ -110,6 +113,7 @@ int mca_coll_loom_alltoallv(const void *sbuf, const int *scounts, const int *sdi
     const mca_coll_loom_sched_t *s;
     mca_coll_loom_choice_t choice;
     mca_coll_loom_parts_t parts;
+    int rc;
 
     s = mca_coll_loom_plan(m, MCA_COLL_LOOM_COLL_ALLTOALLV, comm, 0, MCA_COLL_LOOM_CALL_NO_OP, 0, &choice);
     if (NULL == s) {
@@ -122,10 +126,14 @@ int mca_coll_loom_alltoallv(const void *sbuf, const int *scounts, const int *sdi
     parts = (mca_coll_loom_parts_t) {.dtype = {rdtype, in_place ? rdtype : sdtype},
                                      .displ = {rdispls, in_place ? rdispls : sdispls},
                                      .counts = {rcounts, in_place ? rcounts : scounts}};
-    if (in_place) {
-        return exec_in_place(m, s, rbuf, v_span(P, rcounts, rdispls), 0, &parts, comm, MCA_COLL_BASE_TAG_ALLTOALLV);
+    rc = in_place ? exec_in_place(m, s, rbuf, v_span(P, rcounts, rdispls), 0, &parts, comm,
+                                  MCA_COLL_BASE_TAG_ALLTOALLV)
+                  : mca_coll_loom_exec_parts(m, s, sbuf, rbuf, 0, &parts, comm, MCA_COLL_BASE_TAG_ALLTOALLV);
+    if (OMPI_ERR_NOT_AVAILABLE == rc) {
+        rc = m->previous_alltoallv(sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype, comm,
+                                   m->previous_alltoallv_module);
     }
-    return mca_coll_loom_exec_parts(m, s, sbuf, rbuf, 0, &parts, comm, MCA_COLL_BASE_TAG_ALLTOALLV);
+    return rc;
 }
 
 /* ------------------------------------------------------------------------------------ */

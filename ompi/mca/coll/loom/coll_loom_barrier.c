@@ -37,8 +37,11 @@ int mca_coll_loom_barrier(struct ompi_communicator_t *comm, mca_coll_base_module
         }
     }
     /* count 0: no buffers are touched and no op is applied */
-    return mca_coll_loom_exec(m, s, NULL, NULL, 0, &ompi_mpi_byte.dt, NULL, comm,
-                              MCA_COLL_BASE_TAG_BARRIER, call, NULL);
+    {
+        const int rc = mca_coll_loom_exec(m, s, NULL, NULL, 0, &ompi_mpi_byte.dt, NULL, comm,
+                                          MCA_COLL_BASE_TAG_BARRIER, call, NULL);
+        return OMPI_ERR_NOT_AVAILABLE != rc ? rc : m->previous_barrier(comm, m->previous_barrier_module);
+    }
 }
 
 /* MPI_Ibarrier and MPI_Barrier_init */

@@ -19,6 +19,7 @@ int mca_coll_loom_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int
     const mca_coll_loom_sched_t *s;
     mca_coll_loom_choice_t choice;
     size_t tsize = 0;
+    int rc;
 
     count = mca_coll_loom_threshold_apply(m, MCA_COLL_LOOM_THRESHOLD_BCAST, count);
     if (mca_coll_loom_empty((size_t) count, dtype, &tsize)) {
@@ -33,7 +34,7 @@ int mca_coll_loom_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int
         return m->previous_bcast(buf, count, dtype, root, comm, m->previous_bcast_module);
     }
     if (choice.shm) {
-        int rc = mca_coll_loom_shm_bcast(m, buf, (size_t) count, dtype, root, comm);
+        rc = mca_coll_loom_shm_bcast(m, buf, (size_t) count, dtype, root, comm);
         if (OMPI_ERR_NOT_AVAILABLE != rc) {
             return mca_coll_loom_shm_outcome(m, comm, rc);
         }
@@ -42,12 +43,14 @@ int mca_coll_loom_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int
         /* a schedule that cuts the message (two-tree halves and chunks, pipelined
          * segments): by byte, so that ranks whose datatypes differ cut alike */
         const bool is_root = ompi_comm_rank(comm) == root;
-        return mca_coll_loom_exec_bytes(m, s, buf, (size_t) count, dtype, is_root ? buf : NULL,
-                                        is_root ? (size_t) count : 0, 0, !is_root, comm,
-                                        MCA_COLL_BASE_TAG_BCAST);
+        rc = mca_coll_loom_exec_bytes(m, s, buf, (size_t) count, dtype, is_root ? buf : NULL,
+                                      is_root ? (size_t) count : 0, 0, !is_root, comm, MCA_COLL_BASE_TAG_BCAST);
+    } else {
+        rc = mca_coll_loom_exec(m, s, NULL, buf, (size_t) count, dtype, NULL, comm, MCA_COLL_BASE_TAG_BCAST,
+                                MCA_COLL_LOOM_CALL_NO_OP, NULL);
     }
-    return mca_coll_loom_exec(m, s, NULL, buf, (size_t) count, dtype, NULL, comm,
-                              MCA_COLL_BASE_TAG_BCAST, MCA_COLL_LOOM_CALL_NO_OP, NULL);
+    return OMPI_ERR_NOT_AVAILABLE != rc ? rc
+                                        : m->previous_bcast(buf, count, dtype, root, comm, m->previous_bcast_module);
 }
 
 /* MPI_Ibcast and MPI_Bcast_init */

@@ -676,6 +676,28 @@ static void task_lay_out_state(mca_coll_loom_task_t *t, char *mem, int nops)
     t->inflight = t->queue + nops;
 }
 
+int mca_coll_loom_task_fits(const mca_coll_loom_sched_t *s, size_t count, const size_t *part_displ,
+                            const mca_coll_loom_parts_t *parts, int P)
+{
+    const int nseg = s->nseg > 0 ? s->nseg : 1;
+    const mca_coll_loom_layout_t layout = {
+        .count = count, .nseg = nseg, .nparts = s->nblocks / nseg, .part_displ = part_displ};
+
+    if (s->nslots < 2 || s->nslots > MCA_COLL_LOOM_MAX_SLOTS || MCA_COLL_LOOM_OK != s->error || NULL == s->npred ||
+        (NULL != part_displ && (s->nblocks < 1 || s->nblocks % nseg != 0 || layout.nparts != P))) {
+        return OMPI_ERR_NOT_SUPPORTED;
+    }
+    if (s->moves_blocks && s->nblocks > 0 && !mca_coll_loom_layout_uniform(&layout)) {
+        return OMPI_ERR_NOT_SUPPORTED;
+    }
+    if (NULL != parts && (((NULL != parts->displ[0] || NULL != parts->displ[1]) &&
+                           s->nslots > MCA_COLL_LOOM_SLOT_SCRATCH0) ||
+                          s->nseg > 1 || s->nblocks <= 0)) {
+        return OMPI_ERR_NOT_SUPPORTED;
+    }
+    return OMPI_SUCCESS;
+}
+
 int mca_coll_loom_task_init(mca_coll_loom_task_t *t, mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s,
                             const void *sbuf, void *rbuf, size_t count, ompi_datatype_t *dtype, ompi_op_t *op,
                             ompi_communicator_t *comm, int tag, unsigned call, const size_t *part_displ,
@@ -867,6 +889,11 @@ static inline __opal_attribute_always_inline__ int exec_schedule(mca_coll_loom_m
     char *mem = NULL;
     int rc;
 
+    /* a layout the schedule cannot run: known alike on every rank, before any message */
+    if (OPAL_UNLIKELY(OMPI_SUCCESS != mca_coll_loom_task_fits(s, count, part_displ, parts, ompi_comm_size(comm)))) {
+        mca_coll_loom_refused(m, comm, coll, "the schedule cannot lay out this call's data");
+        return OMPI_ERR_NOT_AVAILABLE;
+    }
     if (s->nops > MCA_COLL_LOOM_TASK_INLINE_OPS) {
         mem = malloc((size_t) s->nops * MCA_COLL_LOOM_TASK_STATE_PER_OP);
         if (NULL == mem) {

@@ -49,6 +49,7 @@ static void loom_module_construct(mca_coll_loom_module_t *m)
     m->transport_decided = false;
     m->in_job = false;
     m->failed = false;
+    m->refusal_said = false;
     m->shm.state = 0;
     m->shm.eligible = 0;
     m->shm.seq = 0;
@@ -305,6 +306,18 @@ void mca_coll_loom_mark_failed(mca_coll_loom_module_t *m, struct ompi_communicat
     m->failed = true;
     mca_coll_loom_show_help("collective-failed", true, mca_coll_loom_coll_name(m->call_coll), comm->c_name,
                             mca_coll_loom_cid(comm).s, ompi_comm_rank(comm), rc, opal_strerror(rc));
+}
+
+void mca_coll_loom_refused(mca_coll_loom_module_t *m, struct ompi_communicator_t *comm, int coll, const char *why)
+{
+    if (MCA_COLL_LOOM_VERBOSE(1) && !m->refusal_said) {
+        m->refusal_said = true;
+        opal_output(mca_coll_loom_component.output,
+                    "coll/loom: %s on communicator %s (cid %s): %s; the call goes to the previous "
+                    "component on every rank (said once per communicator)",
+                    mca_coll_loom_coll_name((mca_coll_loom_coll_t) coll), comm->c_name, mca_coll_loom_cid(comm).s,
+                    why);
+    }
 }
 
 void mca_coll_loom_call_failed(mca_coll_loom_module_t *m, struct ompi_communicator_t *comm, int coll, int rc,

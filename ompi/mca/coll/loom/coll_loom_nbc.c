@@ -371,9 +371,19 @@ static void retain(loom_request_t *r, int k, opal_object_t *obj)
 int mca_coll_loom_nb_post(const mca_coll_loom_sched_t *s, mca_coll_loom_nb_call_t *c, bool persistent,
                           ompi_request_t **request)
 {
-    loom_request_t *r = OBJ_NEW(loom_request_t);
+    loom_request_t *r;
     size_t copy_bytes;
 
+    /* a layout the schedule cannot run: every rank knows it alike, nothing is posted */
+    if (NULL != s && !c->shm &&
+        OMPI_SUCCESS != mca_coll_loom_task_fits(s, c->bytes ? c->ucount * c->utsize : c->count, c->displ,
+                                                c->has_parts ? &c->parts : NULL, c->P)) {
+        mca_coll_loom_refused(c->module, c->comm, c->coll, "the schedule cannot lay out this call's data");
+        free(c->displ);
+        free(c->parts_mem);
+        return OMPI_ERR_NOT_AVAILABLE;
+    }
+    r = OBJ_NEW(loom_request_t);
     if (NULL == r) {
         free(c->displ);
         free(c->parts_mem);

@@ -51,9 +51,14 @@ int mca_coll_loom_reduce(const void *sbuf, void *rbuf, int count, struct ompi_da
             return mca_coll_loom_shm_outcome(m, comm, rc);
         }
     }
-    return mca_coll_loom_exec(m, s, is_root || MPI_IN_PLACE != sbuf ? sbuf : NULL,
-                              is_root ? rbuf : NULL, (size_t) count, dtype, op, comm,
-                              MCA_COLL_BASE_TAG_REDUCE, call, NULL);
+    {
+        const int rc = mca_coll_loom_exec(m, s, is_root || MPI_IN_PLACE != sbuf ? sbuf : NULL,
+                                          is_root ? rbuf : NULL, (size_t) count, dtype, op, comm,
+                                          MCA_COLL_BASE_TAG_REDUCE, call, NULL);
+        return OMPI_ERR_NOT_AVAILABLE != rc ? rc
+                                            : m->previous_reduce(sbuf, rbuf, count, dtype, op, root, comm,
+                                                                 m->previous_reduce_module);
+    }
 }
 
 /* MPI_Ireduce and MPI_Reduce_init */

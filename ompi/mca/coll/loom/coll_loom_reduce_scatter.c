@@ -86,6 +86,9 @@ int mca_coll_loom_reduce_scatter(const void *sbuf, void *rbuf, const int *rcount
     }
     rc = run(m, s, sbuf, rbuf, displ, dtype, op, comm, MCA_COLL_BASE_TAG_REDUCE_SCATTER, call);
     free(displ);
+    if (OMPI_ERR_NOT_AVAILABLE == rc) {
+        rc = m->previous_reduce_scatter(sbuf, rbuf, rcounts, dtype, op, comm, m->previous_reduce_scatter_module);
+    }
     return rc;
 }
 
@@ -125,6 +128,10 @@ int mca_coll_loom_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
     }
     rc = run(m, s, sbuf, rbuf, displ, dtype, op, comm, MCA_COLL_BASE_TAG_REDUCE_SCATTER_BLOCK, call);
     free(displ);
+    if (OMPI_ERR_NOT_AVAILABLE == rc) {
+        rc = m->previous_reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm,
+                                              m->previous_reduce_scatter_block_module);
+    }
     return rc;
 }
 

@@ -37,7 +37,10 @@ static int prefix(mca_coll_loom_coll_t coll, const void *sbuf, void *rbuf, int c
         }
         return previous(sbuf, rbuf, count, dtype, op, comm, previous_module);
     }
-    return mca_coll_loom_exec(m, s, sbuf, rbuf, (size_t) count, dtype, op, comm, tag, call, NULL);
+    {
+        const int rc = mca_coll_loom_exec(m, s, sbuf, rbuf, (size_t) count, dtype, op, comm, tag, call, NULL);
+        return OMPI_ERR_NOT_AVAILABLE != rc ? rc : previous(sbuf, rbuf, count, dtype, op, comm, previous_module);
+    }
 }
 
 int mca_coll_loom_scan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
