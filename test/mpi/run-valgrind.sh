@@ -9,7 +9,8 @@
 # in every form with every algorithm (test_alltoall, over loom's UCX transport with
 # direct writes), and the info-key thresholds
 # (test_threshold), and the stale-synchronous allreduce with contributions in flight at
-# communicator free (test_ssp), at np 3.  Fails when any
+# communicator free (test_ssp), and calls without data, persistent start orders and
+# failing local steps that poison a schedule (test_zeros), at np 3.  Fails when any
 # memcheck error or definite/indirect leak has a loom frame in its stack.  Open
 # MPI's own noise (PMIx, hwloc, ORTE) is not loom's to fix and is ignored.
 # Open MPI unloads components at MPI_Finalize; --keep-debuginfo lets valgrind
@@ -27,7 +28,7 @@ logdir=$(mktemp -d /tmp/loom-valgrind.XXXXXX)
 trap 'rm -rf "$logdir"' EXIT
 rc=0
 for prog in "test_lifecycle 30 --reuse" "test_pipeline 300" "test_faults" \
-    "test_nonblocking --sections outstanding,startall,errors,crossed,segment" "test_alltoall" "test_threshold" "test_ssp"; do
+    "test_nonblocking --sections outstanding,startall,errors,crossed,segment" "test_alltoall" "test_threshold" "test_ssp" "test_zeros"; do
     set -- $prog
     extra=()
     if [ "$1" = test_alltoall ]; then
