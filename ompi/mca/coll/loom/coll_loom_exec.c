@@ -687,9 +687,12 @@ int mca_coll_loom_task_fits(const mca_coll_loom_sched_t *s, size_t count, const 
         (NULL != part_displ && (s->nblocks < 1 || s->nblocks % nseg != 0 || layout.nparts != P))) {
         return OMPI_ERR_NOT_SUPPORTED;
     }
+    /* a block that moves must fit where it lands: builders move blocks only where the
+     * collective's layout has equal blocks (allgather's parts) */
     if (s->moves_blocks && s->nblocks > 0 && !mca_coll_loom_layout_uniform(&layout)) {
         return OMPI_ERR_NOT_SUPPORTED;
     }
+    /* parts of their own sizes have no scratch shape; segments would cut parts */
     if (NULL != parts && (((NULL != parts->displ[0] || NULL != parts->displ[1]) &&
                            s->nslots > MCA_COLL_LOOM_SLOT_SCRATCH0) ||
                           s->nseg > 1 || s->nblocks <= 0)) {
@@ -733,17 +736,7 @@ int mca_coll_loom_task_init(mca_coll_loom_task_t *t, mca_coll_loom_module_t *m, 
     t->layout = (mca_coll_loom_layout_t) {
         .count = count, .nseg = nseg, .nparts = s->nblocks / nseg, .part_displ = part_displ};
 
-    if (OPAL_UNLIKELY(s->nslots < 2 || s->nslots > MCA_COLL_LOOM_MAX_SLOTS || MCA_COLL_LOOM_OK != s->error ||
-                      NULL == s->npred ||
-                      (NULL != part_displ && (s->nblocks < 1 || s->nblocks % nseg != 0 ||
-                                              t->layout.nparts != ompi_comm_size(comm))))) {
-        return OMPI_ERR_BAD_PARAM;
-    }
-    /* a block that moves must fit where it lands: builders move blocks only where the
-     * collective's layout has equal blocks (allgather's parts); this keeps it so */
-    if (OPAL_UNLIKELY(s->moves_blocks && s->nblocks > 0 && !mca_coll_loom_layout_uniform(&t->layout))) {
-        return OMPI_ERR_NOT_SUPPORTED;
-    }
+    /* the caller checked mca_coll_loom_task_fits (a layout s cannot run goes elsewhere) */
     task_lay_out_state(t, NULL != state_mem ? state_mem : (char *) t->inline_state, s->nops);
 
     t->slot[MCA_COLL_LOOM_SLOT_RESULT] = (char *) rbuf;
@@ -804,13 +797,7 @@ int mca_coll_loom_task_set_parts(mca_coll_loom_task_t *t, const mca_coll_loom_pa
 {
     ptrdiff_t lb;
 
-    /* parts of their own sizes have no scratch shape; segments would cut parts */
-    if ((NULL != parts->displ[0] || NULL != parts->displ[1]) && t->s->nslots > MCA_COLL_LOOM_SLOT_SCRATCH0) {
-        return OMPI_ERR_NOT_SUPPORTED;
-    }
-    if (t->s->nseg > 1 || t->s->nblocks <= 0) {
-        return OMPI_ERR_NOT_SUPPORTED;
-    }
+    /* mca_coll_loom_task_fits checked the parts against the schedule */
     for (int k = 0; k < 2; ++k) {
         ompi_datatype_get_extent(parts->dtype[k], &lb, &t->parts_extent[k]);
     }
