@@ -515,16 +515,18 @@ typedef struct mca_coll_loom_task_t {
  * component on every rank. */
 int mca_coll_loom_task_fits(const mca_coll_loom_sched_t *s, size_t count, const size_t *part_displ,
                             const mca_coll_loom_parts_t *parts, int P);
-/* Sets up a task for (s, buffers), a layout mca_coll_loom_task_fits accepted: slots, scratch (the module's kept buffer when m is
- * given, else the task's own), per-op state in state_mem (NULL: inline, for schedules
- * of up to MCA_COLL_LOOM_TASK_INLINE_OPS ops). */
-int mca_coll_loom_task_init(mca_coll_loom_task_t *t, mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s,
-                            const void *sbuf, void *rbuf, size_t count, ompi_datatype_t *dtype, ompi_op_t *op,
-                            ompi_communicator_t *comm, int tag, unsigned call, const size_t *part_displ,
-                            char *state_mem);
+/* Sets up a task for (s, buffers), a layout mca_coll_loom_task_fits accepted: slots,
+ * scratch (the module's kept buffer when m is given, else the task's own), per-op state
+ * in state_mem (NULL: inline, for schedules of up to MCA_COLL_LOOM_TASK_INLINE_OPS ops).
+ * poison: this rank already failed (the task runs without data, no scratch); a scratch
+ * buffer that cannot be had poisons it too.  Cannot fail. */
+void mca_coll_loom_task_init(mca_coll_loom_task_t *t, mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s,
+                             const void *sbuf, void *rbuf, size_t count, ompi_datatype_t *dtype, ompi_op_t *op,
+                             ompi_communicator_t *comm, int tag, unsigned call, const size_t *part_displ,
+                             int poison, char *state_mem);
 /* Gives RESULT and INPUT their own datatypes and parts (alltoall(v)), after init and
  * before start; parts must outlive the task (mca_coll_loom_task_fits checked them). */
-int mca_coll_loom_task_set_parts(mca_coll_loom_task_t *t, const mca_coll_loom_parts_t *parts);
+void mca_coll_loom_task_set_parts(mca_coll_loom_task_t *t, const mca_coll_loom_parts_t *parts);
 /* Posts and runs whatever the graph allows at once. */
 void mca_coll_loom_task_start(mca_coll_loom_task_t *t);
 /* Moves the task on without blocking; true once it is finished (t->rc: how). */

@@ -501,7 +501,7 @@ static int task_local_op(mca_coll_loom_task_t *t, int32_t i)
 
     if (o->nblk > 0) {
         const size_t first = mca_coll_loom_layout_start(&t->layout, o->blk);
-        /* a local op may move blocks (dblk != blk): equal blocks, checked at task_init */
+        /* a local op may move blocks (dblk != blk): equal blocks (mca_coll_loom_task_fits) */
         const size_t dfirst = o->dblk == o->blk ? first : mca_coll_loom_layout_start(&t->layout, o->dblk);
         n = mca_coll_loom_layout_start(&t->layout, o->blk + o->nblk) - first;
         if (NULL != src) {
@@ -701,10 +701,10 @@ int mca_coll_loom_task_fits(const mca_coll_loom_sched_t *s, size_t count, const 
     return OMPI_SUCCESS;
 }
 
-int mca_coll_loom_task_init(mca_coll_loom_task_t *t, mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s,
-                            const void *sbuf, void *rbuf, size_t count, ompi_datatype_t *dtype, ompi_op_t *op,
-                            ompi_communicator_t *comm, int tag, unsigned call, const size_t *part_displ,
-                            char *state_mem)
+void mca_coll_loom_task_init(mca_coll_loom_task_t *t, mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s,
+                             const void *sbuf, void *rbuf, size_t count, ompi_datatype_t *dtype, ompi_op_t *op,
+                             ompi_communicator_t *comm, int tag, unsigned call, const size_t *part_displ,
+                             int poison, char *state_mem)
 {
     const bool in_place = (MPI_IN_PLACE == sbuf);
     const bool save_input = in_place && s->input_after_result;
@@ -723,7 +723,7 @@ int mca_coll_loom_task_init(mca_coll_loom_task_t *t, mca_coll_loom_module_t *m, 
      * floating-point max or min */
     t->swap_ok = (call & MCA_COLL_LOOM_CALL_COMMUTATIVE) && mca_coll_loom_swappable(op, dtype);
     t->rc = OMPI_SUCCESS;
-    t->poison = OMPI_SUCCESS;
+    t->poison = poison;
     t->poison_peer = -1;
     t->ndone = 0;
     t->ninflight = 0;
@@ -750,9 +750,10 @@ int mca_coll_loom_task_init(mca_coll_loom_task_t *t, mca_coll_loom_module_t *m, 
     }
 
     /* scratch slots (plus the saved input of an in-place call), one allocation: the
-     * module's kept buffer for a blocking call (m != NULL), else the task's own */
+     * module's kept buffer for a blocking call (m != NULL), else the task's own; none
+     * for a poisoned task, which touches no data */
     nscratch = s->nslots - MCA_COLL_LOOM_SLOT_SCRATCH0 + (save_input ? 1 : 0);
-    if (count > 0 && nscratch > 0) {
+    if (count > 0 && nscratch > 0 && OMPI_SUCCESS == poison) {
         ptrdiff_t gap = 0;
         size_t span = (size_t) opal_datatype_span(&dtype->super, count, &gap);
 
@@ -760,7 +761,7 @@ int mca_coll_loom_task_init(mca_coll_loom_task_t *t, mca_coll_loom_module_t *m, 
             size_t stride = (span + LOOM_SLOT_ALIGN - 1) & ~((size_t) LOOM_SLOT_ALIGN - 1);
             if (stride < span || stride > SIZE_MAX / (size_t) nscratch) {
                 t->poison = OMPI_ERR_OUT_OF_RESOURCE; /* the task runs without data */
-                return OMPI_SUCCESS;
+                return;
             }
             t->scratch_bytes = stride * (size_t) nscratch;
             if (NULL != m) {
@@ -771,7 +772,7 @@ int mca_coll_loom_task_init(mca_coll_loom_task_t *t, mca_coll_loom_module_t *m, 
             }
             if (NULL == t->scratch) {
                 t->poison = OMPI_ERR_OUT_OF_RESOURCE; /* the task runs without data */
-                return OMPI_SUCCESS;
+                return;
             }
             for (int i = 0; i < nscratch; ++i) {
                 char *p = t->scratch + (size_t) i * stride - gap;
@@ -790,10 +791,9 @@ int mca_coll_loom_task_init(mca_coll_loom_task_t *t, mca_coll_loom_module_t *m, 
             }
         }
     }
-    return OMPI_SUCCESS;
 }
 
-int mca_coll_loom_task_set_parts(mca_coll_loom_task_t *t, const mca_coll_loom_parts_t *parts)
+void mca_coll_loom_task_set_parts(mca_coll_loom_task_t *t, const mca_coll_loom_parts_t *parts)
 {
     ptrdiff_t lb;
 
@@ -802,7 +802,6 @@ int mca_coll_loom_task_set_parts(mca_coll_loom_task_t *t, const mca_coll_loom_pa
         ompi_datatype_get_extent(parts->dtype[k], &lb, &t->parts_extent[k]);
     }
     t->parts = parts;
-    return OMPI_SUCCESS;
 }
 
 void mca_coll_loom_task_start(mca_coll_loom_task_t *t)
@@ -889,37 +888,28 @@ static inline __opal_attribute_always_inline__ int exec_schedule(mca_coll_loom_m
             return OMPI_ERR_OUT_OF_RESOURCE;
         }
     }
-    rc = mca_coll_loom_task_init(&t, m, s, sbuf, rbuf, count, dtype, op, comm, tag, call, part_displ, mem);
-    if (OPAL_UNLIKELY(OMPI_SUCCESS != poison) && OMPI_SUCCESS == t.poison) {
-        t.poison = poison;
-    }
+    mca_coll_loom_task_init(&t, m, s, sbuf, rbuf, count, dtype, op, comm, tag, call, part_displ, poison, mem);
     t.ucx = mca_coll_loom_call_ucx(m, m->call_transport);
     /* direct writes: blocking calls only, whose order every rank shares (the window's
      * two parts alternate by call) */
-    t.put = OMPI_SUCCESS == rc && NULL != t.ucx && s->exchange && mca_coll_loom_ucx_put_begin(m->ucx);
-    if (OMPI_SUCCESS == rc && NULL != parts) {
-        rc = mca_coll_loom_task_set_parts(&t, parts);
+    t.put = NULL != t.ucx && s->exchange && mca_coll_loom_ucx_put_begin(m->ucx);
+    if (NULL != parts) {
+        mca_coll_loom_task_set_parts(&t, parts);
     }
-    if (OMPI_SUCCESS == rc) {
-        mca_coll_loom_task_start(&t);
-        while (!mca_coll_loom_task_progress(&t)) {
-            /* nothing can start before a transfer completes: spin on the transport only
-             * (loom's UCX worker first: opal_progress also polls the PML's transports) */
-            do {
-                if (NULL != t.ucx && mca_coll_loom_ucx_progress() > 0 && any_complete(&t)) {
-                    break;
-                }
-                opal_progress();
-            } while (!any_complete(&t));
-        }
-        rc = t.rc;
-        if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
-            mca_coll_loom_call_failed(m, comm, coll, rc, mca_coll_loom_task_aborted(&t), t.poison_peer);
-        }
-    } else {
-        /* the task could not be set up (a schedule this call's layout cannot run): no
-         * message went out, and the peers run it */
-        mca_coll_loom_mark_failed(m, comm, rc);
+    mca_coll_loom_task_start(&t);
+    while (!mca_coll_loom_task_progress(&t)) {
+        /* nothing can start before a transfer completes: spin on the transport only
+         * (loom's UCX worker first: opal_progress also polls the PML's transports) */
+        do {
+            if (NULL != t.ucx && mca_coll_loom_ucx_progress() > 0 && any_complete(&t)) {
+                break;
+            }
+            opal_progress();
+        } while (!any_complete(&t));
+    }
+    rc = t.rc;
+    if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
+        mca_coll_loom_call_failed(m, comm, coll, rc, mca_coll_loom_task_aborted(&t), t.poison_peer);
     }
     mca_coll_loom_task_fini(&t);
     free(mem);

@@ -32,7 +32,7 @@ typedef struct {
     int tag;                     /* a persistent request's, reserved at its _init */
     mca_coll_loom_nb_call_t c;
     mca_coll_loom_shm_nb_t shm;  /* c.shm: the call on the node segment */
-    bool task_ready;             /* this start's task was set up (mca_coll_loom_task_init) */
+    bool task_ready;             /* this start's task was set up (not a marked communicator's) */
     char *packed;                /* byte-mode buffer of a non-contiguous call */
     char *tmp;                   /* full-size RESULT of a reduce_scatter */
     size_t tmp_span;
@@ -68,15 +68,10 @@ static void request_finish(loom_request_t *r, int rc)
     mca_coll_loom_nb_call_t *c = &r->c;
 
     if (!r->empty && !c->shm) {
-        if (OMPI_SUCCESS != rc) {
-            if (r->task_ready) {
-                mca_coll_loom_call_failed(c->module, c->comm, c->coll, rc, mca_coll_loom_task_aborted(&r->task),
-                                          r->task.poison_peer);
-            } else {
-                /* the task could not be set up: the peers wait for its messages */
-                c->module->call_coll = c->coll;
-                mca_coll_loom_mark_failed(c->module, c->comm, rc);
-            }
+        /* (a start on a communicator marked failed has no task: nothing to say) */
+        if (OMPI_SUCCESS != rc && r->task_ready) {
+            mca_coll_loom_call_failed(c->module, c->comm, c->coll, rc, mca_coll_loom_task_aborted(&r->task),
+                                      r->task.poison_peer);
         }
         mca_coll_loom_task_fini(&r->task);
         /* a copy-out or unpack that fails after the exchange concerns this rank alone */
@@ -206,7 +201,7 @@ static int request_start_one(loom_request_t *r)
     void *rbuf = c->rbuf;
     size_t count = c->count;
     ompi_datatype_t *dtype = c->dtype;
-    int rc = OMPI_SUCCESS, poison, tag;
+    int rc = OMPI_SUCCESS, tag;
 
     r->super.super.req_state = OMPI_REQUEST_ACTIVE;
     r->super.super.req_complete = REQUEST_PENDING;
@@ -282,25 +277,17 @@ static int request_start_one(loom_request_t *r)
     }
     /* a failure so far is this rank's alone, and the peers run the schedule: the task
      * takes its steps without data (poisoned, coll_loom_exec.c) */
-    poison = rc;
-    if (OMPI_SUCCESS != poison) {
+    if (OMPI_SUCCESS != rc) {
         sbuf = NULL;
         rbuf = NULL;
     }
-    rc = mca_coll_loom_task_init(&r->task, NULL, &r->sched, sbuf, rbuf, count, dtype, c->op, c->comm, tag, c->call,
-                                 c->displ, r->mem + mca_coll_loom_sched_copy_bytes(&r->sched));
-    if (OMPI_SUCCESS != poison && OMPI_SUCCESS == r->task.poison) {
-        r->task.poison = poison;
-    }
+    mca_coll_loom_task_init(&r->task, NULL, &r->sched, sbuf, rbuf, count, dtype, c->op, c->comm, tag, c->call,
+                            c->displ, rc, r->mem + mca_coll_loom_sched_copy_bytes(&r->sched));
     /* the communicator's transport as of this start: every rank sees the same sequence
      * of calls, and the transport is set up at a blocking one */
     r->task.ucx = mca_coll_loom_call_ucx(c->module, c->transport);
-    if (OMPI_SUCCESS == rc && c->has_parts) {
-        rc = mca_coll_loom_task_set_parts(&r->task, &c->parts);
-    }
-    if (OMPI_SUCCESS != rc) {
-        request_finish(r, rc);
-        return OMPI_SUCCESS; /* the error is the request's */
+    if (c->has_parts) {
+        mca_coll_loom_task_set_parts(&r->task, &c->parts);
     }
     r->task_ready = true;
 
