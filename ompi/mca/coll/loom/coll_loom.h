@@ -31,6 +31,7 @@
 #include "opal/loom/loom_shm.h"
 #include "opal/loom/loom_torus.h"
 #include "opal/loom/loom_topo.h"
+#include "coll_loom_tl.h"
 #include "coll_loom_ucx.h"
 
 BEGIN_C_DECLS
@@ -258,7 +259,7 @@ typedef struct mca_coll_loom_module_t {
     /* the transport of the engine's transfers, decided at the communicator's first blocking
      * call (with the settings check, or after it when non-blocking calls came first and
      * took MPI_COMM_WORLD's): NULL = the PML */
-    mca_coll_loom_ucx_comm_t *ucx;
+    struct mca_coll_loom_ucx_comm_t *ucx;
     bool transport_decided;
     /* the transport the rules chose for the call being planned (choice.transport): set by
      * mca_coll_loom_plan and _plan_nb, read by the call's execution (mca_coll_loom_call_ucx) */
@@ -484,8 +485,9 @@ typedef struct mca_coll_loom_task_t {
     ompi_datatype_t *dtype;
     ompi_op_t *op;
     ompi_communicator_t *comm;
-    const mca_coll_loom_ucx_comm_t *ucx; /* NULL: transfers through the PML */
-    bool put;              /* transfers may be direct writes (mca_coll_loom_ucx_put_begin) */
+    const mca_coll_loom_tl_t *tl; /* the transport of its transfers (mca_coll_loom_call_tl) */
+    void *tl_state;        /* the transport's state for the communicator */
+    bool direct;           /* transfers may be direct writes (tl->direct_begin) */
     int tag;
     bool swap_ok;          /* REDUCE_R may swap its operands */
     int rc;                /* first error that stops the task (a transfer failed) */
@@ -497,7 +499,7 @@ typedef struct mca_coll_loom_task_t {
     int ndone;             /* ops done */
     /* per op: its request while in flight, releases still missing; the queue of
      * ready ops (each enters once); the transfers in flight */
-    ompi_request_t **req;
+    void **req;
     int32_t *remaining;
     int32_t *queue;
     int qhead, qtail;
@@ -648,19 +650,22 @@ void mca_coll_loom_nbc_fini(void);
 int mca_coll_loom_pack(const void *buf, size_t count, ompi_datatype_t *dtype, void *dst, size_t bytes);
 int mca_coll_loom_unpack(const void *src, size_t bytes, void *buf, size_t count, ompi_datatype_t *dtype);
 
-/* The transport of a call whose rules chose `transport` (choice.transport): loom's UCX
- * worker when the communicator has it and coll_loom_transport was ucx when it decided,
- * or auto and a transport rule named ucx; NULL (the PML) otherwise.  Every rank decides alike: the
- * rules see the call's agreed size, as for the algorithm. */
-static inline const mca_coll_loom_ucx_comm_t *mca_coll_loom_call_ucx(const mca_coll_loom_module_t *m, int transport)
+/* The transport of a call whose rules chose `transport` (choice.transport), and its
+ * state for the communicator (*state): loom's UCX worker when the communicator has it
+ * and coll_loom_transport was ucx when it decided, or auto and a transport rule named
+ * ucx; the PML otherwise.  Every rank decides alike: the rules see the call's agreed
+ * size, as for the algorithm. */
+static inline const mca_coll_loom_tl_t *mca_coll_loom_call_tl(const mca_coll_loom_module_t *m, int transport,
+                                                              void **state)
 {
-    if (OPAL_LIKELY(NULL == m->ucx)) {
-        return NULL;
+    if (OPAL_LIKELY(NULL == m->ucx) ||
+        (MCA_COLL_LOOM_TRANSPORT_UCX != m->transport_mode &&
+         (MCA_COLL_LOOM_TRANSPORT_AUTO != m->transport_mode || MCA_COLL_LOOM_RULE_UCX != transport))) {
+        *state = NULL;
+        return &mca_coll_loom_tl_pml;
     }
-    if (MCA_COLL_LOOM_TRANSPORT_UCX == m->transport_mode) {
-        return m->ucx;
-    }
-    return MCA_COLL_LOOM_TRANSPORT_AUTO == m->transport_mode && MCA_COLL_LOOM_RULE_UCX == transport ? m->ucx : NULL;
+    *state = m->ucx;
+    return &mca_coll_loom_tl_ucx;
 }
 
 /* True when (count, dtype) holds no data: count 0, or a type of size 0.  MPI allows

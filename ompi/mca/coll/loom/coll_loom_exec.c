@@ -308,13 +308,7 @@ static inline __opal_attribute_always_inline__ int task_post(mca_coll_loom_task_
         n = 0;
         dt = &ompi_mpi_byte.dt;
     }
-    if (NULL != t->ucx) {
-        rc = mca_coll_loom_ucx_post(t->ucx, send, t->put, buf, n, dt, peer, t->tag, (void **) &t->req[i]);
-    } else if (send) {
-        rc = MCA_PML_CALL(isend(buf, n, dt, peer, t->tag, MCA_PML_BASE_SEND_STANDARD, t->comm, &t->req[i]));
-    } else {
-        rc = MCA_PML_CALL(irecv(buf, n, dt, peer, t->tag, t->comm, &t->req[i]));
-    }
+    rc = t->tl->post(t->tl_state, t->comm, send, t->direct, buf, n, dt, peer, t->tag, &t->req[i]);
     if (OMPI_SUCCESS != rc) {
         t->req[i] = NULL;
         return rc;
@@ -327,17 +321,17 @@ static inline __opal_attribute_always_inline__ int task_post(mca_coll_loom_task_
 /* Whether in-flight transfer i completed. */
 static inline bool task_transfer_complete(const mca_coll_loom_task_t *t, int32_t i)
 {
-    return NULL != t->ucx ? mca_coll_loom_ucx_complete(t->req[i]) : REQUEST_COMPLETE(t->req[i]);
+    return t->tl->test(t->req[i]);
 }
 
-/* This rank failed at its own work (a copy, a buffer it lacks).  Over the PML the task
- * goes on poisoned (task_post): the peers finish the call with an error where their
- * result depends on this rank, and nothing is left unmatched.  loom's UCX worker does
- * not report a short message, so there the task stops and the communicator is marked
- * (mca_coll_loom_task_aborted). */
+/* This rank failed at its own work (a copy, a buffer it lacks).  The task goes on
+ * poisoned (task_post): the peers finish the call with an error where their result
+ * depends on this rank, and nothing is left unmatched.  A transport that does not
+ * report a short message cannot carry that: there the task stops and the communicator
+ * is marked (mca_coll_loom_task_aborted). */
 static inline void task_fail_local(mca_coll_loom_task_t *t, int rc)
 {
-    if (NULL != t->ucx) {
+    if (!t->tl->reports_length) {
         t->rc = rc;
     } else if (OMPI_SUCCESS == t->poison) {
         t->poison = rc;
@@ -475,7 +469,7 @@ static int task_start_transfer(mca_coll_loom_task_t *t, int32_t i)
         return rc;
     }
     ompi_datatype_type_size(dt, &tsize);
-    if ((o->nblk > 0 || NULL != t->parts) && (0 == n || 0 == tsize) && !t->put) {
+    if ((o->nblk > 0 || NULL != t->parts) && (0 == n || 0 == tsize) && !t->direct) {
         task_posted(t, i);
         task_done(t, i);
         return OMPI_SUCCESS;
@@ -602,24 +596,24 @@ static size_t recv_bytes(const mca_coll_loom_task_t *t, int32_t i)
     return n * tsize;
 }
 
-/* Transfer i over the PML completed: its outcome into the task.  An empty message
- * where data was due is a peer's poison (task_post); a message cut short by this
- * rank's empty receive is what a poisoned task expects. */
-static inline void task_pml_finish(mca_coll_loom_task_t *t, int32_t i)
+/* Transfer i completed: its outcome into the task.  An empty message where data was
+ * due is a peer's poison (task_post); a message cut short by this rank's empty receive
+ * is what a poisoned task expects. */
+static inline void task_transfer_finish(mca_coll_loom_task_t *t, int32_t i)
 {
-    ompi_request_t *req = t->req[i];
-    const int err = req->req_status.MPI_ERROR;
+    size_t received = 0;
+    const int err = t->tl->finish(t->req[i], &received);
 
+    t->req[i] = NULL;
     if (OPAL_UNLIKELY(OMPI_SUCCESS != err)) {
         if (MPI_ERR_TRUNCATE != err || OMPI_SUCCESS == t->poison) {
             t->rc = err;
         }
-    } else if (OPAL_UNLIKELY(0 == req->req_status._ucount) && OMPI_SUCCESS == t->poison &&
+    } else if (OPAL_UNLIKELY(0 == received) && OMPI_SUCCESS == t->poison && t->tl->reports_length &&
                MCA_COLL_LOOM_OP_RECV == t->s->ops[i].kind && recv_bytes(t, i) > 0) {
         t->poison = OMPI_ERROR;
         t->poison_peer = t->s->ops[i].peer;
     }
-    (void) ompi_request_free(&t->req[i]);
 }
 
 bool mca_coll_loom_task_progress(mca_coll_loom_task_t *t)
@@ -631,21 +625,12 @@ bool mca_coll_loom_task_progress(mca_coll_loom_task_t *t)
         /* transfers that completed release what waits for them */
         for (int k = 0; k < t->ninflight;) {
             const int32_t i = t->inflight[k];
-            ompi_request_t *req = t->req[i];
             if (!task_transfer_complete(t, i)) {
                 ++k;
                 continue;
             }
             t->inflight[k] = t->inflight[--t->ninflight];
-            if (NULL != t->ucx) {
-                const int rc = mca_coll_loom_ucx_finish(req);
-                if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
-                    t->rc = rc;
-                }
-            } else {
-                task_pml_finish(t, i);
-            }
-            t->req[i] = NULL;
+            task_transfer_finish(t, i);
             if (OPAL_UNLIKELY(OMPI_SUCCESS != t->rc)) {
                 return true;
             }
@@ -670,8 +655,8 @@ bool mca_coll_loom_task_progress(mca_coll_loom_task_t *t)
 
 static void task_lay_out_state(mca_coll_loom_task_t *t, char *mem, int nops)
 {
-    t->req = (ompi_request_t **) mem;
-    t->remaining = (int32_t *) (mem + (size_t) nops * sizeof(ompi_request_t *));
+    t->req = (void **) mem;
+    t->remaining = (int32_t *) (mem + (size_t) nops * sizeof(void *));
     t->queue = t->remaining + nops;
     t->inflight = t->queue + nops;
 }
@@ -716,8 +701,9 @@ void mca_coll_loom_task_init(mca_coll_loom_task_t *t, mca_coll_loom_module_t *m,
     t->dtype = dtype;
     t->op = op;
     t->comm = comm;
-    t->ucx = NULL;
-    t->put = false;
+    t->tl = &mca_coll_loom_tl_pml;
+    t->tl_state = NULL;
+    t->direct = false;
     t->tag = tag;
     /* intrinsic commutative ops give the same bits for a o b and b o a, except a
      * floating-point max or min */
@@ -808,7 +794,7 @@ void mca_coll_loom_task_start(mca_coll_loom_task_t *t)
 {
     const mca_coll_loom_sched_t *s = t->s;
 
-    t->rc = NULL != t->ucx ? t->poison : OMPI_SUCCESS; /* task_fail_local */
+    t->rc = t->tl->reports_length ? OMPI_SUCCESS : t->poison; /* task_fail_local */
     t->ndone = 0;
     t->ninflight = 0;
     t->qhead = t->qtail = 0;
@@ -827,22 +813,9 @@ void mca_coll_loom_task_fini(mca_coll_loom_task_t *t)
     /* error path: nothing may still write into buffers about to be released, so cancel
      * what can be cancelled and wait for everything */
     for (int k = 0; k < t->ninflight; ++k) {
-        ompi_request_t **req = &t->req[t->inflight[k]];
-        if (NULL != t->ucx) {
-            mca_coll_loom_ucx_cancel(*req);
-            *req = NULL;
-            continue;
-        }
-        if (NULL == *req || MPI_REQUEST_NULL == *req) {
-            continue;
-        }
-        if (!REQUEST_COMPLETE(*req)) {
-            (void) ompi_request_cancel(*req);
-        }
-        (void) ompi_request_wait(req, MPI_STATUS_IGNORE);
-        if (MPI_REQUEST_NULL != *req) {
-            (void) ompi_request_free(req); /* completed in error: wait leaves it allocated */
-        }
+        void **req = &t->req[t->inflight[k]];
+        t->tl->cancel(*req);
+        *req = NULL;
     }
     t->ninflight = 0;
     if (t->scratch_owned) {
@@ -889,19 +862,19 @@ static inline __opal_attribute_always_inline__ int exec_schedule(mca_coll_loom_m
         }
     }
     mca_coll_loom_task_init(&t, m, s, sbuf, rbuf, count, dtype, op, comm, tag, call, part_displ, poison, mem);
-    t.ucx = mca_coll_loom_call_ucx(m, m->call_transport);
-    /* direct writes: blocking calls only, whose order every rank shares (the window's
-     * two parts alternate by call) */
-    t.put = NULL != t.ucx && s->exchange && mca_coll_loom_ucx_put_begin(m->ucx);
+    t.tl = mca_coll_loom_call_tl(m, m->call_transport, &t.tl_state);
+    /* direct writes: blocking calls only, whose order every rank shares (UCX's window
+     * has two parts that alternate by call) */
+    t.direct = s->exchange && NULL != t.tl->direct_begin && t.tl->direct_begin(t.tl_state);
     if (NULL != parts) {
         mca_coll_loom_task_set_parts(&t, parts);
     }
     mca_coll_loom_task_start(&t);
     while (!mca_coll_loom_task_progress(&t)) {
         /* nothing can start before a transfer completes: spin on the transport only
-         * (loom's UCX worker first: opal_progress also polls the PML's transports) */
+         * (the task's own transport first: opal_progress also polls the PML's) */
         do {
-            if (NULL != t.ucx && mca_coll_loom_ucx_progress() > 0 && any_complete(&t)) {
+            if (NULL != t.tl->progress && t.tl->progress() > 0 && any_complete(&t)) {
                 break;
             }
             opal_progress();

@@ -359,6 +359,8 @@ static void print_call(const mca_coll_loom_module_t *m, mca_coll_loom_coll_t col
                            (call & MCA_COLL_LOOM_CALL_INVERTIBLE) ? 'V' : '-',
                            (call & MCA_COLL_LOOM_CALL_SHM) ? 'S' : '-', '\0'};
     const char *alg = "previous component";
+    void *tl_state;
+    const mca_coll_loom_tl_t *tl = mca_coll_loom_call_tl(m, choice->transport, &tl_state);
 
     if (choice->alg >= 0) {
         alg = mca_coll_loom_algs[choice->alg].name;
@@ -377,11 +379,12 @@ static void print_call(const mca_coll_loom_module_t *m, mca_coll_loom_coll_t col
         snprintf(why, sizeof(why), "%s", NULL != choice->why ? choice->why : "?");
     }
     opal_output(mca_coll_loom_component.output,
-                "coll/loom: %s%s cid %s rank %d: bytes=%zu P=%d nodes=%d rpn=%d call=%s -> %s%s%s (%s%s%s%s)",
+                "coll/loom: %s%s cid %s rank %d: bytes=%zu P=%d nodes=%d rpn=%d call=%s -> %s%s%s%s (%s%s%s%s)",
                 (call & MCA_COLL_LOOM_CALL_NB) ? "i" : "", mca_coll_loom_coll_name(coll), mca_coll_loom_cid(comm).s, ompi_comm_rank(comm),
                 bytes, ompi_comm_size(comm), m->have_topo ? m->topo.nnodes : 0,
                 m->have_topo ? m->topo.max_per_node : 0, flags, alg, knob,
-                choice->alg >= 0 && NULL != mca_coll_loom_call_ucx(m, choice->transport) ? " over ucx" : "", why,
+                choice->alg >= 0 && &mca_coll_loom_tl_pml != tl ? " over " : "",
+                choice->alg >= 0 && &mca_coll_loom_tl_pml != tl ? tl->name : "", why,
                 NULL != choice->refused ? "; forced algorithm refused: " : "",
                 NULL != choice->refused ? choice->refused : "", NULL != note ? note : "");
 }

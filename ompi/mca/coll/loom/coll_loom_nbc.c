@@ -285,7 +285,7 @@ static int request_start_one(loom_request_t *r)
                             c->displ, rc, r->mem + mca_coll_loom_sched_copy_bytes(&r->sched));
     /* the communicator's transport as of this start: every rank sees the same sequence
      * of calls, and the transport is set up at a blocking one */
-    r->task.ucx = mca_coll_loom_call_ucx(c->module, c->transport);
+    r->task.tl = mca_coll_loom_call_tl(c->module, c->transport, &r->task.tl_state);
     if (c->has_parts) {
         mca_coll_loom_task_set_parts(&r->task, &c->parts);
     }

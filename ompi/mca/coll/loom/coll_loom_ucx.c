@@ -17,7 +17,55 @@
 #include "ompi/op/op.h"
 #include "ompi/proc/proc.h"
 
+#include <ucp/api/ucp.h>
+
 #include "coll_loom.h"
+
+/* One communicator on the UCX transport. */
+struct mca_coll_loom_ucx_comm_t {
+    uint64_t id;        /* the communicator's number, the same on every rank */
+    uint64_t my_bits;   /* id and this rank, as they sit in the tag */
+    int size, rank;
+    uint32_t *vpid;     /* rank -> MPI_COMM_WORLD rank */
+    /* the window for direct writes (slot 0: none) */
+    size_t slot;        /* bytes per sender and call */
+    size_t head;        /* bytes of the counters before the parts */
+    ucp_mem_h win_mem;
+    char *win;
+    ucp_rkey_h *rkey;   /* per rank: its window's key (NULL for this rank) */
+    uint64_t *raddr;    /* per rank: its window's address */
+    uint64_t *expect;   /* per sender: the notifications its direct writes so far reach */
+    size_t *soff, *roff; /* per peer, this call: bytes written to its part, read from ours */
+    unsigned part;      /* this call's part: 0 or 1 */
+};
+
+/* A handle's two low bits: 0 a UCP request (or NULL), 1 a packed copy (a datatype that is
+ * not one contiguous run) whose first word is the request, 2 a direct write, 3 a
+ * receive of one. */
+#define MCA_COLL_LOOM_UCX_HANDLE_KIND(req) ((uintptr_t) (req) & 3)
+
+/* The UCP request of a handle of kind 0 or 1 (NULL: done at once). */
+static inline void *mca_coll_loom_ucx_request(void *req)
+{
+    return (uintptr_t) req & 1 ? *(void **) ((uintptr_t) req & ~(uintptr_t) 1) : req;
+}
+
+/* Whether a UCP request (NULL: done at once) is done. */
+static inline bool mca_coll_loom_ucx_request_done(void *r)
+{
+    return NULL == r || UCS_INPROGRESS != ucp_request_check_status(r);
+}
+
+static bool direct_complete(void *req);
+
+static bool ucx_test(void *req)
+{
+    if (MCA_COLL_LOOM_UCX_HANDLE_KIND(req) >= 2) {
+        return direct_complete(req);
+    }
+    return mca_coll_loom_ucx_request_done(mca_coll_loom_ucx_request(req));
+}
+
 
 /* A UCP tag: the communicator's number, the sender's rank, loom's tag of the call. */
 #define LOOM_UCX_CODE_BITS 22
@@ -54,7 +102,7 @@ static struct {
  * is thread-safe under MPI_THREAD_MULTIPLE) */
 static pthread_mutex_t loom_ucx_lock = PTHREAD_MUTEX_INITIALIZER;
 
-int mca_coll_loom_ucx_progress(void)
+static int ucx_progress(void)
 {
     return (int) ucp_worker_progress(loom_ucx.worker);
 }
@@ -130,7 +178,7 @@ static bool ucx_init(void)
         ucp_cleanup(loom_ucx.context);
         return false;
     }
-    (void) opal_progress_register(mca_coll_loom_ucx_progress);
+    (void) opal_progress_register(ucx_progress);
     loom_ucx.state = 1;
     opal_output_verbose(10, mca_coll_loom_component.output,
                         "coll/loom: UCX %s: worker up (address %zu bytes%s)", ucp_get_version_string(),
@@ -141,7 +189,7 @@ static bool ucx_init(void)
 void mca_coll_loom_ucx_finalize(void)
 {
     if (1 == loom_ucx.state) {
-        (void) opal_progress_unregister(mca_coll_loom_ucx_progress);
+        (void) opal_progress_unregister(ucx_progress);
         for (int v = 0; v < loom_ucx.world; ++v) {
             ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
                                        .flags = UCP_EP_CLOSE_FLAG_FORCE};
@@ -439,8 +487,10 @@ static bool window_setup(mca_coll_loom_module_t *m, struct ompi_communicator_t *
     return true;
 }
 
-bool mca_coll_loom_ucx_put_begin(mca_coll_loom_ucx_comm_t *u)
+static bool ucx_direct_begin(void *state)
 {
+    mca_coll_loom_ucx_comm_t *u = state;
+
     if (0 == u->slot) {
         return false;
     }
@@ -627,7 +677,7 @@ typedef struct {
     ompi_datatype_t *dt;
 } loom_ucx_read_t;
 
-bool mca_coll_loom_ucx_direct_complete(void *req)
+static bool direct_complete(void *req)
 {
     void *h = (void *) ((uintptr_t) req & ~(uintptr_t) 3);
 
@@ -692,9 +742,10 @@ static int direct_write(const mca_coll_loom_ucx_comm_t *u, ucp_ep_h ep, const ch
     return OMPI_SUCCESS;
 }
 
-int mca_coll_loom_ucx_post(const mca_coll_loom_ucx_comm_t *u, bool send, bool put, char *buf, size_t n,
-                           struct ompi_datatype_t *dt, int peer, int tag, void **req)
+static int ucx_post(void *state, struct ompi_communicator_t *comm, bool send, bool put, char *buf, size_t n,
+                    struct ompi_datatype_t *dt, int peer, int tag, void **req)
 {
+    const mca_coll_loom_ucx_comm_t *u = state;
     ucp_request_param_t prm = {.op_attr_mask = 0};
     loom_ucx_packed_t *pk = NULL;
     ucs_status_ptr_t r;
@@ -702,6 +753,7 @@ int mca_coll_loom_ucx_post(const mca_coll_loom_ucx_comm_t *u, bool send, bool pu
     char *p = buf;
     bool direct;
 
+    (void) comm;
     ompi_datatype_type_size(dt, &tsize);
     bytes = n * tsize;
     /* a direct write when it fits what is left of this call's part: both ranks decide
@@ -847,16 +899,19 @@ static int finish(void *h, bool unpack)
     return rc;
 }
 
-int mca_coll_loom_ucx_finish(void *req)
+/* loom's tag receives do not report their length here (the engine's failure rule then
+ * stops a task that fails locally, coll_loom_tl.h) */
+static int ucx_finish(void *req, size_t *received)
 {
+    *received = SIZE_MAX;
     return finish(req, true);
 }
 
-void mca_coll_loom_ucx_cancel(void *req)
+static void ucx_cancel(void *req)
 {
     if (2 == MCA_COLL_LOOM_UCX_HANDLE_KIND(req)) {
         /* a put cannot be cancelled: its source must stay valid until it completes */
-        while (!mca_coll_loom_ucx_complete(req)) {
+        while (!ucx_test(req)) {
             (void) ucp_worker_progress(loom_ucx.worker);
         }
     }
@@ -866,11 +921,22 @@ void mca_coll_loom_ucx_cancel(void *req)
     }
     void *r = mca_coll_loom_ucx_request(req);
 
-    if (NULL != r && !mca_coll_loom_ucx_complete(r)) {
+    if (NULL != r && !ucx_test(r)) {
         ucp_request_cancel(loom_ucx.worker, r);
-        while (!mca_coll_loom_ucx_complete(r)) {
+        while (!ucx_test(r)) {
             (void) ucp_worker_progress(loom_ucx.worker);
         }
     }
     (void) finish(req, false);
 }
+
+const mca_coll_loom_tl_t mca_coll_loom_tl_ucx = {
+    .name = "ucx",
+    .reports_length = false,
+    .post = ucx_post,
+    .test = ucx_test,
+    .finish = ucx_finish,
+    .cancel = ucx_cancel,
+    .progress = ucx_progress,
+    .direct_begin = ucx_direct_begin,
+};

@@ -11,7 +11,7 @@
  * and loom's tag of the call, so messages of different communicators, senders and
  * outstanding calls never match each other.
  *
- * Direct writes (coll_loom_ucx_put_max > 0, seed 002 section IV.B): each rank of a
+ * Direct writes (coll_loom_ucx_put_max > 0, Iakymchuk et al. section IV.B): each rank of a
  * communicator exposes a window, a notification counter per sender and, for each of two
  * alternating calls, a part per sender of put_max bytes.  In a blocking call whose
  * schedule is an exchange (loom_sched.h), a message that fits what is left of the
@@ -29,7 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <ucp/api/ucp.h>
+#include "coll_loom_tl.h"
 
 struct ompi_communicator_t;
 struct ompi_datatype_t;
@@ -45,23 +45,8 @@ enum {
 /* the words of the settings check (coll_loom_module.c) that carry the transport */
 #define MCA_COLL_LOOM_UCX_OFFER_WORDS 2
 
-/* One communicator on the UCX transport. */
-typedef struct mca_coll_loom_ucx_comm_t {
-    uint64_t id;        /* the communicator's number, the same on every rank */
-    uint64_t my_bits;   /* id and this rank, as they sit in the tag */
-    int size, rank;
-    uint32_t *vpid;     /* rank -> MPI_COMM_WORLD rank */
-    /* the window for direct writes (slot 0: none) */
-    size_t slot;        /* bytes per sender and call */
-    size_t head;        /* bytes of the counters before the parts */
-    ucp_mem_h win_mem;
-    char *win;
-    ucp_rkey_h *rkey;   /* per rank: its window's key (NULL for this rank) */
-    uint64_t *raddr;    /* per rank: its window's address */
-    uint64_t *expect;   /* per sender: the notifications its direct writes so far reach */
-    size_t *soff, *roff; /* per peer, this call: bytes written to its part, read from ours */
-    unsigned part;      /* this call's part: 0 or 1 */
-} mca_coll_loom_ucx_comm_t;
+/* One communicator on the UCX transport (coll_loom_ucx.c). */
+typedef struct mca_coll_loom_ucx_comm_t mca_coll_loom_ucx_comm_t;
 
 /* The settings check's words for this communicator: whether this process can use UCX
  * on it, the length of its worker address, whether it lacks a member's address, and
@@ -75,57 +60,14 @@ void mca_coll_loom_ucx_offer(struct ompi_communicator_t *comm, bool in_job, bool
 mca_coll_loom_ucx_comm_t *mca_coll_loom_ucx_adopt(struct mca_coll_loom_module_t *m,
                                                   struct ompi_communicator_t *comm, const uint64_t *words);
 
-/* A blocking call of a schedule that is an exchange begins: whether its messages may be
- * direct writes (the communicator has a window); then the call's part and offsets. */
-bool mca_coll_loom_ucx_put_begin(mca_coll_loom_ucx_comm_t *u);
-
 /* At communicator free. */
 void mca_coll_loom_ucx_release(mca_coll_loom_ucx_comm_t *u);
 
 /* At component close: endpoints, worker, context. */
 void mca_coll_loom_ucx_finalize(void);
 
-/* Posts a send or receive of (buf, n, dt) to/from `peer`, as a direct write when `put`
- * (a call that mca_coll_loom_ucx_put_begin allowed) and it fits; *req: a handle to
- * test, finish or cancel (NULL: done already). */
-int mca_coll_loom_ucx_post(const mca_coll_loom_ucx_comm_t *u, bool send, bool put, char *buf, size_t n,
-                           struct ompi_datatype_t *dt, int peer, int tag, void **req);
-
-/* A handle's two low bits: 0 a UCP request (or NULL), 1 a packed copy (a datatype that is
- * not one contiguous run) whose first word is the request, 2 a direct write, 3 a
- * receive of one. */
-#define MCA_COLL_LOOM_UCX_HANDLE_KIND(req) ((uintptr_t) (req) & 3)
-
-/* The UCP request of a handle of kind 0 or 1 (NULL: done at once). */
-static inline void *mca_coll_loom_ucx_request(void *req)
-{
-    return (uintptr_t) req & 1 ? *(void **) ((uintptr_t) req & ~(uintptr_t) 1) : req;
-}
-
-/* Whether a UCP request (NULL: done at once) is done. */
-static inline bool mca_coll_loom_ucx_request_done(void *r)
-{
-    return NULL == r || UCS_INPROGRESS != ucp_request_check_status(r);
-}
-
-bool mca_coll_loom_ucx_direct_complete(void *req);
-
-static inline bool mca_coll_loom_ucx_complete(void *req)
-{
-    if (MCA_COLL_LOOM_UCX_HANDLE_KIND(req) >= 2) {
-        return mca_coll_loom_ucx_direct_complete(req);
-    }
-    return mca_coll_loom_ucx_request_done(mca_coll_loom_ucx_request(req));
-}
-
-/* Progresses loom's worker alone; the number of events. */
-int mca_coll_loom_ucx_progress(void);
-
-/* Releases a completed handle (unpacking a received packed copy); OMPI_SUCCESS or the
- * transfer's error. */
-int mca_coll_loom_ucx_finish(void *req);
-
-/* Error path: cancels the transfer if it can, waits for it and releases it. */
-void mca_coll_loom_ucx_cancel(void *req);
+/* The transport's operations (coll_loom_tl.h); without UCX at configure, a table whose
+ * every communicator stays on the PML (mca_coll_loom_ucx_adopt returns NULL). */
+extern const mca_coll_loom_tl_t mca_coll_loom_tl_ucx;
 
 #endif /* MCA_COLL_LOOM_UCX_H */
