@@ -729,7 +729,7 @@ int main(int argc, char **argv)
     }
     for (size_t P = (size_t) c.P0; P <= (size_t) c.P1; P = next_pow2_step(P, (size_t) c.P1)) {
         for (size_t b = c.b0; b <= c.b1; b = next_pow2_step(b, c.b1)) {
-            /* on a torus: the bytes over one link's rate (the single-link bound of seed 004) */
+            /* on a torus: the bytes over one link's rate (the single-link bound of Mittal et al.) */
             double bound = c.torus ? (double) b * c.opts.link_G : mca_coll_loom_model_lower_bound(c.coll, (int) P, b, &c.m);
             char bstr[32];
             if (!c.csv) {

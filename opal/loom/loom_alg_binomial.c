@@ -1,7 +1,7 @@
 /*
  * loom algorithm `binomial`: the binomial-tree bcast and reduce, unsegmented, the
- * baseline the pipelined trees are measured against (seed 001, section 1; seed
- * 003 uses it inside a node).
+ * baseline the pipelined trees are measured against (the TwoTreeC paper, section 1; Zhu
+ * et al. use it inside a node).
  *
  * Tree over vranks v = rank - root mod P: the parent of v > 0 is v with its lowest
  * set bit cleared, its children are v + 2^k for every 2^k below that bit (and

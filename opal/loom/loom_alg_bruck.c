@@ -1,6 +1,6 @@
 /*
- * loom algorithm `bruck`: Bruck and Ho's n-port global combine, as presented in seed
- * 000 section III.C (eq. 15-24).
+ * loom algorithm `bruck`: Bruck and Ho's n-port global combine, as presented in End
+ * et al., section III.C (eq. 15-24).
  *
  * Write P-1 in base n+1 with digits a_{k-1} .. a_0.  Each rank keeps two partial
  * results: S0, the combination of everything received (its right-hand neighbours

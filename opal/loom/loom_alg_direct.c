@@ -1,6 +1,6 @@
 /*
  * loom algorithm `direct`: alltoall(v) with every block sent straight to its
- * destination, all at once, completion noticed per source (seed 002, section IV.B),
+ * destination, all at once, completion noticed per source (Iakymchuk et al., section IV.B),
  * and the exchange it shares with `pairwise`.
  *
  * Step i = 1..P-1 of rank r sends its block r+i to rank r+i and receives block r-i

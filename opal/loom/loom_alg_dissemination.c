@@ -1,6 +1,6 @@
 /*
  * loom algorithm `dissemination`: the n-way dissemination allreduce and barrier with
- * the adaption of seed 000, section III.B (eq. 1-8, Theorem 1).
+ * the adaption of End et al., section III.B (eq. 1-8, Theorem 1).
  *
  * Round l (1..k, k = ceil(log_{n+1} P)): rank p sends its partial result to
  * p + i(n+1)^(l-1) and receives from p - i(n+1)^(l-1), i = 1..n.  After round l it holds

@@ -1,12 +1,12 @@
 /*
- * loom algorithm `hierarchical`: the two-level collectives of seed 003 (Zhu, Goodell,
+ * loom algorithm `hierarchical`: the two-level collectives of Zhu et al. (Zhu, Goodell,
  * Gropp, Thakur), built from point-to-point messages only, over the node map of the
  * communicator (p->node_of; nodes numbered in order of their lowest rank, whose rank
  * is the node's leader).
  *
  *   allreduce, barrier (section 3.3): binomial reduce inside each node to its leader,
  *       the pairwise exchange among the leaders (large commutative allreduces, p->segs
- *       > 1: the segmented ring, seed 002 IV.A), binomial bcast inside each node; on
+ *       > 1: the segmented ring, Iakymchuk et al. IV.A), binomial bcast inside each node; on
  *       several nodes of equal size, a large commutative allreduce runs one ring per
  *       local index instead (loom_alg_hierarchical_rings.c);
  *   bcast (section 3.1): a binomial tree among the nodes, rooted at the root's node,
@@ -334,7 +334,7 @@ static void move_nodes(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p
     }
 }
 
-/* allgather (the two-level scheme of seed 003 section 3 applied to allgather): the
+/* allgather (the two-level scheme of Zhu et al. section 3 applied to allgather): the
  * node's parts gathered at its leader in one round, the leaders' allgather of whole
  * nodes by dissemination (after the round of distance d a leader holds the d nodes
  * ending at its own, so ceil(log2 nodes) rounds and (nodes-1)/nodes of the vector
@@ -380,7 +380,7 @@ static int allgather_levels(mca_coll_loom_sched_t *s, const mca_coll_loom_params
     return s->error != MCA_COLL_LOOM_OK ? s->error : node_bcast(s, p, mem, n, me, 0);
 }
 
-/* scan and exscan (seed 003 section 3.5), on node-consecutive ranks: an inclusive
+/* scan and exscan (Zhu et al. section 3.5), on node-consecutive ranks: an inclusive
  * prefix inside each node; the nodes' last ranks, which then hold their node's total,
  * run an exclusive prefix over the totals (the seed lets the node's first rank do
  * this; the last one has the total without an extra hop); each one broadcasts the
@@ -451,10 +451,8 @@ static int build_levels(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *
              * which moves 2 (nn - 1) / nn of the vector per leader instead of the
              * pairwise exchange's log2(nn) whole vectors.  Small ones: pairwise.  One
              * round instead (dissemination with nn - 1 ways, every leader sending to all
-             * others: 12 messages instead of 8 on 4 nodes) was slower on the emulated
-             * 4 x 2, where the messages cost CPU on 2 shared cores: 8 B allreduce
-             * 0.73-1.09x tuned's time against 0.68-0.80x, barrier 0.91-1.12x against
-             * 0.67-1.04x (loom_bench, four alternating job pairs) */
+             * others: 12 messages instead of 8 on 4 nodes) was slower where messages
+             * cost CPU (docs/dev/developing.md, "Performance notes") */
             const bool ring = p->segs > 1 && MCA_COLL_LOOM_COLL_ALLREDUCE == p->coll &&
                               (p->call & MCA_COLL_LOOM_CALL_COMMUTATIVE);
             rc = sub_phase(s, p, ring ? mca_coll_loom_build_ring : mca_coll_loom_build_pairwise,

@@ -1,6 +1,6 @@
 /*
  * loom algorithm `hierarchical`, alltoall: node-aware, for small parts on several ranks
- * per node (the two-level scheme of seed 003 applied to alltoall; seed 002 IV.B counts
+ * per node (the two-level scheme of Zhu et al. applied to alltoall; Iakymchuk et al. IV.B counts
  * what it saves: messages, not bytes).
  *
  * Each node's leader (its lowest rank) gathers the whole send buffers of its node, one

@@ -1,7 +1,7 @@
 /*
  * loom algorithm `hierarchical`, large commutative allreduce on nodes of equal size:
- * one ring per local index (seed 003's two levels, each level the segmented ring of
- * seed 002, section IV.A).
+ * one ring per local index (Zhu et al.'s two levels, each level the segmented ring of
+ * Iakymchuk et al., section IV.A).
  *
  * With K ranks on each of N nodes, the vector is cut into K node parts, node part b
  * into N parts (one per node) and every part into segs segments.

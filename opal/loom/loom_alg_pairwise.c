@@ -1,9 +1,9 @@
 /*
- * loom algorithm `pairwise`: pairwise exchange (butterfly), seed 000 section III.A.
+ * loom algorithm `pairwise`: pairwise exchange (butterfly), End et al. section III.A.
  *
  * For P = 2^k the ranks exchange their partial results with the partner at distance
  * 2^(l-1) in round l.  For P = 2^k + q the q extra ranks are folded in first and
- * receive the result last ("pairwise exchange algorithm", Fig. 1 of seed 000).  We
+ * receive the result last ("pairwise exchange algorithm", Fig. 1 of End et al.).  We
  * fold neighbours (2i into 2i+1 for i < q) rather than rank 2^k + i into rank i: the
  * survivors then hold contiguous rank ranges, so every combine is (lower ranks) o
  * (higher ranks) and the algorithm keeps rank order for non-commutative ops.  Every
@@ -61,7 +61,7 @@ int mca_coll_loom_build_pairwise(mca_coll_loom_sched_t *s, const mca_coll_loom_p
         /* The first exchange sends the input itself and fills RESULT only after it:
          * a large message is read by the peer straight from our buffer (single-copy),
          * and combining into a buffer the peer has just read costs a cross-core
-         * ownership transfer per cache line (np 2, 16-32 KiB int sum: 15-20%). */
+         * ownership transfer per cache line (docs/user/algorithms.md, "pairwise"). */
         mca_coll_loom_sched_send(s, peer, fresh ? MCA_COLL_LOOM_SLOT_INPUT : MCA_COLL_LOOM_SLOT_RESULT);
         mca_coll_loom_sched_recv(s, peer, TMP);
         mca_coll_loom_sched_wait(s);

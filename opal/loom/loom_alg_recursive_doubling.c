@@ -1,6 +1,6 @@
 /*
  * loom algorithm `recursive_doubling` for scan and exscan: the parallel prefix by
- * recursive doubling (Hillis and Steele), the flat scan seed 003 section 4.2 compares
+ * recursive doubling (Hillis and Steele), the flat scan Zhu et al. section 4.2 compares
  * its hierarchical scan against (MPICH's), in ceil(log2 P) rounds.
  *
  * In the round of distance d, rank r sends its running prefix (ranks r-2d+1..r, or

@@ -1,5 +1,5 @@
 /*
- * loom algorithm `ring`: the segmented pipelined ring of seed 002, section IV.A,
+ * loom algorithm `ring`: the segmented pipelined ring of Iakymchuk et al., section IV.A,
  * for allreduce (reduce-scatter then allgather), allgather and reduce_scatter.
  *
  * The vector is cut into P parts, part b being the one rank b ends up owning, and

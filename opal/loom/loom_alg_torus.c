@@ -1,6 +1,6 @@
 /*
  * loom algorithm `torus`: bcast, reduce and allreduce on a communicator whose nodes have
- * torus coordinates (seed 004: collectives over any subset of torus nodes without two
+ * torus coordinates (Mittal et al.: collectives over any subset of torus nodes without two
  * messages on one link), pipelined in p->segs segments so that a large message streams
  * at one link's bandwidth, or at two where a second tree fits beside the first.
  *
@@ -30,7 +30,7 @@
  * round its cycle, whose directed links are the first's reversed), the first carries
  * the first half of the segments and the second the rest, both pipelines running round
  * by round side by side.  No directed link carries two edges of the pair, so each node
- * takes its data in over two links at once (seed 001's two trees, which halve the time
+ * takes its data in over two links at once (the TwoTreeC paper's two trees, which halve the time
  * a pipelined tree needs, built on the torus's links).  For an allreduce the pair must
  * be disjoint in both directions, which small sets rarely allow: it then keeps one
  * tree.
@@ -500,8 +500,8 @@ static void reduce(mca_coll_loom_sched_t *s, int ntrees, const int *b0, const in
 
 /* A second node tree from the same node whose routes cross none of the first's links
  * (both contention-free in direction dir): each tree then carries half the segments
- * and no link carries both halves, so a node takes its data in over two links (seed
- * 001's two trees, on the torus's links).  0 when found; 1 when there is none (then
+ * and no link carries both halves, so a node takes its data in over two links (the
+ * TwoTreeC paper's two trees, on the torus's links).  0 when found; 1 when there is none (then
  * one tree); an error code. */
 static int second_tree(const mca_coll_loom_params_t *p, int nn, int rootnode, int dir, const int *up, int *up2)
 {

@@ -1,8 +1,8 @@
 /*
  * loom algorithm `twotree`: the pipelined two-tree (TwoTreeC) bcast, reduce and
- * allreduce of seed 001.
+ * allreduce of the TwoTreeC paper.
  *
- * Topology (seed 001, section 3, Algorithm 1).  Ranks are relabelled relative to the
+ * Topology (the TwoTreeC paper, section 3, Algorithm 1).  Ranks are relabelled relative to the
  * root (v = rank - root mod P), the root is v = 0 and v = 1..n (n = P-1) form two
  * complete binary trees hung under it:
  *   T1: heap order, node v has children 2v and 2v+1 (when <= n), root v = 1;

@@ -2,14 +2,14 @@
  * loom: copying a contiguous block without the slow case of the C library's memcpy.
  *
  * glibc's memcpy moves blocks of a few KiB and more with `rep movsb`.  On some x86
- * CPUs that instruction runs more than ten times slower when the destination starts
- * 1-31 bytes after the source modulo 4 KiB: 32 KiB took 11.7 us instead of 0.65 us
- * on this project's AMD EPYC guest, 256 KiB 91-96 us instead of 6.3 us (from 2 MiB on,
- * where glibc switches to non-temporal stores, the case is gone).  Two buffers that an
- * application mallocs one after the other are 16 bytes apart modulo 4 KiB whenever
- * their size is a multiple of 4 KiB (the allocator's header), so an allreduce's copy
- * of its input into its result hits the case exactly for the common sizes; tuned's
- * copies do too.  loom copies such blocks with 64-byte moves the compiler inlines.
+ * CPUs that instruction runs many times slower when the destination starts
+ * 1-31 bytes after the source modulo 4 KiB (docs/dev/developing.md, "Performance
+ * notes"; from 2 MiB on, where glibc switches to non-temporal stores, the case is
+ * gone).  Two buffers that an application mallocs one after the other are 16 bytes
+ * apart modulo 4 KiB whenever their size is a multiple of 4 KiB (the allocator's
+ * header), so an allreduce's copy of its input into its result hits the case exactly
+ * for the common sizes; tuned's copies do too.  loom copies such blocks with 64-byte
+ * moves the compiler inlines.
  */
 #ifndef MCA_COLL_LOOM_COPY_H
 #define MCA_COLL_LOOM_COPY_H

@@ -2,10 +2,11 @@
  * loom: the built-in selection rules and the decision procedure.
  *
  * The table is data, walked first-match.  Its thresholds come from test/bench on this
- * project's development machine (docs/user/performance.md); a later rules file replaces
- * or overrides it.  Sizes where loom has nothing better than the previous component
- * (tuned) go there: medium allreduces with many ranks, small bcast / reduce /
- * allgather / reduce_scatter.
+ * project's development machine; the comments say why each rule is there, and
+ * docs/user/tuning.md, "Why the built-in rules are what they are", gives the
+ * measurements behind each one.  A rules file goes before it.  Sizes where loom has
+ * nothing better than the previous component (tuned) go there: medium allreduces with
+ * many ranks, small bcast / reduce / allgather / reduce_scatter.
  */
 #include <stdint.h>
 
@@ -32,9 +33,9 @@
 #define MIB(x)    ((size_t) (x) * 1024 * 1024)
 
 /* The ring takes 2(P-1) steps: it pays once each rank's part is large enough for the
- * step latency not to dominate.  BASE is the threshold measured at P <= 8 (loom_bw,
- * docs/user/performance.md); larger P keeps the same part size: 4x BASE up to 32 ranks,
- * 16x up to 128, 64x beyond. */
+ * step latency not to dominate.  BASE is the threshold found at P <= 8; larger P keeps
+ * the same part size (docs/dev/model.md): 4x BASE up to 32 ranks, 16x up to 128, 64x
+ * beyond. */
 #define RING_ROWS(COLL, MASK, BASE)                                                              \
     {COLL, .min_bytes = (BASE), .max_bytes = SIZE_MAX, .max_P = 8, .call_mask = MASK,             \
      .call_value = MASK, .alg = "ring"},                                                         \
@@ -49,18 +50,16 @@
  * and ranks per node, call_mask 0.  max_bytes must be given. */
 const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
     /* the transport, for coll_loom_transport auto (transport rules are walked apart
-     * from the algorithm rules): loom's own UCX worker for small calls between nodes.
-     * On the emulated 4 x 2 cluster under pml ob1 it took 0.70-0.97x the PML's time for
-     * allreduce up to 16 KiB, about the same for alltoall, and 2-5x in a band from
-     * 32 KiB (UCX's rendezvous; docs/user/performance.md, "Transport").  Under pml ucx
-     * the two are at parity, and auto does not set UCX up. */
+     * from the algorithm rules): loom's own UCX worker for small calls between nodes,
+     * where under pml ob1 it is the shorter path; above 16 KiB UCX's rendezvous makes
+     * it the slower one.  Under pml ucx the two are at parity, and auto does not set
+     * UCX up. */
     {ALLREDUCE, .max_bytes = KIB(16), .min_nodes = 2, .transport = MCA_COLL_LOOM_RULE_UCX},
     {ALLTOALL, .max_bytes = KIB(16), .min_nodes = 2, .transport = MCA_COLL_LOOM_RULE_UCX},
 
-    /* a communicator with a torus map (docs/user/tuning.md, "Torus"): the contention-free
-     * trees from 1 MiB, on an emulated 4 x 4 torus (100 Mbit/s links, one rank per node,
-     * 6-15 nodes) a fraction of tuned's time for bcast, reduce and allreduce, where these
-     * rules gave 0.42-0.84x (docs/user/performance.md, "Torus").  Without a map torus
+    /* a communicator with a torus map (docs/user/tuning.md, "Torus"): from 1 MiB the
+     * contention-free trees of Mittal et al., whose large messages stream at a link's
+     * rate where tuned's trees put several messages on one link.  Without a map torus
      * refuses and the rules below decide. */
     {BCAST, .min_bytes = MIB(1), .max_bytes = SIZE_MAX, .min_nodes = 2, .alg = "torus"},
     {ALLREDUCE, .min_bytes = MIB(1), .max_bytes = SIZE_MAX, .min_nodes = 2, .alg = "torus"},
@@ -68,40 +67,32 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      .alg = "torus"},
 
     /* several nodes: the two-level algorithm (one rank per node: it is pairwise among
-     * the nodes).  On the emulated 4 x 2 cluster (docs/dev/cluster.md), with its node phases
-     * in shared memory up to 8 KiB, allreduce took 0.55-0.69x tuned's time up to 4 KiB
-     * and 0.36-0.52x at 8-32 KiB (1.11x at 64 KiB), the barrier 0.78-0.82x; dissemination
-     * took 1.24-1.5x: every one of its rounds crosses the network several times */
+     * the nodes), whose node phases stay inside the nodes, where every round of
+     * dissemination crosses the network several times; allreduce up to 32 KiB, above
+     * which tuned is as fast */
     {BARRIER, .max_bytes = SIZE_MAX, .min_nodes = 2, .alg = "hierarchical"},
     {ALLREDUCE, .max_bytes = 32768, .min_nodes = 2, .alg = "hierarchical"},
-    /* MPI_Ibarrier of two ranks: libnbc's one exchange of empty messages took 0.42-0.72 us,
-     * through the segment 0.46-0.81 us (1.05-1.12x, three jobs; dissemination 1.12-1.54x).
-     * From three ranks the segment took 0.33-0.69x libnbc's time at np 8. */
+    /* MPI_Ibarrier of two ranks: libnbc's one exchange of empty messages is a little
+     * faster than the segment's hand-over; from three ranks the segment wins. */
     {BARRIER, .max_bytes = SIZE_MAX, .max_nodes = 1, .max_P = 2, NB, .alg = NULL},
     /* one node, up to coll_loom_shm_slot_size: hierarchical's node phases run through
      * the node's shared segment (gather to rank 0, combine, release), no message at
-     * all.  At np 8 on one node (8 ranks, 2 cores) allreduce took 0.21-0.46x tuned's
-     * time from 8 B to 8 KiB and the barrier 0.48x; at np 4 0.34-0.86x; at np 2
-     * 0.49-1.10x (docs/user/performance.md).  Without the segment (coll_loom_shm=0, a setup
-     * that failed) the node phases are a binomial reduce and bcast: 1.4-1.9x tuned's
-     * time for barriers and allreduces up to 256 B at np 2-8, where dissemination took
-     * 0.82-1.2x; those calls go to the rows below. */
+     * all (Zhu et al., section 3).  Without the segment (coll_loom_shm=0, a setup that
+     * failed) the node phases are a binomial reduce and bcast, slower than tuned and
+     * dissemination for small calls: those calls go to the rows below. */
     {BARRIER, .max_bytes = SIZE_MAX, .max_nodes = 1, SHM, .alg = "hierarchical"},
     {ALLREDUCE, .max_bytes = KIB(256), .max_nodes = 1, .min_P = 3, SHM, .alg = "hierarchical"},
     /* point to point (binomial reduce to rank 0 and bcast: one combining order, so
-     * floating point stays bit-identical): 0.52-0.79x tuned's time from 16 to 256 KiB
-     * at np 8 (loom-tune --report, docs/user/performance.md "At a glance"); with
-     * the segment off, 0.7-0.9x from 512 B at np 4 and 8 (dissemination, bruck and
-     * pairwise 0.85-1.2x) */
+     * floating point stays bit-identical): from 512 B on one node ahead of tuned and of
+     * loom's other point-to-point algorithms */
     {ALLREDUCE, .min_bytes = 512, .max_bytes = KIB(256), .max_nodes = 1, .min_P = 3, .alg = "hierarchical"},
-    /* two ranks, up to the slot: the segment too (0.8-0.9x pairwise's time at 16-256 B
-     * for double sums at np 2, four runs; integer sums even) */
+    /* two ranks, up to the slot: the segment too, at least as fast as pairwise's one
+     * exchange */
     {ALLREDUCE, .max_bytes = 8192, .max_nodes = 1, SHM, .alg = "hierarchical"},
     {BARRIER, .max_bytes = SIZE_MAX, .alg = "dissemination"},
     /* two ranks above the slot, up to 256 KiB (any op): one whole exchange, the input
-     * sent as it is and combined into the result only after it (see pairwise.c), took
-     * 0.44-0.57x tuned's time at 16-256 KiB where the ring took 0.55-0.81x (np 2, loom_bw
-     * and loom_bench, two runs each); from 512 KiB the ring's halves win (commutative;
+     * sent as it is and combined into the result only after it (see pairwise.c), beats
+     * the ring's two half steps; from 512 KiB the ring's halves win (commutative;
      * non-commutative calls fall through to tuned) */
     {ALLREDUCE, .min_bytes = 8192, .max_bytes = KIB(512) - 1, .min_P = 2, .max_P = 2, .alg = "pairwise"},
     {ALLREDUCE, .min_bytes = KIB(512), .max_bytes = MIB(1), .max_P = 2, .call_mask = C, .call_value = C,
@@ -112,74 +103,56 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
     {ALLREDUCE, .max_bytes = 2048, .call_mask = CE, .call_value = CE, .alg = "bruck"},
     /* rank order kept, bit-identical floating point, any op */
     {ALLREDUCE, .max_bytes = 8192, .alg = "pairwise"},
-    /* bandwidth-bound, commutative (float sums included: each part is combined once
-     * and copied, so every rank gets the same bits); 0.5-0.95x tuned from 1 MiB at np 8 */
     /* several nodes with several ranks each, from 512 KiB, commutative: hierarchical's
-     * ring per local index (nodes of equal size; otherwise its leaders' ring).  On the
-     * emulated 4 x 2 cluster it took 0.58-0.95x tuned's time at 512 KiB - 16 MiB with
-     * 1 Gbit/s links (the ring 0.69-1.14x), 0.76-1.14x unshaped (the ring 0.84-1.67x);
-     * the non-blocking form 0.58-0.94x libnbc's time (docs/user/performance.md,
-     * "Emulated cluster 4 x 2: large messages") */
+     * ring per local index (nodes of equal size; otherwise its leaders' ring): every
+     * rank of a node shares the network phase, and no rank waits for a whole-vector
+     * reduce to its leader (docs/user/algorithms.md, "hierarchical").  Ahead of the flat
+     * ring and of tuned, blocking and non-blocking */
     {ALLREDUCE, .min_bytes = KIB(512), .max_bytes = SIZE_MAX, .min_nodes = 2, .min_rpn = 2, .call_mask = C,
      .call_value = C, .alg = "hierarchical"},
-    /* other non-blocking calls on several nodes from 64 KiB: libnbc (on the emulated
-     * 4 x 2 cluster loom's ring took 1.3-1.4x its time at 1-16 MiB, hierarchical
-     * 0.97-1.09x at 256 KiB) */
+    /* other non-blocking calls on several nodes from 64 KiB: libnbc, which neither
+     * loom's ring nor hierarchical beats there */
     {ALLREDUCE, .min_bytes = KIB(64), .max_bytes = SIZE_MAX, .min_nodes = 2, NB, .alg = NULL},
+    /* bandwidth-bound, commutative (float sums included: each part is combined once
+     * and copied, so every rank gets the same bits): the ring */
     RING_ROWS(ALLREDUCE, C, MIB(1)),
     {ALLREDUCE, .max_bytes = SIZE_MAX, .alg = NULL},
 
-    /* Non-blocking calls, where the rules that follow (measured against tuned's blocking
+    /* Non-blocking calls, where the rules that follow (written against tuned's blocking
      * algorithms) would hand them to libnbc, whose trees are slower than loom's on one
-     * node (loom_overlap at np 8, docs/user/performance.md "Non-blocking collectives"):
-     * ibcast binomial up to 1 MiB, ireduce binomial below 1 MiB, iallgather hierarchical
-     * (point to point) at 64-128 KiB (0.65-0.84x libnbc's time at 64 KiB, 0.95-1.19x at
-     * 256 KiB, 1.16-1.46x at 512 KiB - 1 MiB).  The other forms follow the other rules: what they
-     * leave to the previous component (iscan and iexscan above 256 B, the small
-     * ireduce_scatters) libnbc does as fast or faster. */
+     * node: ibcast binomial up to 1 MiB, ireduce binomial below 1 MiB, iallgather
+     * hierarchical (point to point) at 64-128 KiB only.  The other forms follow the
+     * other rules: what they leave to the previous component (iscan and iexscan above
+     * 256 B, the small ireduce_scatters) libnbc does as fast or faster. */
     {BCAST, .max_bytes = MIB(1), .max_nodes = 1, NB, .alg = "binomial"},
     {REDUCE, .max_bytes = MIB(1) - 1, .max_nodes = 1, NB, .alg = "binomial"},
     {ALLGATHER, .min_bytes = KIB(64), .max_bytes = KIB(128), .max_nodes = 1, NB, .alg = "hierarchical"},
-    /* iscan, iexscan: recursive doubling 0.23-0.31x libnbc's time at 64 B, 2x from 512 B */
+    /* iscan, iexscan: recursive doubling wins small calls only; libnbc's from 512 B */
     {SCAN, .min_bytes = 512, .max_bytes = SIZE_MAX, .max_nodes = 1, NB, .alg = NULL},
     {EXSCAN, .min_bytes = 512, .max_bytes = SIZE_MAX, .max_nodes = 1, NB, .alg = NULL},
 
-    /* several nodes: the emulated 4 x 2 cluster (loom_bw, docs/user/performance.md).  bcast:
-     * hierarchical took 0.39-0.67x tuned's time from 512 B to 4 MiB on unshaped links
-     * (shared-memory node phases up to 8 KiB, pipelined along the nodes from 2 MiB), and
-     * 0.21-0.43x from 1 to 16 MiB on 1 Gbit/s links (twotree 0.47x, binomial 0.51x at
-     * 16 MiB); reduce, timed back to back, before the small slots: binomial 0.4-0.76x up
-     * to 256 B, hierarchical 0.72-0.87x at 2-8 KiB, neither ahead in between or above.  On one node (np 8)
-     * binomial was 0.8-1.8x tuned's time up to 256 B over nine runs: left to tuned */
+    /* several nodes, bcast from 512 B: hierarchical, whose node phases stay inside the
+     * nodes (through the segment up to the slot) and whose large calls are pipelined
+     * along a chain through the nodes (Zhu et al., section 3.1), on any link rate */
     {BCAST, .min_bytes = 512, .max_bytes = SIZE_MAX, .min_nodes = 2, .alg = "hierarchical"},
     /* below 512 B hierarchical too, with point-to-point node phases (the component keeps
-     * such bcasts off the segment): over all 8 roots on 4 x 2 its median was 31-42 us at
-     * 8-256 B where the binomial tree's was 40-52 us and tuned's 50-73 us.  The binomial
-     * tree rooted at an odd rank crosses the network more often: its time went from 27 to
-     * 61 us with the root, hierarchical's cost is the same for every root (seed 003 s. 4) */
+     * such bcasts off the segment): its cost is the same for every root (Zhu et al.
+     * s. 4), where a binomial tree rooted at an odd rank crosses the network more often */
     {BCAST, .max_bytes = 511, .min_nodes = 2, .alg = "hierarchical"},
     /* up to 8 KiB, commutative: hierarchical, whose node phase pipelines back-to-back
-     * calls up to 2 KiB (the segment's small slots; 512 B when measured here, and at
-     * 1-2 KiB 15.8-24.5 us with 2 KiB slots against 34.9-56.1 us, tuned 34.9-53.9, three
-     * runs per build).  4 x 2, three loom_bw runs: 512 B at
-     * 0.33-0.78x tuned's time (binomial 0.69-1.24x), 1 KiB 0.79-1.09x (tuned's own
-     * default), 2-8 KiB 0.70-1.02x; 8-256 B 0.47-1.01x, binomial 0.50-1.04x, and in three
-     * loom-tune runs hierarchical was the fastest at 5 of the 6 sizes from 8 to 256 B (at
-     * 256 B 1.15x faster than binomial in the median of five more jobs).  Non-commutative
-     * ops: binomial up to 256 B */
+     * calls up to 2 KiB (the segment's small slots), at least as fast as binomial and
+     * tuned.  Non-commutative ops: binomial up to 256 B (on one node it does not beat
+     * tuned's: left to it) */
     {REDUCE, .max_bytes = 8192, .min_nodes = 2, .call_mask = C, .call_value = C, .alg = "hierarchical"},
     {REDUCE, .max_bytes = 256, .min_nodes = 2, .alg = "binomial"},
-    /* from 4 MiB, commutative: hierarchical's pipelined chain (section 3.2), 512 KiB
-     * segments combined on their way to the root.  4 x 2, 1 Gbit/s links: 0.48-0.58x
-     * tuned's time at 4-16 MiB (two-tree 1.2-1.7x, binomial 1.0x); unshaped links (8
-     * ranks on 2 cores, CPU-bound) 0.88-1.07x at 4-8 MiB, 0.41-0.49x at 16 MiB.  At 1-2
-     * MiB it took 0.67x on 1 Gbit/s links but 1.14-1.40x unshaped: left to tuned */
+    /* from 4 MiB, commutative: hierarchical's pipelined chain (Zhu et al., section 3.2),
+     * 512 KiB segments combined on their way to the root.  At 1-2 MiB it wins on slow
+     * links but loses where the CPU is the bottleneck: left to tuned */
     {REDUCE, .min_bytes = MIB(4), .max_bytes = SIZE_MAX, .min_nodes = 2, .call_mask = C, .call_value = C,
      .alg = "hierarchical"},
-    /* below that, and non-commutative ops.  4 x 2, 1-8 MiB: the two-tree took
-     * 1.04-1.65x tuned's time, binomial 1.02-1.2x; at 16 MiB binomial 0.55x (two-tree
-     * 0.67x).  Up to 8 ranks only: binomial's log2 P whole-vector hops are what a larger
-     * job cannot afford */
+    /* below that, and non-commutative ops: tuned up to 16 MiB, where neither the
+     * two-tree nor binomial beats it; binomial from 16 MiB.  Up to 8 ranks only:
+     * binomial's log2 P whole-vector hops are what a larger job cannot afford */
     {REDUCE, .min_bytes = MIB(1), .max_bytes = MIB(16) - 1, .min_nodes = 2, .max_P = 8, .alg = NULL},
     {REDUCE, .min_bytes = MIB(16), .max_bytes = SIZE_MAX, .min_nodes = 2, .max_P = 8, .alg = "binomial"},
     /* one node, up to the shared-memory slot: the node phase runs through the node's
@@ -188,84 +161,68 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * too (31 calls through the 32 small areas up to 2 KiB, seven through the eight large
      * ones, MCA_COLL_LOOM_SHM_AREAS).  More ranks favour the segment (one write, P reads)
      * over tuned's tree of eager sends: four ranks or more take it from 0 B, three from
-     * 16 B (at 8 B it lost).  Two ranks are the exception below 128 B: a call of 0.15-0.3
-     * us, where handing it to tuned costs loom's entry but the segment's hand-over of
-     * cache lines costs more while the two cores pass lines slowly (a state that comes
-     * and goes for minutes); from 128 B the segment wins in either state.  Numbers:
-     * docs/user/performance.md, "Small bcast and reduce" and "At a glance". */
+     * 16 B.  Two ranks are the exception below 128 B: a call so short that handing it to
+     * tuned costs only loom's entry, while the segment's hand-over of cache lines costs
+     * more whenever the two cores pass lines slowly (a state that comes and goes); from
+     * 128 B the segment wins in either state. */
     {BCAST, .min_bytes = 128, .max_bytes = 511, .max_P = 2, .max_nodes = 1, SHM, .alg = "hierarchical"},
     {BCAST, .max_bytes = 8192, .min_P = 4, .max_nodes = 1, SHM, .alg = "hierarchical"},
     {BCAST, .min_bytes = 16, .max_bytes = 8192, .min_P = 3, .max_nodes = 1, SHM, .alg = "hierarchical"},
     {BCAST, .min_bytes = 512, .max_bytes = 8192, .max_nodes = 1, SHM, .alg = "hierarchical"},
     /* reduce: the segment's small slots (2 KiB) let contributors run up to 31 calls
-     * ahead of the root, as eager sends let tuned's (whose time jumps from about 288 B).
-     * Four ranks or more from 0 B; two or three from 128 B, as for bcast: below, a call
-     * of 0.13-0.3 us, the segment loses in some jobs (at np 2 when the two cores pass
-     * cache lines slowly, see the bcast rules above).  Numbers: docs/user/performance.md,
-     * "Small bcast and reduce" and "At a glance". */
+     * ahead of the root, as eager sends let tuned's.  Four ranks or more from 0 B; two or
+     * three from 128 B, as for bcast: below, the segment loses in some jobs (at np 2 when
+     * the two cores pass cache lines slowly, see the bcast rules above). */
     {REDUCE, .max_bytes = 8192, .min_P = 4, .max_nodes = 1, .call_mask = C | MCA_COLL_LOOM_CALL_SHM,
      .call_value = C | MCA_COLL_LOOM_CALL_SHM, .alg = "hierarchical"},
     {REDUCE, .min_bytes = 128, .max_bytes = 8192, .max_nodes = 1, .call_mask = C | MCA_COLL_LOOM_CALL_SHM,
      .call_value = C | MCA_COLL_LOOM_CALL_SHM, .alg = "hierarchical"},
-    /* large bcast / reduce: the pipelined two-tree.  Measured at np 8 on one node,
-     * reduce is 0.3-0.9x tuned's default from 1 MiB; bcast only reaches parity at 16 MiB
-     * and above (tuned's default bcast is its best there), below it stays with tuned */
+    /* large bcast / reduce: the pipelined two-tree (the TwoTreeC paper).  reduce from
+     * 1 MiB; bcast only from 16 MiB, where it reaches tuned's default (tuned's best bcast
+     * there); below it stays with tuned */
     {BCAST, .min_bytes = MIB(16), .max_bytes = SIZE_MAX, .min_P = 3, .alg = "twotree"},
     {BCAST, .max_bytes = SIZE_MAX, .alg = NULL},
     {REDUCE, .min_bytes = MIB(1), .max_bytes = SIZE_MAX, .min_P = 3, .call_mask = C, .call_value = C,
      .alg = "twotree"},
     {REDUCE, .max_bytes = SIZE_MAX, .alg = NULL},
 
-    /* allgather, several nodes (the emulated 4 x 2 cluster, sizes of the whole gathered
-     * vector): hierarchical took 0.61-0.90x tuned's time from 2 KiB to 1 MiB in four
-     * loom-tune runs (the ring 0.67-2.2x); from 2 MiB the ring 0.46-0.76x, hierarchical
-     * 0.60-0.74x (the ring ahead in 3 of 4 runs at 2 MiB, even at 4 MiB, ahead in all at
-     * 8 and 16 MiB; two runs before loom_bw's untimed call had it the other way) */
+    /* allgather, several nodes (sizes of the whole gathered vector): hierarchical (one
+     * gather per node, whole nodes among the leaders) below 2 MiB; from 2 MiB the ring,
+     * the faster there on up to 8 ranks */
     {ALLGATHER, .max_bytes = MIB(2) - 1, .min_nodes = 2, .alg = "hierarchical"},
     {ALLGATHER, .min_bytes = MIB(2), .max_bytes = SIZE_MAX, .min_nodes = 2, .max_P = 8, .alg = "ring"},
-    /* one node, 8-64 KiB: hierarchical (the node gather and bcast of the vector) took
-     * 0.69-0.87x tuned's time at np 8 (three runs pooled); below and above, tuned is as
-     * fast */
+    /* one node, 8-64 KiB: hierarchical (the node gather and bcast of the vector); below
+     * and above, tuned is as fast */
     {ALLGATHER, .min_bytes = KIB(8), .max_bytes = KIB(64), .max_nodes = 1, .min_P = 3, .alg = "hierarchical"},
     /* allgather / reduce_scatter: the ring, by the size of the whole vector */
     RING_ROWS(ALLGATHER, 0, MIB(4)),
     {ALLGATHER, .max_bytes = SIZE_MAX, .min_nodes = 2, .alg = "hierarchical"},
     {ALLGATHER, .max_bytes = SIZE_MAX, .alg = NULL},
-    /* two ranks: the ring is one exchange of halves; 0.3-0.94x tuned's time from 4 KiB at
-     * np 2 (two runs) */
+    /* two ranks: the ring is one exchange of halves, ahead of tuned from 4 KiB */
     {RS, .min_bytes = KIB(4), .max_bytes = SIZE_MAX, .max_P = 2, .call_mask = C, .call_value = C,
      .alg = "ring"},
     {RSB, .min_bytes = KIB(4), .max_bytes = SIZE_MAX, .max_P = 2, .call_mask = C, .call_value = C,
      .alg = "ring"},
-    /* np 8, one node: the ring took 0.74-0.84x tuned's time at 256-512 KiB for
-     * reduce_scatter and 0.74-0.88x at 0.5-2 MiB for reduce_scatter_block */
+    /* the ring: reduce_scatter from 256 KiB, reduce_scatter_block from 512 KiB (at
+     * P <= 8) */
     RING_ROWS(RS, C, KIB(256)),
     {RS, .max_bytes = SIZE_MAX, .alg = NULL},
-    /* several nodes (4 x 2, loom_bw, docs/user/performance.md), reduce_scatter_block, ring /
-     * tuned: at 256 KiB at or below 1 in all four sets of jobs (1.00 in one loom-tune
-     * run; 0.65-0.80 in five jobs; medians 0.94 and 0.75 of eight; 0.77-0.86 in four
-     * more with this rule); at 512 KiB above 1 in four of five sets (1.28 and 1.20
-     * medians of eight and ten jobs, 1.19-1.46, against 0.70-1.08 in one), at 1 MiB
-     * below in three of four (0.85-0.95).  Tuned's own algorithm changes with the size,
-     * hence the gap in the middle */
+    /* several nodes, reduce_scatter_block: the ring at 256 KiB, tuned at 512 KiB - 1 MiB,
+     * the ring again from 1 MiB.  Tuned's own algorithm changes with the size, hence the
+     * gap in the middle */
     {RSB, .min_bytes = KIB(256), .max_bytes = KIB(512) - 1, .min_nodes = 2, .max_P = 8, .call_mask = C,
      .call_value = C, .alg = "ring"},
     {RSB, .min_bytes = KIB(512), .max_bytes = MIB(1) - 1, .min_nodes = 2, .max_P = 8, .alg = NULL},
     RING_ROWS(RSB, C, KIB(512)),
     {RSB, .max_bytes = SIZE_MAX, .alg = NULL},
 
-    /* scan / exscan, each call timed alone after a barrier (loom_bw --latency): on the
-     * 4 x 2 cluster hierarchical took 0.79-1.08x tuned's time for scan up to 8 KiB and
-     * 0.64-0.92x for exscan up to 16 KiB (its rounds cross the network once per node
-     * pair); on one node (np 8) recursive doubling took 0.59-0.74x (scan) and
-     * 0.49-0.78x (exscan) up to 2 KiB; with two ranks both are one message, and
-     * tuned's took 0.7-0.85x loom's time (np 2, two runs).  Larger calls on 4 x 2, six
-     * loom-tune runs (with an untimed call before every batch; an earlier job without
-     * it had hierarchical 1.17-1.47x), forced hierarchical over tuned in the same job,
-     * median over the runs: scan 0.67-0.97x from 16 KiB to 1 MiB, exscan 0.77-0.86x at
-     * 32-128 KiB; exscans of 256 KiB - 1 MiB 0.90-1.10x with single runs up to 1.55x
-     * stay with tuned's linear chain, as everything above 1 MiB (not measured).  Nodes
-     * whose ranks are not consecutive refuse hierarchical and fall through. */
+    /* scan / exscan, judged by each call's own latency (an application waits for the
+     * result): several nodes, hierarchical, whose rounds cross the network once per node
+     * pair (Zhu et al., section 3.5), scan up to 1 MiB and exscan up to 128 KiB; larger
+     * exscans stay with tuned's linear chain, as everything above 1 MiB.  One node:
+     * recursive doubling up to 2 KiB; with two ranks both are one message, and tuned's
+     * is the faster.  Nodes whose ranks are not consecutive refuse hierarchical and fall
+     * through. */
     {SCAN, .max_bytes = MIB(1), .min_nodes = 2, .alg = "hierarchical"},
     {SCAN, .max_bytes = 2048, .min_P = 3, .alg = "recursive_doubling"},
     {SCAN, .max_bytes = SIZE_MAX, .alg = NULL},
@@ -280,9 +237,9 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
     {ALLTOALL, .max_bytes = KIB(32), .min_nodes = 2, .min_P = 9, .max_P = 16, .alg = "hierarchical"},
     {ALLTOALL, .max_bytes = KIB(64), .min_nodes = 2, .min_P = 9, .max_P = 16, .alg = "bruck"},
     /* one node, through shared memory (shm=yes: the send buffer fits the sym slot or an
-     * outbox, coll_loom_shm_outbox_size): direct took 0.14-0.84x tuned's time from 64 B
-     * to 256 KiB at np 2-16; larger outboxes paid up to 512 KiB at np 8 (0.63x), not
-     * from 1 MiB (1.16-1.38x).  Point to point, direct is what tuned runs (linear),
+     * outbox, coll_loom_shm_outbox_size): direct, every part straight to its destination
+     * (Iakymchuk et al., section IV.B), up to 512 KiB (larger outboxes pay up to there,
+     * not beyond).  Point to point, direct is what tuned runs (linear),
      * except from 16 ranks, where tuned sends parts under 512 B through its Bruck
      * (several hops, and wrong data when the send and receive types differ in layout)
      * and direct is faster.  The rows bound the total, so at P near a row's top only
@@ -290,9 +247,9 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
     {ALLTOALL, .max_bytes = KIB(512), .max_nodes = 1, SHM, .alg = "direct"},
     {ALLTOALL, .max_bytes = KIB(8) - 1, .max_nodes = 1, .min_P = 16, .max_P = 31, .alg = "direct"},
     {ALLTOALL, .max_bytes = KIB(16) - 1, .max_nodes = 1, .min_P = 32, .alg = "direct"},
-    /* the non-blocking forms: direct took 0.56-0.96x libnbc's time up to 32 KiB (np 8
-     * and 4 x 2), about the same above; and libnbc's in-place ialltoallv returned wrong
-     * data at np 5-7 in test_alltoall (Open MPI 4.1.4) */
+    /* the non-blocking forms: direct, ahead of libnbc for small calls and as fast above;
+     * and libnbc's in-place ialltoallv returned wrong data at np 5-7 in test_alltoall
+     * (Open MPI 4.1.4) */
     {ALLTOALL, .max_bytes = SIZE_MAX, NB, .alg = "direct"},
     {ALLTOALLV, .max_bytes = SIZE_MAX, NB, .alg = "direct"},
     {ALLTOALL, .max_bytes = SIZE_MAX, .alg = NULL},

@@ -2,7 +2,7 @@
  * loom: a LogGP cost model (Alexandrov et al., SPAA '95) and a simulator that runs
  * the real schedules of all P ranks (built through the registry) under it, to
  * predict the time of a collective and to choose the pipelining depth (segs /
- * chunks) as seed 001, section 5 does ("simulation, then refined by measurement").
+ * chunks) as the TwoTreeC paper, section 5 does ("simulation, then refined by measurement").
  *
  * Model, per rank (times in seconds):
  *   - a rank has one CPU clock.  Ops run in schedule order; posting a SEND costs the
@@ -57,7 +57,7 @@
  *              units, with the event queue).  Round mode stays what choose_segs and
  *              auto_segs use.
  *
- * The torus network (seed 004; GRAPH only, forced when opts->link_G > 0 and the shape
+ * The torus network (Mittal et al.; GRAPH only, forced when opts->link_G > 0 and the shape
  * has torus coordinates, shape->torus and ->torus_coords, with ->node_of).  A message
  * between ranks of two nodes follows its route under the routing model of
  * loom_torus.h and crosses its directed links in turn, each for max(link_G, G) per
@@ -78,11 +78,10 @@
 
 #include "opal/loom/loom_registry.h"
 
-/* Defaults: measured on the development machine (2 cores, 32 MiB L3, one node, shared
- * memory, Open MPI 4.1.4), idle, with `test/bench/loom_pingpong --max-bytes 64M` at
- * np 2 (G fitted up to 64 MiB, gamma and copy on 64 MiB: out of cache, like a large
- * collective's working set), median of 3 runs.  Units as the MCA parameters:
- * microseconds for L, o, g, nanoseconds per byte for G, gamma, copy. */
+/* Defaults: the development machine's, from test/bench/loom_pingpong, out of cache
+ * like a large collective's working set (docs/dev/model.md, "Parameters").  Units as
+ * the MCA parameters: microseconds for L, o, g, nanoseconds per byte for G, gamma,
+ * copy. */
 #define MCA_COLL_LOOM_MODEL_DEFAULT_LATENCY_US         0.17
 #define MCA_COLL_LOOM_MODEL_DEFAULT_OVERHEAD_US        0.072
 #define MCA_COLL_LOOM_MODEL_DEFAULT_GAP_US             0.094
@@ -180,7 +179,7 @@ int mca_coll_loom_model_choose_segs(int alg, mca_coll_loom_coll_t coll, int P, s
                                     int *method);
 
 /* The segs (ring segments per part, two-tree chunks) the component uses when the
- * knob is 0: cheap (well under 2 ms at any P) and deterministic, so every rank gets
+ * knob is 0: cheap (docs/dev/model.md, "auto_segs") and deterministic, so every rank gets
  * the same answer.  Returns 1 when the algorithm does not use segs.  A schedule in
  * parts (the ring) gets segments of at most 256 KiB (the model sees no benefit in
  * segmenting it: see docs/dev/model.md); a whole-message pipeline (twotree) gets

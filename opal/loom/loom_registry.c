@@ -16,7 +16,7 @@ const mca_coll_loom_alg_t mca_coll_loom_algs[] = {
         .needs = 0,
         .description = "pairwise exchange (butterfly) with the 2^k+q fold; keeps rank order, "
                        "bit-identical, any op; alltoall(v): P-1 steps, one partner at a time",
-        .reference = "seed 000, section III.A",
+        .reference = "End et al., section III.A",
         .build = mca_coll_loom_build_pairwise,
     },
     {
@@ -29,7 +29,7 @@ const mca_coll_loom_alg_t mca_coll_loom_algs[] = {
         .knob_max = 16,
         .description = "n-way dissemination, adapted for P != (n+1)^k so every rank counts "
                        "exactly once",
-        .reference = "seed 000, section III.B, Theorem 1",
+        .reference = "End et al., section III.B, Theorem 1",
         .build = mca_coll_loom_build_dissemination,
         .can_serve = mca_coll_loom_dissemination_can_serve,
     },
@@ -44,7 +44,7 @@ const mca_coll_loom_alg_t mca_coll_loom_algs[] = {
         .knob_max = 16,
         .description = "Bruck's n-port global combine (digits of P-1 in base n+1); for allgather "
                        "and alltoall, the n-port concatenation in ceil(log_{n+1} P) rounds",
-        .reference = "seed 000, section III.C",
+        .reference = "End et al., section III.C",
         .build = mca_coll_loom_build_bruck,
     },
     {
@@ -60,7 +60,7 @@ const mca_coll_loom_alg_t mca_coll_loom_algs[] = {
         .description = "segmented pipelined ring: reduce-scatter + allgather, (P-1)/P of the "
                        "vector per rank and phase; bit-identical, commutative ops. Knob: bytes "
                        "per segment, 0 = chosen by the cost model",
-        .reference = "seed 002, section IV.A",
+        .reference = "Iakymchuk et al., section IV.A",
         .build = mca_coll_loom_build_ring,
         .pipelined = true,
     },
@@ -76,7 +76,7 @@ const mca_coll_loom_alg_t mca_coll_loom_algs[] = {
         .description = "pipelined two-tree (TwoTreeC): even chunks down one complete binary "
                        "tree, odd down its mirror; allreduce = reduce + reordered bcast; "
                        "commutative ops. Knob: bytes per chunk, 0 = chosen by the cost model",
-        .reference = "seed 001, Algorithms 1-3",
+        .reference = "the TwoTreeC paper, Algorithms 1-3",
         .build = mca_coll_loom_build_twotree,
         .pipelined = true,
     },
@@ -86,7 +86,7 @@ const mca_coll_loom_alg_t mca_coll_loom_algs[] = {
         .needs = 0,
         .description = "binomial tree, unsegmented (baseline); reduce keeps rank order for "
                        "non-commutative ops (tree rooted at rank 0, one extra hop)",
-        .reference = "seed 001, section 1 (baseline)",
+        .reference = "the TwoTreeC paper, section 1 (baseline)",
         .build = mca_coll_loom_build_binomial,
     },
     {
@@ -113,7 +113,7 @@ const mca_coll_loom_alg_t mca_coll_loom_algs[] = {
                        "scatter; "
                        "any op on node-consecutive ranks. Knob: bytes per segment, 0 = "
                        "automatic (bcast 256 KiB, reduce 512 KiB, the rings 32 KiB up to 1 MiB parts, else 1 MiB)",
-        .reference = "seed 003, sections 3.1-3.5",
+        .reference = "Zhu et al., sections 3.1-3.5",
         .build = mca_coll_loom_build_hierarchical,
         .pipelined = true,
         .can_serve = mca_coll_loom_hierarchical_can_serve,
@@ -135,7 +135,7 @@ const mca_coll_loom_alg_t mca_coll_loom_algs[] = {
                        "allreduce = reduce + bcast overlapping on the same trees; commutative ops. "
                        "Knob: bytes per segment, 0 = automatic (32 KiB, 64 KiB for allreduce, smaller "
                        "on long chains: 8 segments per rank)",
-        .reference = "seed 004",
+        .reference = "Mittal et al.",
         .build = mca_coll_loom_build_torus,
         .pipelined = true,
         .can_serve = mca_coll_loom_torus_can_serve,
@@ -152,7 +152,7 @@ const mca_coll_loom_alg_t mca_coll_loom_algs[] = {
         .description = "every block straight to its destination, all receives and sends posted "
                        "at once, each block released as it arrives. Knob: partners in flight "
                        "per round, 0 = all",
-        .reference = "seed 002, section IV.B",
+        .reference = "Iakymchuk et al., section IV.B",
         .build = mca_coll_loom_build_direct,
     },
     {
@@ -161,7 +161,7 @@ const mca_coll_loom_alg_t mca_coll_loom_algs[] = {
         .needs = 0,
         .description = "parallel prefix by recursive doubling, ceil(log2 P) rounds; adjacent "
                        "ranges joined in rank order, so any op",
-        .reference = "seed 003, section 4.2 (the flat scan it compares against)",
+        .reference = "Zhu et al., section 4.2 (the flat scan it compares against)",
         .build = mca_coll_loom_build_recursive_doubling,
     },
 };

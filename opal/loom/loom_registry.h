@@ -193,7 +193,7 @@ int mca_coll_loom_alltoall_exchange(mca_coll_loom_sched_t *s, const mca_coll_loo
 void mca_coll_loom_prefix_doubling(mca_coll_loom_sched_t *s, const int *peers, int n, int me, int in_slot,
                                    int incl_slot, bool keep_incl, int excl_slot, int tmp_slot);
 
-/* The adaption of seed 000, Theorem 1, for (n, P): the last round takes s-1 full
+/* The adaption of End et al., Theorem 1, for (n, P): the last round takes s-1 full
  * partial results, a prefix of `send_prefix` contributions from sender s, and the
  * receiver drops the first `drop_prefix` contributions of its own chain.  Returns
  * false when no such adaption exists for (n, P). */

@@ -453,7 +453,7 @@ typedef struct {
  * channel is done.  The transport shares a link among the messages in flight on it, so
  * a pipeline that posted every segment at once would have them all arrive at the end
  * (and the next node forward nothing before); one at a time, segment k arrives first
- * and is forwarded while k+1 flows (seed 003, section 3.1; seed 001, Algorithm 2). */
+ * and is forwarded while k+1 flows (Zhu et al., section 3.1; the TwoTreeC paper, Algorithm 2). */
 
 static size_t next_pow2(size_t n)
 {

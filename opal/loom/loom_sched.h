@@ -14,7 +14,7 @@
  *   REDUCE        dst := src o dst   (src is the left operand: it holds lower ranks)
  *   REDUCE_R      dst := dst o src   (dst is the left operand)
  *   UNREDUCE      dst := dst o src^-1, only emitted for ops with an exact inverse
- *                 (integer sum, bitwise xor): the "take out" of seed 000, III.B.
+ *                 (integer sum, bitwise xor): the "take out" of End et al., III.B.
  * Messages between a pair of ranks match in the order they are posted (MPI
  * non-overtaking with a single tag).  A slot with a transfer in flight is not touched
  * by a local operation before the WAIT that completes it.
@@ -31,7 +31,7 @@
  * a pipeline at once would deliver none of them early).  WAITs drop out (unless the
  * schedule is lockstep, below): a
  * chunk received by an inner node of a pipeline is forwarded as soon as it is in,
- * not at the end of a round (seed 001, Algorithm 2).  The round reading stays valid
+ * not at the end of a round (the TwoTreeC paper, Algorithm 2).  The round reading stays valid
  * (it is one order the graph allows) and is what the model costs.
  *
  * Blocks: a schedule may split every slot into `nblocks` blocks.  Blocks come in
@@ -162,7 +162,7 @@ void mca_coll_loom_sched_moves_blocks(mca_coll_loom_sched_t *s);
 void mca_coll_loom_sched_lockstep(mca_coll_loom_sched_t *s);
 /* Declares that in every call each pair of ranks exchanges messages both ways or not at
  * all (the verifier checks it on every rank).  A transport may then write a message
- * straight into a buffer at the receiver that it reuses every other call (seed 002's
+ * straight into a buffer at the receiver that it reuses every other call (Iakymchuk et al.'s
  * direct writes): the peer's message of call k+1 proves that the receiver has read what
  * arrived in call k.  Not carried by mca_coll_loom_sched_append_mapped. */
 void mca_coll_loom_sched_exchange(mca_coll_loom_sched_t *s);

@@ -1,6 +1,6 @@
 /*
  * loom: the per-node shared segment of the hierarchical collectives' node phases
- * (seed 003, section 3: shared memory pays for short messages and for flags).
+ * (Zhu et al., section 3: shared memory pays for short messages and for flags).
  *
  * One segment per node of a communicator, created by the node's leader and mapped
  * by the node's other ranks.  It holds counters and small data areas:
@@ -39,8 +39,8 @@
  *   everyone     wait release >= seq (calls that deliver data or synchronise)
  *
  * A bcast root thus runs up to A - 1 calls ahead of its slowest reader, as eager sends
- * let tuned's: with two areas back-to-back bcasts of 256 B took 1.6-2x tuned's time
- * at np 4-8, with eight 0.55-0.9x.
+ * let tuned's; with two areas back-to-back bcasts lost to tuned's (docs/dev/developing.md,
+ * "Performance notes").
  *
  * Calls on a communicator of one node with at most MCA_COLL_LOOM_SHM_SYM_BYTES of
  * data (small allreduces, barriers) have no coordinator: every rank combines every
@@ -58,7 +58,7 @@
  *
  * Reduces (any node count: the node phase) use the sym slots too, so that a rank that
  * only contributes leaves at once and runs up to D - 1 calls ahead of the coordinator,
- * as eager sends let tuned's (seed 003, section 3.2: the node phase of a reduce is a
+ * as eager sends let tuned's (Zhu et al., section 3.2: the node phase of a reduce is a
  * gather).  One larger than MCA_COLL_LOOM_SHM_SMALL_BYTES is cut into chunks of whole
  * elements, each chunk a call of its own (at most D / 2 of them; else the large slots):
  *
@@ -201,14 +201,9 @@ int mca_coll_loom_shm_unlink(const char *path);
  * a call is a few cache lines (see above). */
 #define MCA_COLL_LOOM_SHM_SYM_BYTES 256
 /* Bytes of a small slot and of a small area: the largest reduce and bcast through them.
- * Their depth pays more than the large slots' lockstep costs: np 8 on the 2 cores,
- * back-to-back reduces of 288-512 B took 0.7-0.9 us through them, 7-8 us through the
- * large slots (tuned 8.6-11 us).  With 2 KiB instead of 512 B (loom_bw, three runs per
- * build, alternating): reduces of 1-2 KiB 1.3-5.4 us instead of 8.4-12.4 at np 8 (tuned
- * 10.4-16.3) and 0.38-0.87 us instead of 3.5-3.7 at np 4 (tuned 4.0-6.4); bcasts of 1-2
- * KiB at np 8 0.59-0.88 us instead of 1.23-1.39 (tuned 8.0-10.7); 256-512 B 0.0-0.1 us
- * slower.  The segment grows by (n + 1) x 48 KiB for n ranks, a setup by about 90 us
- * (4 ranks). */
+ * Their depth, which lets back-to-back calls run ahead, pays more than the large slots'
+ * lockstep costs, up to 2 KiB a call; the price is (n + 1) x 48 KiB more segment for n
+ * ranks and a longer setup (docs/dev/developing.md, "Performance notes"). */
 #define MCA_COLL_LOOM_SHM_SMALL_BYTES 2048
 
 /* The status of the contents of a slot or area (any of them: `data` is where its data

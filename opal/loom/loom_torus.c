@@ -544,7 +544,7 @@ static void greedy(loom_chain_t *s, int first, int *order)
     }
 }
 
-/* The snake (seed 004's full box with a missing node, and its missing planes): the
+/* The snake (Mittal et al.'s full box with a missing node, and its missing planes): the
  * torus traversed boustrophedon, the first routed dimension fastest, each line and
  * each plane in turn the other way (a reflected mixed-radix Gray code, so consecutive
  * positions are neighbours).  Where the slowest dimension has an even size the last

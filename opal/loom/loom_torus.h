@@ -1,5 +1,5 @@
 /*
- * loom: the torus a communicator's nodes sit on (seed 004), its routing model and the
+ * loom: the torus a communicator's nodes sit on (Mittal et al.), its routing model and the
  * link contention of a set of messages.  MPI-agnostic: the component supplies the
  * shape and each node's coordinates.
  *

@@ -350,9 +350,9 @@ int main(int argc, char **argv)
         }
         for (int r = 0; r < rounds; r++) {
             int order[MAX_VARIANTS];
-            /* a new order every round: a variant timed right after tuned's large calls
-             * measured up to 1.25x slower, whichever it was, and a rotation kept auto
-             * right after tuned in all rounds but one */
+            /* a new order every round: the variant timed right after tuned's large calls
+             * runs slower, whichever it is, and a rotation kept auto right after tuned
+             * (docs/user/tuning.md, "Is auto choosing well?") */
             lt_shuffle(order, nv, (unsigned long long) s * 1000003ULL + (unsigned long long) r);
             for (int vv = 0; vv < nv; vv++) {
                 int v = order[vv];

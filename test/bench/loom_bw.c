@@ -49,8 +49,9 @@
  *     algorithm served (as in loom_bench).
  *
  * Timing as in loom_bench: rounds x variants batches, interleaved, each round in a new
- * shuffled order (the variant timed right after tuned's large calls measured up to 1.25x
- * slower, whichever it was: a fixed or rotated order pins that on one variant); a batch is a barrier and `iterations` back-to-back calls
+ * shuffled order (the variant timed right after tuned's large calls runs slower,
+ * whichever it is: a fixed or rotated order pins that on one variant; docs/user/tuning.md,
+ * "Is auto choosing well?"); a batch is a barrier and `iterations` back-to-back calls
  * (calibrated on tuned to last about batch_ms, at least 1); the sample is the maximum
  * over ranks of the batch time / iterations; the median over rounds is reported.
  * --latency puts a barrier before every call and times each call alone (the sample:
@@ -676,9 +677,9 @@ int main(int argc, char **argv)
         }
         for (int r = 0; r < nr; r++) {
             int order[MAX_VARIANTS];
-            /* a new order every round: a variant timed right after tuned's large calls
-             * measured up to 1.25x slower, whichever it was, and a rotation kept auto
-             * right after tuned in all rounds but one */
+            /* a new order every round: the variant timed right after tuned's large calls
+             * runs slower, whichever it is, and a rotation kept auto right after tuned
+             * (docs/user/tuning.md, "Is auto choosing well?") */
             lt_shuffle(order, nv, (unsigned long long) s * 1000003ULL + (unsigned long long) r);
             for (int vv = 0; vv < nv; vv++) {
                 int v = order[vv];
@@ -695,9 +696,9 @@ int main(int argc, char **argv)
                     poison(rbuf, count);
                 } else {
                     /* untimed: what switching from the previous variant costs (the buffers it
-                     * freed, the schedule lookup) is not this variant's time.  Without it the
-                     * variant after another shape measured up to 1.5x slower at 1-8 MiB with
-                     * 1-2 calls per batch, identical code included (auto vs its forced twin) */
+                     * freed, the schedule lookup) is not this variant's time, which with few
+                     * calls per batch it would swamp (docs/user/tuning.md, "Is auto choosing
+                     * well?") */
                     run_coll(vs[v].comm, sbuf, rbuf, count);
                 }
                 MPI_Barrier(MPI_COMM_WORLD);

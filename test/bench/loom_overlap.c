@@ -1,6 +1,6 @@
 /*
  * loom_overlap: split-phase (non-blocking) collectives, loom against libnbc (and adapt
- * when it is enabled), in one job (seed 000, section V; overlap as the OSU
+ * when it is enabled), in one job (End et al., section V; overlap as the OSU
  * non-blocking benchmarks define it).
  *
  * One communicator per component, made with MPI_Comm_dup_with_info and the info key

@@ -1,5 +1,5 @@
 /*
- * loom_roots: how a rooted collective's time depends on the root (seed 003, section 4
+ * loom_roots: how a rooted collective's time depends on the root (Zhu et al., section 4
  * reports min / median / max over roots).  For each size and each root, times bcast or
  * reduce on three communicators of the same job:
  *

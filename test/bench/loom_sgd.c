@@ -1,5 +1,5 @@
 /*
- * loom_sgd: matrix factorisation trained with data-parallel SGD (seed 002 section V.a),
+ * loom_sgd: matrix factorisation trained with data-parallel SGD (Iakymchuk et al. section V.a),
  * the workload the stale-synchronous allreduce is for.
  *
  * Synthetic low-rank ratings are generated here (no download): a users x items matrix
@@ -10,7 +10,7 @@
  * fresh contributions exactly synchronous data-parallel SGD.  With --slack N the
  * allreduce runs on a communicator with the info key loom_allreduce_slack = N: a rank
  * goes on with the others' sums up to N iterations old instead of waiting for the
- * slowest, as with a stale-synchronous parameter server (seed 002's reference [3]).
+ * slowest, as with a stale-synchronous parameter server (Iakymchuk et al.'s reference [3]).
  * (Running sums, not increments: a stale contribution that the allreduce uses in several
  * iterations is then counted once, not applied again each time.)  --slow R:US makes rank R sleep US
  * microseconds per iteration (a straggler); with --rotate L the straggler moves on every

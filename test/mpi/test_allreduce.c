@@ -108,7 +108,7 @@ static int op_exact(tkind_t t, okind_t o)
     }
 }
 
-/* Seed 000, Theorem 1: can n-way dissemination serve a non-idempotent op on P ranks?
+/* End et al., Theorem 1: can n-way dissemination serve a non-idempotent op on P ranks?
  * k = smallest with (n+1)^k >= P, m = (n+1)^(k-1),
  * A = {1} u {(j+1)(n+1)^(l-1) : l = 1..k-1, j = 1..n}, restricted to [1, m];
  * adaptable iff s*m + L - D == P for some s in 1..n, L in {0} u A, D in {0} u A, D < m. */

@@ -843,7 +843,7 @@ static void report_rc(int rc, const char *label, const char *what)
 
 /* ---- the rules loom declares (docs/user/algorithms.md), recomputed here ---- */
 
-/* Seed 000, Theorem 1: can n-way dissemination serve a non-idempotent op on P ranks? */
+/* End et al., Theorem 1: can n-way dissemination serve a non-idempotent op on P ranks? */
 static int dissemination_adaptable(int n, int P)
 {
     long A[4096];

@@ -1,5 +1,5 @@
 /*
- * loom: the stale-synchronous allreduce (seed 002 III.A), opt-in per communicator with
+ * loom: the stale-synchronous allreduce (Iakymchuk et al. III.A), opt-in per communicator with
  * the info key loom_allreduce_slack = N.
  *
  * 1. Staleness and progress.  Every contribution encodes who made it and when: an

@@ -1,5 +1,5 @@
 /*
- * loom: the opt-in thresholds of seed 002 III.B, set per communicator with info keys:
+ * loom: the opt-in thresholds of Iakymchuk et al. III.B, set per communicator with info keys:
  * loom_bcast_threshold, loom_reduce_threshold (the first ceil(F count) elements only),
  * loom_reduce_engage (the ranks of the first binomial stages only).
  *

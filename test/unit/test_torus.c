@@ -415,7 +415,7 @@ static void test_schedules(void)
 }
 
 
-/* Seed 004's structured node sets of t into c (the whole torus's room): kind 0 all but
+/* Mittal et al.'s structured node sets of t into c (the whole torus's room): kind 0 all but
  * one random node, 1 all but two random planes of the last dimension half a ring apart,
  * 2 all but every other such plane; returns how many nodes. */
 static int structured_set(const mca_coll_loom_torus_t *t, int kind, int *c)
@@ -437,7 +437,7 @@ static int structured_set(const mca_coll_loom_torus_t *t, int kind, int *c)
     return n;
 }
 
-/* Seed 004's structured node sets at scale, where a search would be slow: the whole
+/* Mittal et al.'s structured node sets at scale, where a search would be slow: the whole
  * torus but one node, and the whole torus but some planes of the last dimension.  A
  * chain in each direction from several roots, checked by the link-load model, and
  * found quickly (the snake, loom_torus.c). */

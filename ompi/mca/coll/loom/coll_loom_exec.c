@@ -292,7 +292,7 @@ static inline void task_posted(mca_coll_loom_task_t *t, int32_t i)
 }
 
 /* Posts transfer op i (n elements of dt at buf) to its peer.  In line: it is on every
- * call's path (callgrind: about 40 instructions per transfer as a call of its own).
+ * call's path.
  * A poisoned task sends empty messages: its peers learn of the failure from the
  * missing data, and every message is still matched.  It receives where the data was
  * due (the call fails, so what the buffers hold is undefined), or into nothing when

@@ -897,32 +897,24 @@ static int auto_segs(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes)
 }
 
 /* hierarchical bcast: automatic segment size, and a bound on the segment count.
- * reduce: smaller segments, as every segment is combined on its way (4 x 2 emulated
- * cluster, 1 Gbit/s links, 1-8 MiB: 256 KiB segments 0.50x tuned's time, 512 KiB
- * 0.53-0.71x, 1 MiB 0.60-1.0x; unshaped links, 8 ranks on 2 cores: 512 KiB and 1 MiB
- * 0.89-1.07x, 256 KiB 1.02-1.45x) */
+ * reduce: smaller segments, as every segment is combined on its way (the sizes'
+ * measurements: docs/dev/developing.md, "Segment and chunk sizes") */
 #define LOOM_HIER_AUTO_SEGMENT        ((size_t) 1024 * 1024)
 #define LOOM_HIER_AUTO_SEGMENT_REDUCE ((size_t) 512 * 1024)
 /* bcast: the chain's fill costs a segment per node, and with the graph engine a segment
- * costs little more than its bytes, so smaller ones pay (16 MiB on 4 x 2 with 1 Gbit/s
- * links: docs/user/performance.md, "Emulated cluster 4 x 2: large messages") */
+ * costs little more than its bytes, so smaller ones pay */
 #define LOOM_HIER_AUTO_SEGMENT_BCAST  ((size_t) 256 * 1024)
 #define LOOM_HIER_MAX_SEGS     4096
 /* hierarchical allreduce: the leaders' ring from this size (pairwise below) */
 #define LOOM_HIER_RING_BYTES   ((size_t) 64 * 1024)
 /* its rings' automatic segments while a part is at most LOOM_HIER_RING_SMALL_PART:
- * half btl/tcp's eager limit, as LOOM_HIER_A2A_PIECE below.  A segment that needs a
- * rendezvous waits for the receiver's reply at every ring step: on the emulated 4 x 2
- * cluster 64 KiB - 1 MiB segments made 1-2 MiB allreduces take 1.0-2.3x the link bound
- * call by call, 32 KiB ones 1.0x (docs/user/performance.md, "Emulated cluster 4 x 2");
- * above that, unshaped links paid for the messages (16 MiB: 1.15x the time of 1 MiB
- * segments) */
+ * half btl/tcp's eager limit, as LOOM_HIER_A2A_PIECE below, since a segment that needs
+ * a rendezvous waits for the receiver's reply at every ring step; larger parts pay for
+ * the number of messages instead */
 #define LOOM_HIER_RING_SEGMENT_SMALL ((size_t) 32 * 1024)
 #define LOOM_HIER_RING_SMALL_PART    ((size_t) 1024 * 1024)
 /* alltoall: the most a message between leaders carries, half btl/tcp's eager limit
- * (64 KiB with its header): a larger one waits for a rendezvous.  4 x 2, 16 KiB parts:
- * one message per node pair took 1.64x tuned's time, 0.74x with tcp's eager limit
- * raised to 300 KB (docs/user/performance.md, "Alltoall"). */
+ * (64 KiB with its header): a larger one waits for a rendezvous. */
 #define LOOM_HIER_A2A_PIECE    ((size_t) 32 * 1024)
 
 /* ring and twotree: the cost model's segment / chunk count (or the knob's) */
@@ -943,11 +935,9 @@ static int model_segs(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes, i
     } else {
         segs = (size_t) auto_segs(alg, coll, P, bytes);
         /* Every chunk of a pipeline is a rendezvous transfer whose handshake costs far
-         * more than the model's small-message o.  loom_bw at np 8 found 256 KiB - 1 MiB
-         * twotree chunks fastest at 16 MiB, the model's unbounded choice (~90 KiB) 1.25x
-         * slower; 1 MiB ring segments and twotree chunks beat the model's and 512 KiB
-         * ones by 1.1-1.4x at 1-8 MiB at np 2 and np 8 (loom-tune --report, pooled
-         * runs): chunks and segments stay at LOOM_MIN_AUTO_CHUNK or more. */
+         * more than the model's small-message o, so chunks and segments stay at
+         * LOOM_MIN_AUTO_CHUNK or more (docs/dev/developing.md, "Segment and chunk
+         * sizes"). */
         if (segs > (unit + LOOM_MIN_AUTO_CHUNK - 1) / LOOM_MIN_AUTO_CHUNK) {
             segs = (unit + LOOM_MIN_AUTO_CHUNK - 1) / LOOM_MIN_AUTO_CHUNK;
         }

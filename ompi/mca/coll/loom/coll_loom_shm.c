@@ -1,6 +1,6 @@
 /*
- * coll/loom: the shared-memory node phases of `hierarchical` (seed 003, section 3:
- * inside a node, short messages and flags through shared memory; seed 003's
+ * coll/loom: the shared-memory node phases of `hierarchical` (Zhu et al., section 3:
+ * inside a node, short messages and flags through shared memory; Zhu et al.'s
  * conclusion is that this is where shared memory pays).  Calls up to
  * coll_loom_shm_slot_size bytes:
  *
@@ -53,14 +53,11 @@
 
 /* Checks before sleeping when coll_loom_shm_spin is -1.  Ranks with a core each spin
  * on.  Ranks that share cores (mpi_yield_when_idle) spin briefly for what the node
- * does alone, but sleep at once while the leaders talk to other nodes: a waiting rank
- * that polls then takes the core from the leader that works (4 nodes x 2 ranks on 2
- * cores, 8 B allreduce: ~110 us spinning, ~80 us sleeping; one node, 8 ranks: 7 us
- * spinning 64 checks, 50 us sleeping at once, as a futex wake costs tens of us).  Waking
- * the sleepers early, when the leader enters the last wait of its network phase, so that
- * they spin 200-2000 checks and catch the release at once, was slower: 8 B allreduce
- * 0.86-1.08x tuned's time against 0.60-0.77x, barrier 0.51-0.97x against 0.58-0.90x
- * (4 x 2, loom_bench, four alternating jobs each). */
+ * does alone, as a futex wake costs more than a short wait, but sleep at once while
+ * the leaders talk to other nodes: a waiting rank that polls then takes the core from
+ * the leader that works.  Waking the sleepers early, when the leader enters the last
+ * wait of its network phase, was slower (docs/dev/developing.md, "Performance
+ * notes"). */
 #define LOOM_SHM_SPIN_SHARED    64
 #define LOOM_SHM_SPIN_DEDICATED 100000
 /* Several nodes: bcasts below this many bytes keep hierarchical's point-to-point node
@@ -107,13 +104,9 @@ bool mca_coll_loom_shm_usable(mca_coll_loom_module_t *m, mca_coll_loom_coll_t co
     /* several nodes, bcast up to 256 B: the point-to-point node phase.  A node's other
      * ranks then poll for the leader's eager message, and back-to-back calls overlap;
      * through the segment they sleep across the network phase (a futex wake per call).
-     * 4 x 2 (8 ranks, 2 cores), loom_roots, median over the 8 roots, three alternating
-     * jobs per build: 24-36 us at 8-256 B point to point, 35-48 us through the segment
-     * (35-43 us with its 32 small areas, against 26-43 us: no better); from 264 B the
-     * point-to-point phase jumps to 49-78 us (the leader's message to its node no longer
-     * fits Open MPI's small-message path) and the segment takes 37-40 us up to 511 B.
-     * Where loom's small bcasts stand against tuned and han: docs/user/performance.md,
-     * "Every root". */
+     * Above, the leader's message to its node no longer fits Open MPI's small-message
+     * path and the segment is the faster (docs/dev/developing.md, "Performance notes";
+     * against tuned and han: docs/user/performance.md, "Every root"). */
     if (MCA_COLL_LOOM_COLL_BCAST == coll && bytes < LOOM_SHM_BCAST_MIN_NODES && m->have_topo &&
         m->topo.nnodes > 1) {
         return false;
@@ -124,11 +117,11 @@ bool mca_coll_loom_shm_usable(mca_coll_loom_module_t *m, mca_coll_loom_coll_t co
           bytes <= (size_t) cm->shm_slot_size)) {
         return false;
     }
-    /* Setting a segment up and tearing it down costs about 120 us with 2 ranks here
-     * (open, posix_fallocate, mmap and page faults, munmap; two agreeing allreduces),
-     * the time of a few dozen small calls through point-to-point node phases: a
-     * communicator created for a handful of calls never pays it.  Every rank counts
-     * the same calls, so all agree when the segment comes into play. */
+    /* Setting a segment up and tearing it down (open, posix_fallocate, mmap and page
+     * faults, munmap; two agreeing allreduces) costs the time of a few dozen small calls
+     * through point-to-point node phases (docs/user/algorithms.md, "Shared-memory node
+     * phases"): a communicator created for a handful of calls never pays it.  Every
+     * rank counts the same calls, so all agree when the segment comes into play. */
     if (OPAL_UNLIKELY(0 == m->shm.state) && m->shm.eligible < cm->shm_setup_call - 1) {
         ++m->shm.eligible;
         return false;
@@ -155,8 +148,8 @@ static void node_position(const mca_coll_loom_module_t *m, int rank, int *n, int
  * runtime is asked once to remove when the process ends (as it removes btl/vader's
  * segments): a segment's name exists from its creation until every rank of its node
  * has mapped it, and should the job die in between, nothing stays behind.  Asking per
- * segment cost about 125 us, as much as the rest of a setup.  The directory itself is
- * removed at component close. */
+ * segment cost as much as the rest of a setup (docs/dev/developing.md, "Performance
+ * notes").  The directory itself is removed at component close. */
 static char loom_shm_dir_made[PATH_MAX];
 
 static int segment_dir(const char *dir)
@@ -380,7 +373,7 @@ uint32_t mca_coll_loom_shm_next_call(mca_coll_loom_module_t *m, mca_coll_loom_sh
 /* A communicator freed with a segment leaves it to the process's pool; a later
  * communicator whose node holds the same processes in the same order takes it over at
  * its settings check instead of setting one up (open, fallocate, mmap, page faults and
- * two allreduces: about 120 us with 2 ranks, the cost of dozens of small calls).
+ * two allreduces: the cost of dozens of small calls).
  *
  * Taking over is safe only when every rank of the node hands over the same segment
  * and none of them still uses it.  A pooled segment carries the generation of the
@@ -1232,11 +1225,10 @@ int mca_coll_loom_shm_bcast(mca_coll_loom_module_t *m, void *buf, size_t count, 
 /* Reduces go through the small slots in chunks of whole elements, each chunk one call
  * of the protocol (loom_shm.h): a contributor leaves as soon as its chunks are in, up to
  * MCA_COLL_LOOM_SHM_SYM_DEPTH - 1 chunks ahead of the coordinator.  Through its large
- * slot it would first wait for the coordinator's previous call: back-to-back reduces of
- * 4-8 KiB at np 8 took 10-15 us in that lockstep, where the 2 KiB ones through the small
- * slots took 1.2 us.  Returns the elements per chunk, or 0 (the large slots): an element
- * larger than a small slot, or so many chunks that one call would fill half the small
- * slots and leave little room to run ahead. */
+ * slot it would first wait for the coordinator's previous call, a lockstep that is
+ * much slower (docs/dev/developing.md, "Performance notes").  Returns the elements per
+ * chunk, or 0 (the large slots): an element larger than a small slot, or so many chunks
+ * that one call would fill half the small slots and leave little room to run ahead. */
 static size_t reduce_chunk(size_t count, size_t tsize)
 {
     const size_t per = tsize > 0 ? MCA_COLL_LOOM_SHM_SMALL_BYTES / tsize : 0;

@@ -1,6 +1,6 @@
 /*
  * coll/loom: `direct` alltoall on a communicator of one node, through shared memory
- * (seed 002, section IV.B: every block goes straight to its destination, all at once,
+ * (Iakymchuk et al., section IV.B: every block goes straight to its destination, all at once,
  * and each receiver notices per source that its block is there).
  *
  * The schedule is `direct`'s (opal/loom/loom_alg_direct.c); only how its transfers are
@@ -17,10 +17,9 @@
  *                rank is done with the call before the previous one.
  *
  * Larger calls go point to point (the same schedule through the PML).  Two copies
- * without a system call beat one through the kernel here: process_vm_readv (btl/vader's
- * cma) cost about 1.8 us per call and moved 8 GB/s at 256 KiB where memcpy moved 30, and
- * an alltoall by single copy was no faster than tuned's at any size
- * (docs/user/performance.md, "Alltoall").
+ * without a system call beat one through the kernel: an alltoall by process_vm_readv
+ * (btl/vader's cma) was no faster than tuned's at any size (docs/user/algorithms.md,
+ * "direct and pairwise"; docs/user/performance.md, "Alltoall").
  *
  * A send type that is not contiguous is packed (MPI_IN_PLACE: the receive buffer, with
  * the receive type), a receive type that is not contiguous unpacked, so ranks may pass
@@ -124,7 +123,7 @@ static int take(const char *box, int me, void *rbuf, size_t rcount, ompi_datatyp
 /* Part me of the send buffer to part me of the receive buffer.  Not by
  * ompi_datatype_sndrcv when both are contiguous: its memcpy takes the slow case of
  * opal/loom/loom_copy.h when the receive buffer starts 1-63 bytes after the send
- * buffer modulo 4 KiB (256 KiB at np 2: 85 us a call instead of 15). */
+ * buffer modulo 4 KiB (docs/dev/developing.md, "Performance notes"). */
 static int own_part(const void *sbuf, size_t scount, ompi_datatype_t *sdtype, void *rbuf, size_t rcount,
                     ompi_datatype_t *rdtype, size_t me, size_t block)
 {

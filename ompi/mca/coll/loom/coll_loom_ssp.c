@@ -1,5 +1,5 @@
 /*
- * coll/loom: the stale-synchronous allreduce (seed 002, section III.A, Algorithm 1),
+ * coll/loom: the stale-synchronous allreduce (Iakymchuk et al., section III.A, Algorithm 1),
  * opt-in per communicator with the info key loom_allreduce_slack = N (an integer >= 0,
  * on MPI_Comm_dup_with_info or MPI_Comm_set_info; "off" or absent: ordinary allreduce).
  *
@@ -14,7 +14,7 @@
  * only (others run the ordinary allreduce).
  *
  * How: loom's allreduce schedule of `pairwise` (the hypercube with the 2^k + q fold that
- * Algorithm 1 is built on, small vectors) or `ring` (seed 002 IV.A, which the paper's
+ * Algorithm 1 is built on, small vectors) or `ring` (Iakymchuk et al. IV.A, which the paper's
  * conclusion proposes for large ones) is run by an interpreter with other transfer
  * semantics:
  *  - each transfer of the schedule is a channel: the k-th send to a peer meets the

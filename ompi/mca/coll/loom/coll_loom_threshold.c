@@ -1,5 +1,5 @@
 /*
- * coll/loom: threshold bcast and reduce (seed 002, section III.B), opt-in per
+ * coll/loom: threshold bcast and reduce (Iakymchuk et al., section III.B), opt-in per
  * communicator through info keys (MPI_Comm_dup_with_info, MPI_Comm_set_info):
  *
  *   loom_bcast_threshold  = F (0 < F <= 1): a bcast delivers only the first

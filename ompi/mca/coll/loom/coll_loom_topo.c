@@ -44,8 +44,8 @@ static char *modex_hostname(const opal_process_name_t *name)
 /* Process-wide: hostnames interned as small numbers (equal names, equal numbers), and
  * the node number of every process looked up so far.  Communicators are created often
  * (dup, split), and a PMIx lookup costs a thread switch: asking again for each peer of
- * each new communicator was a quarter of the time of dup + one small allreduce + free
- * (perf, np 2, without the shared segment).
+ * each new communicator was a large part of a short-lived communicator's cost
+ * (docs/dev/developing.md, "Performance notes").
  * Guarded by the component's lock (communicators may be created by several threads). */
 static struct {
     bool ready;

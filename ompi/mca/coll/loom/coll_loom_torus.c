@@ -1,5 +1,5 @@
 /*
- * coll/loom: where a communicator's nodes sit on a torus (seed 004), for the
+ * coll/loom: where a communicator's nodes sit on a torus (Mittal et al.), for the
  * torus-aware algorithms.  The coordinates of a node come from, in this order:
  *
  *   coll_loom_torus_file   a map of every node (opal/loom/loom_torus.h has its syntax),
