@@ -933,6 +933,11 @@ if full; then
     run "transport ucx, direct writes: lifecycle 1000 dup/split/free cycles np=4" 4 0 "${ucx[@]}" \
         --mca coll_loom_ucx_put_max 65536 -x LOOM_TEST_EXPECT_PUTS=1 -- "$T_LIFE" 1000
 fi
+# a local failure on loom's UCX worker: the poisoned task's empty messages tell the peers,
+# as over the PML (the zero matrix and the faults of test_zeros)
+np=$(pick 5 3)
+run "transport ucx: test_zeros (calls without data, one rank's failure) np=$np" "$np" 0 "${ucx[@]}" \
+    --mca coll_loom_shm_setup_call 1 -- "$T_ZERO"
 name="transport ucx with UCX made to fail (LOOM_UCX_TLS=none) np=4"
 run "$name" 4 0 --mca coll_loom_transport ucx --mca coll_loom_verbose 1 -x LOOM_UCX_TLS=none \
     -x LOOM_TEST_EXPECT_UCX=0 -- "$T_ALL"

@@ -329,9 +329,14 @@ static inline bool task_transfer_complete(const mca_coll_loom_task_t *t, int32_t
  * depends on this rank, and nothing is left unmatched.  A transport that does not
  * report a short message cannot carry that: there the task stops and the communicator
  * is marked (mca_coll_loom_task_aborted). */
+static inline bool task_can_poison(const mca_coll_loom_task_t *t)
+{
+    return t->tl->reports_length && !t->direct;
+}
+
 static inline void task_fail_local(mca_coll_loom_task_t *t, int rc)
 {
-    if (!t->tl->reports_length) {
+    if (!task_can_poison(t)) {
         t->rc = rc;
     } else if (OMPI_SUCCESS == t->poison) {
         t->poison = rc;
@@ -601,16 +606,17 @@ static size_t recv_bytes(const mca_coll_loom_task_t *t, int32_t i)
  * is what a poisoned task expects. */
 static inline void task_transfer_finish(mca_coll_loom_task_t *t, int32_t i)
 {
-    size_t received = 0;
-    const int err = t->tl->finish(t->req[i], &received);
+    const bool recv = MCA_COLL_LOOM_OP_RECV == t->s->ops[i].kind;
+    size_t received = SIZE_MAX;
+    const int err = t->tl->finish(t->req[i], recv ? &received : NULL);
 
     t->req[i] = NULL;
     if (OPAL_UNLIKELY(OMPI_SUCCESS != err)) {
         if (MPI_ERR_TRUNCATE != err || OMPI_SUCCESS == t->poison) {
             t->rc = err;
         }
-    } else if (OPAL_UNLIKELY(0 == received) && OMPI_SUCCESS == t->poison && t->tl->reports_length &&
-               MCA_COLL_LOOM_OP_RECV == t->s->ops[i].kind && recv_bytes(t, i) > 0) {
+    } else if (OPAL_UNLIKELY(0 == received) && OMPI_SUCCESS == t->poison && task_can_poison(t) &&
+               recv_bytes(t, i) > 0) {
         t->poison = OMPI_ERROR;
         t->poison_peer = t->s->ops[i].peer;
     }
@@ -794,7 +800,7 @@ void mca_coll_loom_task_start(mca_coll_loom_task_t *t)
 {
     const mca_coll_loom_sched_t *s = t->s;
 
-    t->rc = t->tl->reports_length ? OMPI_SUCCESS : t->poison; /* task_fail_local */
+    t->rc = task_can_poison(t) ? OMPI_SUCCESS : t->poison; /* task_fail_local */
     t->ndone = 0;
     t->ninflight = 0;
     t->qhead = t->qtail = 0;

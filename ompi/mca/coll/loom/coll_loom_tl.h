@@ -19,9 +19,10 @@ struct ompi_datatype_t;
 
 typedef struct mca_coll_loom_tl_t {
     const char *name;
-    /* whether finish reports the bytes a receive got: then a rank that fails at its own
-     * work can go on without data (its empty messages tell the peers, coll_loom_exec.c);
-     * without it such a task stops and the communicator is marked failed */
+    /* whether finish tells an empty receive (a peer's failure, coll_loom_exec.c) from a
+     * full one, in calls that did not begin with direct_begin: then a rank that fails at
+     * its own work goes on without data; otherwise such a task stops and the
+     * communicator is marked failed */
     bool reports_length;
     /* Posts a send or receive of (buf, n, dt) to/from `peer` of comm with loom's `tag`;
      * state: the transport's per-communicator state (NULL for the PML), direct: the call
@@ -30,8 +31,9 @@ typedef struct mca_coll_loom_tl_t {
                 size_t n, struct ompi_datatype_t *dt, int peer, int tag, void **req);
     /* whether the transfer of a handle completed */
     bool (*test)(void *req);
-    /* releases a completed handle: OMPI_SUCCESS or the transfer's error; *received: the
-     * bytes a receive got (when reports_length) */
+    /* releases a completed handle: OMPI_SUCCESS or the transfer's error.  received:
+     * NULL for a send; for a receive, set to 0 when the message was empty (any other
+     * value: not empty, SIZE_MAX when the transport does not know) */
     int (*finish)(void *req, size_t *received);
     /* error path: cancels the transfer if it can, waits for it and releases it */
     void (*cancel)(void *req);

@@ -40,7 +40,9 @@ static int pml_finish(void *req, size_t *received)
     ompi_request_t *r = req;
     const int err = r->req_status.MPI_ERROR;
 
-    *received = r->req_status._ucount;
+    if (NULL != received) {
+        *received = r->req_status._ucount;
+    }
     (void) ompi_request_free(&r);
     return err;
 }

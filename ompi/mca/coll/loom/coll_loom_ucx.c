@@ -642,7 +642,7 @@ static ucp_ep_h endpoint(uint32_t v)
 
 /* A transfer of a datatype that is not one contiguous run goes through a packed copy. */
 typedef struct {
-    void *req;          /* first: mca_coll_loom_ucx_complete reads it */
+    void *req;          /* first: mca_coll_loom_ucx_request reads it */
     char *tmp;
     size_t bytes;
     char *buf;          /* a receive's destination (NULL: a send) */
@@ -812,6 +812,10 @@ static int ucx_post(void *state, struct ompi_communicator_t *comm, bool send, bo
     } else {
         const uint64_t t = (u->id << (LOOM_UCX_RANK_BITS + LOOM_UCX_CODE_BITS)) |
                            ((uint64_t) peer << LOOM_UCX_CODE_BITS) | tag_code(tag);
+        /* always a request, whose length finish reads (an empty message is a peer's
+         * failure): UCX does not report the length of a receive that completes at once
+         * in every case */
+        prm.op_attr_mask = UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
         r = ucp_tag_recv_nbx(loom_ucx.worker, p, bytes, t, UINT64_MAX, &prm);
     }
     if (OPAL_UNLIKELY(UCS_PTR_IS_ERR(r))) {
@@ -869,28 +873,38 @@ static int finish_direct(void *h, bool copy)
     return rc;
 }
 
-static int finish(void *h, bool unpack)
+/* Releases a completed handle, unpacking a received packed copy when `unpack`.
+ * received: NULL for a send (and on the error path); else the receive's length. */
+static int finish(void *h, bool unpack, size_t *received)
 {
     loom_ucx_packed_t *pk = NULL;
     void *r = h;
     int rc = OMPI_SUCCESS;
 
     if (MCA_COLL_LOOM_UCX_HANDLE_KIND(h) >= 2) {
-        return finish_direct(h, unpack);
+        return finish_direct(h, unpack); /* the length of a direct write is not known */
     }
     if ((uintptr_t) h & 1) {
         pk = (loom_ucx_packed_t *) ((uintptr_t) h & ~(uintptr_t) 1);
         r = pk->req;
     }
     if (NULL != r) {
-        const ucs_status_t st = ucp_request_check_status(r);
+        ucs_status_t st;
+        if (NULL != received) {
+            ucp_tag_recv_info_t info = {.length = SIZE_MAX};
+            st = ucp_tag_recv_request_test(r, &info);
+            *received = info.length;
+        } else {
+            st = ucp_request_check_status(r);
+        }
         ucp_request_free(r);
         if (UCS_OK != st) {
             rc = UCS_ERR_MESSAGE_TRUNCATED == st ? MPI_ERR_TRUNCATE : OMPI_ERROR;
         }
     }
     if (NULL != pk) {
-        if (OMPI_SUCCESS == rc && unpack && NULL != pk->buf) {
+        /* an empty message where data was due carries nothing to unpack */
+        if (OMPI_SUCCESS == rc && unpack && NULL != pk->buf && (NULL == received || 0 != *received)) {
             rc = mca_coll_loom_unpack(pk->tmp, pk->bytes, pk->buf, pk->n, pk->dt);
         }
         free(pk->tmp);
@@ -899,12 +913,9 @@ static int finish(void *h, bool unpack)
     return rc;
 }
 
-/* loom's tag receives do not report their length here (the engine's failure rule then
- * stops a task that fails locally, coll_loom_tl.h) */
 static int ucx_finish(void *req, size_t *received)
 {
-    *received = SIZE_MAX;
-    return finish(req, true);
+    return finish(req, true, received);
 }
 
 static void ucx_cancel(void *req)
@@ -927,12 +938,12 @@ static void ucx_cancel(void *req)
             (void) ucp_worker_progress(loom_ucx.worker);
         }
     }
-    (void) finish(req, false);
+    (void) finish(req, false, NULL);
 }
 
 const mca_coll_loom_tl_t mca_coll_loom_tl_ucx = {
     .name = "ucx",
-    .reports_length = false,
+    .reports_length = true,
     .post = ucx_post,
     .test = ucx_test,
     .finish = ucx_finish,
