@@ -60,10 +60,10 @@ for d in proc sys dev dev/shm; do
     fi
 done
 cp /etc/resolv.conf "$root/etc/resolv.conf"
-copy_source() {
-    rm -rf "$root/root/loom"
-    mkdir -p "$root/root/loom"
-    (cd "$src" && git ls-files -z | tar --null -cf - -T -) | tar -xf - -C "$root/root/loom"
+copy_source() { # copy_source DIR (under the tree's /root)
+    rm -rf "$root/root/$1"
+    mkdir -p "$root/root/$1"
+    (cd "$src" && git ls-files -z | tar --null -cf - -T -) | tar -xf - -C "$root/root/$1"
 }
 in_tree() {
     chroot "$root" /usr/bin/env -i \
@@ -74,11 +74,29 @@ in_tree() {
 
 if [ "$what" != test ]; then
     echo "==> [debian13] quickstart --no-demo and the test programs, on a copy of the source"
-    copy_source
+    copy_source loom
     in_tree 'cd /root/loom && ./quickstart.sh --no-demo && make -j"$(nproc)" mpi-test-programs'
+    # a second build of the component without UCX (configure --without-ucx): it must
+    # build, link no UCX library, and run (step "test" below)
+    echo "==> [debian13] the component configured --without-ucx"
+    copy_source loom-noucx
+    in_tree 'cd /root/loom-noucx && ./autogen.sh >/dev/null 2>&1 &&
+             ./configure --without-ucx --with-component-dir=/root/loom-noucx/inst >configure.log 2>&1 &&
+             nice -n 10 make -j"$(nproc)" mca_coll_loom.la .libs/help-coll-loom.txt >make.log 2>&1' ||
+        { echo "debian13: the build without UCX failed (/root/loom-noucx in the tree)" >&2; exit 1; }
 fi
 [ "$what" = prepare ] && exit 0
 
+echo "==> [debian13] the component built without UCX: no UCX library, and it runs"
+in_tree 'cd /root/loom-noucx && so=.libs/mca_coll_loom.so &&
+         if readelf -d "$so" | grep NEEDED | grep -q "libuc[pst]" || nm -D --undefined-only "$so" | grep -q " ucp_"; then
+             echo "FAIL: $so links UCX"; exit 1; fi &&
+         export OMPI_MCA_mca_base_component_path="$(ompi_info --path pkglibdir | sed -n "s/^ *Pkglibdir: *//p"):$PWD/.libs" &&
+         out=$(timeout 120 mpirun --oversubscribe --bind-to none -np 4 --mca coll_loom_transport ucx \
+               --mca coll_loom_verbose 1 /root/loom/test/mpi/test_allreduce 2>&1 | tr -d "\\000") &&
+         echo "$out" | grep -q "loom was built without UCX" && echo "$out" | grep -q " 0 failures" &&
+         echo "PASS: configure --without-ucx: no UCX library linked; test_allreduce np=4 exact, coll_loom_transport ucx stays on the PML" ||
+         { echo "$out" | tail -n 20; echo "FAIL: the component built without UCX"; exit 1; }'
 echo "==> [debian13] the MPI tests (scope core), at most ${limit}s"
 export -f in_tree
 export root
