@@ -228,26 +228,22 @@ static size_t append(char *buf, size_t len, size_t used, const char *fmt, ...)
     return used;
 }
 
-static int parse_line(ctx_t *c, const token_t *tok, int ntok, mca_coll_loom_rule_t *r)
-{
-    enum { K_P, K_NODES, K_RPN, K_OP, K_SHM, K_BYTES, NKEYS };
-    static const char *keys[NKEYS] = {"P", "nodes", "rpn", "op", "shm", "bytes"};
-    bool seen[NKEYS] = {false};
-    int i, coll, arrow = -1;
+/* The conditions a rule may give before its '->'. */
+enum { K_P, K_NODES, K_RPN, K_OP, K_SHM, K_BYTES, NKEYS };
+static const char *const rule_keys[NKEYS] = {"P", "nodes", "rpn", "op", "shm", "bytes"};
 
-    memset(r, 0, sizeof(*r));
-    r->max_bytes = SIZE_MAX;
-    r->min_P = r->min_nodes = r->min_rpn = 1;
-    r->line = c->line;
+/* The collective that starts a rule. */
+static int parse_coll(ctx_t *c, const token_t *t, mca_coll_loom_rule_t *r)
+{
+    int coll;
 
     for (coll = 0; coll < MCA_COLL_LOOM_NUM_COLLS; ++coll) {
         const char *name = mca_coll_loom_coll_name(coll);
-        if (tok_is(&tok[0], name)) {
+        if (tok_is(t, name)) {
             break;
         }
         /* i<coll>: the non-blocking and persistent forms only */
-        if (tok[0].len == (int) strlen(name) + 1 && 'i' == tok[0].s[0] &&
-            0 == strncmp(tok[0].s + 1, name, strlen(name))) {
+        if (t->len == (int) strlen(name) + 1 && 'i' == t->s[0] && 0 == strncmp(t->s + 1, name, strlen(name))) {
             r->call_mask |= MCA_COLL_LOOM_CALL_NB;
             r->call_value |= MCA_COLL_LOOM_CALL_NB;
             break;
@@ -260,22 +256,43 @@ static int parse_line(ctx_t *c, const token_t *tok, int ntok, mca_coll_loom_rule
             used = append(known, sizeof(known), used, "%s%s", k ? ", " : "",
                           mca_coll_loom_coll_name((mca_coll_loom_coll_t) k));
         }
-        return fail(c, tok[0].col, "unknown collective '%.*s' (known: %s, and i<collective> for the "
-                    "non-blocking forms)", tok[0].len, tok[0].s, known);
+        return fail(c, t->col, "unknown collective '%.*s' (known: %s, and i<collective> for the "
+                    "non-blocking forms)", t->len, t->s, known);
     }
     r->coll = coll;
+    return 0;
+}
 
-    for (i = 1; i < ntok; ++i) {
+/* One condition `key=value` (key rule_keys[k], value [val, val+vlen)). */
+static int parse_condition(ctx_t *c, const token_t *t, int k, const char *val, int vlen, mca_coll_loom_rule_t *r)
+{
+    switch (k) {
+    case K_P: return parse_count_range(c, t, "P", val, vlen, &r->min_P, &r->max_P);
+    case K_NODES: return parse_count_range(c, t, "nodes", val, vlen, &r->min_nodes, &r->max_nodes);
+    case K_RPN: return parse_count_range(c, t, "rpn", val, vlen, &r->min_rpn, &r->max_rpn);
+    case K_OP: return parse_ops(c, t, val, vlen, r);
+    case K_SHM: return parse_shm(c, t, val, vlen, r);
+    default: return parse_range(c, t, "bytes", val, vlen, true, 0, &r->min_bytes, &r->max_bytes);
+    }
+}
+
+/* The conditions from tok[1] up to the '->', whose index goes to *arrow (-1: none). */
+static int parse_conditions(ctx_t *c, const token_t *tok, int ntok, mca_coll_loom_rule_t *r, int *arrow)
+{
+    bool seen[NKEYS] = {false};
+
+    *arrow = -1;
+    for (int i = 1; i < ntok; ++i) {
         const char *eq;
         int k, klen;
         if (tok_is(&tok[i], "->")) {
-            arrow = i;
+            *arrow = i;
             break;
         }
         eq = memchr(tok[i].s, '=', (size_t) tok[i].len);
         klen = eq ? (int) (eq - tok[i].s) : tok[i].len;
         for (k = 0; k < NKEYS; ++k) {
-            if ((int) strlen(keys[k]) == klen && 0 == strncmp(tok[i].s, keys[k], (size_t) klen)) {
+            if ((int) strlen(rule_keys[k]) == klen && 0 == strncmp(tok[i].s, rule_keys[k], (size_t) klen)) {
                 break;
             }
         }
@@ -285,31 +302,117 @@ static int parse_line(ctx_t *c, const token_t *tok, int ntok, mca_coll_loom_rule
                         tok[i].len, tok[i].s);
         }
         if (seen[k]) {
-            return fail(c, tok[i].col, "condition '%s' given twice", keys[k]);
+            return fail(c, tok[i].col, "condition '%s' given twice", rule_keys[k]);
         }
         seen[k] = true;
-        {
-            const char *val = eq + 1;
-            int vlen = tok[i].len - klen - 1, rc;
-            if (0 == vlen) {
-                return fail(c, tok[i].col, "condition '%s' has no value", keys[k]);
-            }
-            switch (k) {
-            case K_P: rc = parse_count_range(c, &tok[i], "P", val, vlen, &r->min_P, &r->max_P); break;
-            case K_NODES:
-                rc = parse_count_range(c, &tok[i], "nodes", val, vlen, &r->min_nodes, &r->max_nodes);
-                break;
-            case K_RPN: rc = parse_count_range(c, &tok[i], "rpn", val, vlen, &r->min_rpn, &r->max_rpn); break;
-            case K_OP: rc = parse_ops(c, &tok[i], val, vlen, r); break;
-            case K_SHM: rc = parse_shm(c, &tok[i], val, vlen, r); break;
-            default:
-                rc = parse_range(c, &tok[i], "bytes", val, vlen, true, 0, &r->min_bytes, &r->max_bytes);
-                break;
-            }
-            if (0 != rc) {
-                return -1;
+        const char *val = eq + 1;
+        const int vlen = tok[i].len - klen - 1;
+        if (0 == vlen) {
+            return fail(c, tok[i].col, "condition '%s' has no value", rule_keys[k]);
+        }
+        if (0 != parse_condition(c, &tok[i], k, val, vlen, r)) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* A transport rule's target "transport=pml|ucx" (token a), the last token. */
+static int parse_transport(ctx_t *c, const token_t *a, int more, mca_coll_loom_rule_t *r)
+{
+    if (a->len == 13 && 0 == strncmp(a->s + 10, "pml", 3)) {
+        r->transport = MCA_COLL_LOOM_RULE_PML;
+    } else if (a->len == 13 && 0 == strncmp(a->s + 10, "ucx", 3)) {
+        r->transport = MCA_COLL_LOOM_RULE_UCX;
+    } else {
+        return fail(c, a->col + 10, "transport: '%.*s' is neither 'pml' nor 'ucx'", a->len - 10, a->s + 10);
+    }
+    if (more) {
+        return fail(c, a[1].col, "unexpected '%.*s' after the transport (a transport rule names "
+                    "no algorithm)", a[1].len, a[1].s);
+    }
+    return 0;
+}
+
+/* The algorithm after '->' (token a): one serving the rule's collective, or 'previous'. */
+static int parse_alg(ctx_t *c, const token_t *a, mca_coll_loom_rule_t *r)
+{
+    char name[64];
+    int alg;
+
+    if (tok_is(a, "previous")) {
+        r->alg = NULL;
+        return 0;
+    }
+    snprintf(name, sizeof(name), "%.*s", a->len, a->s);
+    alg = mca_coll_loom_alg_find(r->coll, name);
+    if (alg < 0) {
+        char known[160] = "previous";
+        size_t used = strlen(known);
+        for (int j = 0; j < mca_coll_loom_num_algs; ++j) {
+            if (mca_coll_loom_alg_serves(j, r->coll)) {
+                used = append(known, sizeof(known), used, ", %s", mca_coll_loom_algs[j].name);
             }
         }
+        return fail(c, a->col, "%s has no algorithm '%.*s' (known: %s)", mca_coll_loom_coll_name(r->coll), a->len,
+                    a->s, known);
+    }
+    r->alg = mca_coll_loom_algs[alg].name;
+    return 0;
+}
+
+/* The algorithm's knob "<knob>=<value>" (token kt), the last token. */
+static int parse_knob(ctx_t *c, const token_t *kt, int more, mca_coll_loom_rule_t *r)
+{
+    const char *eq = memchr(kt->s, '=', (size_t) kt->len);
+    int klen = eq ? (int) (eq - kt->s) : kt->len;
+    const mca_coll_loom_alg_t *a = NULL;
+    size_t v;
+
+    for (int k = 0; k < NKEYS; ++k) {
+        if (eq && (int) strlen(rule_keys[k]) == klen && 0 == strncmp(kt->s, rule_keys[k], (size_t) klen)) {
+            return fail(c, kt->col, "condition '%s' after '->': conditions go before it", rule_keys[k]);
+        }
+    }
+    if (NULL == r->alg) {
+        return fail(c, kt->col, "'previous' takes no knob");
+    }
+    a = &mca_coll_loom_algs[mca_coll_loom_alg_find(r->coll, r->alg)];
+    if (NULL == eq || NULL == a->knob || (int) strlen(a->knob) != klen ||
+        0 != strncmp(kt->s, a->knob, (size_t) klen)) {
+        if (NULL == a->knob) {
+            return fail(c, kt->col, "algorithm '%s' has no knob", a->name);
+        }
+        return fail(c, kt->col, "'%.*s' is not the knob of '%s' (expected %s=<%d..%d>)", kt->len, kt->s,
+                    a->name, a->knob, a->knob_min, a->knob_max);
+    }
+    if (NUM_OK != parse_number(eq + 1, kt->len - klen - 1, false, &v) || v < (size_t) a->knob_min ||
+        v > (size_t) a->knob_max) {
+        return fail(c, kt->col + klen + 1, "%s must be a number in %d..%d", a->knob, a->knob_min,
+                    a->knob_max);
+    }
+    /* a size knob's 0 is loom's own choice, as in its MCA parameter; the rule then
+     * asks for it whatever the parameter is set to */
+    r->knob = 0 == v ? MCA_COLL_LOOM_KNOB_AUTO : (int) v;
+    if (more) {
+        return fail(c, kt[1].col, "unexpected '%.*s' after the knob", kt[1].len, kt[1].s);
+    }
+    return 0;
+}
+
+/* One rule: the collective, its conditions, '->', then an algorithm and its knob or
+ * a transport. */
+static int parse_line(ctx_t *c, const token_t *tok, int ntok, mca_coll_loom_rule_t *r)
+{
+    int arrow;
+
+    memset(r, 0, sizeof(*r));
+    r->max_bytes = SIZE_MAX;
+    r->min_P = r->min_nodes = r->min_rpn = 1;
+    r->line = c->line;
+
+    if (0 != parse_coll(c, &tok[0], r) || 0 != parse_conditions(c, tok, ntok, r, &arrow)) {
+        return -1;
     }
     if (arrow < 0) {
         const token_t *last = &tok[ntok - 1];
@@ -318,86 +421,15 @@ static int parse_line(ctx_t *c, const token_t *tok, int ntok, mca_coll_loom_rule
     if (arrow + 1 >= ntok) {
         return fail(c, tok[arrow].col, "'->' must be followed by an algorithm name, 'previous' or transport=");
     }
-
     /* a transport rule: "-> transport=pml|ucx", and nothing else */
     if (tok[arrow + 1].len > 10 && 0 == strncmp(tok[arrow + 1].s, "transport=", 10)) {
-        const token_t *a = &tok[arrow + 1];
-        if (a->len == 13 && 0 == strncmp(a->s + 10, "pml", 3)) {
-            r->transport = MCA_COLL_LOOM_RULE_PML;
-        } else if (a->len == 13 && 0 == strncmp(a->s + 10, "ucx", 3)) {
-            r->transport = MCA_COLL_LOOM_RULE_UCX;
-        } else {
-            return fail(c, a->col + 10, "transport: '%.*s' is neither 'pml' nor 'ucx'", a->len - 10, a->s + 10);
-        }
-        if (arrow + 2 < ntok) {
-            return fail(c, tok[arrow + 2].col, "unexpected '%.*s' after the transport (a transport rule names "
-                        "no algorithm)", tok[arrow + 2].len, tok[arrow + 2].s);
-        }
-        return 0;
+        return parse_transport(c, &tok[arrow + 1], arrow + 2 < ntok, r);
     }
-
-    /* the algorithm */
-    {
-        const token_t *a = &tok[arrow + 1];
-        char name[64];
-        int alg;
-        if (tok_is(a, "previous")) {
-            r->alg = NULL;
-        } else {
-            snprintf(name, sizeof(name), "%.*s", a->len, a->s);
-            alg = mca_coll_loom_alg_find(coll, name);
-            if (alg < 0) {
-                char known[160] = "previous";
-                size_t used = strlen(known);
-                for (int j = 0; j < mca_coll_loom_num_algs; ++j) {
-                    if (mca_coll_loom_alg_serves(j, coll)) {
-                        used = append(known, sizeof(known), used, ", %s", mca_coll_loom_algs[j].name);
-                    }
-                }
-                return fail(c, a->col, "%s has no algorithm '%.*s' (known: %s)", mca_coll_loom_coll_name(coll),
-                            a->len, a->s, known);
-            }
-            r->alg = mca_coll_loom_algs[alg].name;
-        }
+    if (0 != parse_alg(c, &tok[arrow + 1], r)) {
+        return -1;
     }
-
-    /* the knob */
     if (arrow + 2 < ntok) {
-        const token_t *kt = &tok[arrow + 2];
-        const char *eq = memchr(kt->s, '=', (size_t) kt->len);
-        int klen = eq ? (int) (eq - kt->s) : kt->len;
-        const mca_coll_loom_alg_t *a = NULL;
-        size_t v;
-
-        for (int k = 0; k < NKEYS; ++k) {
-            if (eq && (int) strlen(keys[k]) == klen && 0 == strncmp(kt->s, keys[k], (size_t) klen)) {
-                return fail(c, kt->col, "condition '%s' after '->': conditions go before it", keys[k]);
-            }
-        }
-        if (NULL == r->alg) {
-            return fail(c, kt->col, "'previous' takes no knob");
-        }
-        a = &mca_coll_loom_algs[mca_coll_loom_alg_find(coll, r->alg)];
-        if (NULL == eq || NULL == a->knob || (int) strlen(a->knob) != klen ||
-            0 != strncmp(kt->s, a->knob, (size_t) klen)) {
-            if (NULL == a->knob) {
-                return fail(c, kt->col, "algorithm '%s' has no knob", a->name);
-            }
-            return fail(c, kt->col, "'%.*s' is not the knob of '%s' (expected %s=<%d..%d>)", kt->len, kt->s,
-                        a->name, a->knob, a->knob_min, a->knob_max);
-        }
-        if (NUM_OK != parse_number(eq + 1, kt->len - klen - 1, false, &v) || v < (size_t) a->knob_min ||
-            v > (size_t) a->knob_max) {
-            return fail(c, kt->col + klen + 1, "%s must be a number in %d..%d", a->knob, a->knob_min,
-                        a->knob_max);
-        }
-        /* a size knob's 0 is loom's own choice, as in its MCA parameter; the rule then
-         * asks for it whatever the parameter is set to */
-        r->knob = 0 == v ? MCA_COLL_LOOM_KNOB_AUTO : (int) v;
-        if (arrow + 3 < ntok) {
-            return fail(c, tok[arrow + 3].col, "unexpected '%.*s' after the knob", tok[arrow + 3].len,
-                        tok[arrow + 3].s);
-        }
+        return parse_knob(c, &tok[arrow + 2], arrow + 3 < ntok, r);
     }
     return 0;
 }

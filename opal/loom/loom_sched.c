@@ -480,55 +480,146 @@ static chan_t *chan_of(chan_t *t, size_t n, int64_t key)
     return &t[h];
 }
 
+/* The graph's arrays in s and the scratch of g and *chan, every block without an
+ * access yet; the caller frees them, also on failure. */
+static int graph_alloc(mca_coll_loom_sched_t *s, graph_t *g, chan_t **chan, size_t *nchan)
+{
+    const int nops = s->nops;
+
+    s->npred = calloc((size_t) nops + 1, sizeof(int32_t));
+    s->succ_start = calloc((size_t) nops + 1, sizeof(int32_t));
+    s->chan_next = malloc(((size_t) nops + 1) * sizeof(int32_t));
+    g->mark = malloc(((size_t) nops + 1) * sizeof(int32_t));
+    g->blk = malloc((size_t) s->nslots * (size_t) g->nb * sizeof(blk_state_t));
+    /* the channels: a hash of (peer, direction), at most half full; its size follows
+     * the transfers, not P, so a model that builds every rank of a huge P stays linear */
+    *nchan = 1;
+    for (int i = 0; i < nops; ++i) {
+        *nchan += MCA_COLL_LOOM_OP_SEND == s->ops[i].kind || MCA_COLL_LOOM_OP_RECV == s->ops[i].kind;
+    }
+    *nchan = next_pow2(2 * *nchan);
+    *chan = malloc(*nchan * sizeof(**chan));
+    if (!s->npred || !s->succ_start || !s->chan_next || !g->mark || !g->blk || !*chan) {
+        return MCA_COLL_LOOM_ERR_NOMEM;
+    }
+    for (size_t k = 0; k < (size_t) s->nslots * (size_t) g->nb; ++k) {
+        g->blk[k] = (blk_state_t) {.writer = -1, .readers = -1};
+    }
+    for (size_t k = 0; k < *nchan; ++k) {
+        (*chan)[k].key = -1;
+    }
+    return MCA_COLL_LOOM_OK;
+}
+
+/* Lockstep: WAIT i depends on the round's transfers (from round_start), and on the
+ * previous WAIT for a round without any. */
+static void lockstep_edges(const mca_coll_loom_sched_t *s, graph_t *g, int32_t last_wait, int32_t round_start,
+                           int i)
+{
+    add_edge(g, last_wait, i);
+    for (int32_t j = round_start; j < i; ++j) {
+        if (MCA_COLL_LOOM_OP_SEND == s->ops[j].kind || MCA_COLL_LOOM_OP_RECV == s->ops[j].kind) {
+            add_edge(g, j, i);
+        }
+    }
+}
+
+/* Transfer i in its channel: after the channel's previous transfer is posted (and,
+ * for a send, done). */
+static void channel_edges(mca_coll_loom_sched_t *s, graph_t *g, chan_t *chan, size_t nchan, int i)
+{
+    const mca_coll_loom_op_t *op = &s->ops[i];
+
+    if ((MCA_COLL_LOOM_OP_SEND == op->kind || MCA_COLL_LOOM_OP_RECV == op->kind) && op->peer >= 0) {
+        chan_t *c = chan_of(chan, nchan, 2 * (int64_t) op->peer + (MCA_COLL_LOOM_OP_SEND == op->kind));
+        s->ntransfers++;
+        if (c->last >= 0) {
+            s->chan_next[c->last] = i;
+            s->npred[i]++;
+            if (MCA_COLL_LOOM_OP_SEND == op->kind) {
+                add_edge(g, c->last, i);
+            }
+        }
+        c->last = i;
+    } else if (MCA_COLL_LOOM_OP_SEND == op->kind || MCA_COLL_LOOM_OP_RECV == op->kind) {
+        s->ntransfers++;
+    }
+}
+
+/* Op i's data edges, then its accesses recorded. */
+static void data_edges(graph_t *g, const mca_coll_loom_op_t *op, int i)
+{
+    access_t reads[2], writes[2];
+    int nr, nw;
+    const int n = op->nblk > 0 ? op->nblk : g->nb;
+
+    op_access(op, reads, &nr, writes, &nw);
+    for (int k = 0; k < nr; ++k) {
+        access_edges(g, i, reads[k].slot, reads[k].b0, n, false);
+    }
+    for (int k = 0; k < nw; ++k) {
+        access_edges(g, i, writes[k].slot, writes[k].b0, n, true);
+    }
+    for (int k = 0; k < nr; ++k) {
+        /* blocks the op also writes are recorded as written */
+        bool written = false;
+        for (int w = 0; w < nw; ++w) {
+            written |= hazard_buf(g, writes[w].slot) == hazard_buf(g, reads[k].slot) &&
+                       writes[w].b0 == reads[k].b0;
+        }
+        if (!written) {
+            record_access(g, i, reads[k].slot, reads[k].b0, n, false);
+        }
+    }
+    for (int k = 0; k < nw; ++k) {
+        record_access(g, i, writes[k].slot, writes[k].b0, n, true);
+    }
+}
+
+/* The edges (from < to, grouped by `to` in increasing order) into successor lists;
+ * also counts them into npred.  g->mark is scratch. */
+static int graph_successors(mca_coll_loom_sched_t *s, graph_t *g)
+{
+    const int nops = s->nops;
+
+    s->succ = malloc((g->nedges + 1) * sizeof(int32_t));
+    if (NULL == s->succ) {
+        return MCA_COLL_LOOM_ERR_NOMEM;
+    }
+    for (size_t e = 0; e < g->nedges; ++e) {
+        s->succ_start[g->edge_from[e] + 1]++;
+        s->npred[g->edge_to[e]]++;
+    }
+    for (int i = 0; i < nops; ++i) {
+        s->succ_start[i + 1] += s->succ_start[i];
+    }
+    for (int i = 0; i < nops; ++i) {
+        g->mark[i] = s->succ_start[i];
+    }
+    for (size_t e = 0; e < g->nedges; ++e) {
+        s->succ[g->mark[g->edge_from[e]]++] = g->edge_to[e];
+    }
+    return MCA_COLL_LOOM_OK;
+}
+
 static int build_graph(mca_coll_loom_sched_t *s)
 {
     const int nops = s->nops;
     graph_t g = {.nb = s->nblocks > 0 ? s->nblocks : 1, .alias = !s->input_after_result};
     chan_t *chan = NULL;
-    size_t nchan = 1;
+    size_t nchan = 0;
     int32_t last_wait = -1, round_start = 0; /* lockstep: the current round */
-    int rc = MCA_COLL_LOOM_OK;
+    int rc;
 
     free_graph(s);
-    s->npred = calloc((size_t) nops + 1, sizeof(int32_t));
-    s->succ_start = calloc((size_t) nops + 1, sizeof(int32_t));
-    s->chan_next = malloc(((size_t) nops + 1) * sizeof(int32_t));
-    g.mark = malloc(((size_t) nops + 1) * sizeof(int32_t));
-    g.blk = malloc((size_t) s->nslots * (size_t) g.nb * sizeof(blk_state_t));
-    /* the channels: a hash of (peer, direction), at most half full; its size follows
-     * the transfers, not P, so a model that builds every rank of a huge P stays linear */
-    for (int i = 0; i < nops; ++i) {
-        nchan += MCA_COLL_LOOM_OP_SEND == s->ops[i].kind || MCA_COLL_LOOM_OP_RECV == s->ops[i].kind;
-    }
-    nchan = next_pow2(2 * nchan);
-    chan = malloc(nchan * sizeof(*chan));
-    if (!s->npred || !s->succ_start || !s->chan_next || !g.mark || !g.blk || !chan) {
-        rc = MCA_COLL_LOOM_ERR_NOMEM;
-        goto out;
-    }
-    for (size_t k = 0; k < (size_t) s->nslots * (size_t) g.nb; ++k) {
-        g.blk[k] = (blk_state_t) {.writer = -1, .readers = -1};
-    }
-    for (size_t k = 0; k < nchan; ++k) {
-        chan[k].key = -1;
-    }
-
-    for (int i = 0; i < nops && !g.nomem; ++i) {
+    rc = graph_alloc(s, &g, &chan, &nchan);
+    for (int i = 0; i < nops && MCA_COLL_LOOM_OK == rc && !g.nomem; ++i) {
         const mca_coll_loom_op_t *op = &s->ops[i];
-        access_t reads[2], writes[2];
-        int nr, nw;
-        const int n = op->nblk > 0 ? op->nblk : g.nb;
 
         s->chan_next[i] = -1;
         g.mark[i] = -1;
         if (s->lockstep && MCA_COLL_LOOM_OP_WAIT == op->kind) {
-            /* the round's transfers, and the previous WAIT for a round without any */
-            add_edge(&g, last_wait, i);
-            for (int32_t j = round_start; j < i; ++j) {
-                if (MCA_COLL_LOOM_OP_SEND == s->ops[j].kind || MCA_COLL_LOOM_OP_RECV == s->ops[j].kind) {
-                    add_edge(&g, j, i);
-                }
-            }
+            lockstep_edges(s, &g, last_wait, round_start, i);
             last_wait = i;
             round_start = i + 1;
             continue;
@@ -536,68 +627,16 @@ static int build_graph(mca_coll_loom_sched_t *s)
         if (s->lockstep) {
             add_edge(&g, last_wait, i);
         }
-        if ((MCA_COLL_LOOM_OP_SEND == op->kind || MCA_COLL_LOOM_OP_RECV == op->kind) && op->peer >= 0) {
-            chan_t *c = chan_of(chan, nchan, 2 * (int64_t) op->peer + (MCA_COLL_LOOM_OP_SEND == op->kind));
-            s->ntransfers++;
-            if (c->last >= 0) {
-                s->chan_next[c->last] = i;
-                s->npred[i]++;
-                if (MCA_COLL_LOOM_OP_SEND == op->kind) {
-                    add_edge(&g, c->last, i);
-                }
-            }
-            c->last = i;
-        } else if (MCA_COLL_LOOM_OP_SEND == op->kind || MCA_COLL_LOOM_OP_RECV == op->kind) {
-            s->ntransfers++;
-        }
-        op_access(op, reads, &nr, writes, &nw);
-        for (int k = 0; k < nr; ++k) {
-            access_edges(&g, i, reads[k].slot, reads[k].b0, n, false);
-        }
-        for (int k = 0; k < nw; ++k) {
-            access_edges(&g, i, writes[k].slot, writes[k].b0, n, true);
-        }
-        for (int k = 0; k < nr; ++k) {
-            /* blocks the op also writes are recorded as written */
-            bool written = false;
-            for (int w = 0; w < nw; ++w) {
-                written |= hazard_buf(&g, writes[w].slot) == hazard_buf(&g, reads[k].slot) &&
-                           writes[w].b0 == reads[k].b0;
-            }
-            if (!written) {
-                record_access(&g, i, reads[k].slot, reads[k].b0, n, false);
-            }
-        }
-        for (int k = 0; k < nw; ++k) {
-            record_access(&g, i, writes[k].slot, writes[k].b0, n, true);
-        }
+        channel_edges(s, &g, chan, nchan, i);
+        data_edges(&g, op, i);
     }
-    if (g.nomem) {
+    if (MCA_COLL_LOOM_OK == rc && g.nomem) {
         rc = MCA_COLL_LOOM_ERR_NOMEM;
-        goto out;
+    }
+    if (MCA_COLL_LOOM_OK == rc) {
+        rc = graph_successors(s, &g);
     }
 
-    /* edges (from < to, grouped by `to` in increasing order) into successor lists */
-    s->succ = malloc((g.nedges + 1) * sizeof(int32_t));
-    if (NULL == s->succ) {
-        rc = MCA_COLL_LOOM_ERR_NOMEM;
-        goto out;
-    }
-    for (size_t e = 0; e < g.nedges; ++e) {
-        s->succ_start[g.edge_from[e] + 1]++;
-        s->npred[g.edge_to[e]]++;
-    }
-    for (int i = 0; i < nops; ++i) {
-        s->succ_start[i + 1] += s->succ_start[i];
-    }
-    for (int i = 0; i < nops; ++i) {
-        g.mark[i] = s->succ_start[i];
-    }
-    for (size_t e = 0; e < g.nedges; ++e) {
-        s->succ[g.mark[g.edge_from[e]]++] = g.edge_to[e];
-    }
-
-out:
     free(g.blk);
     free(g.rd);
     free(g.edge_from);

@@ -440,7 +440,7 @@ static int structured_set(const mca_coll_loom_torus_t *t, int kind, int *c)
 /* Mittal et al.'s structured node sets at scale, where a search would be slow: the whole
  * torus but one node, and the whole torus but some planes of the last dimension.  A
  * chain in each direction from several roots, checked by the link-load model, and
- * found quickly (the snake, loom_torus.c). */
+ * found quickly (the snake, loom_torus_chains.c). */
 static void test_chains_structured(const char *dims, int roots)
 {
     mca_coll_loom_torus_t t = shape(dims);
