@@ -347,7 +347,7 @@ void mca_coll_loom_call_failed(mca_coll_loom_module_t *m, struct ompi_communicat
     }
 }
 
-static void print_call(const mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll,
+static __opal_attribute_noinline__ void print_call(const mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll,
                        struct ompi_communicator_t *comm, size_t bytes, unsigned call,
                        const mca_coll_loom_choice_t *choice, const char *note)
 {
@@ -699,7 +699,7 @@ plan_decide(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, struct ompi_co
     return &e->sched;
 }
 
-static inline const mca_coll_loom_sched_t *plan_call(mca_coll_loom_module_t *m,
+static inline __opal_attribute_always_inline__ const mca_coll_loom_sched_t *plan_call(mca_coll_loom_module_t *m,
                                                      mca_coll_loom_coll_t coll,
                                                      struct ompi_communicator_t *comm,
                                                      size_t bytes, unsigned call, int root,
