@@ -181,7 +181,7 @@ int mca_coll_loom_model_choose_segs(int alg, mca_coll_loom_coll_t coll, int P, s
 /* The segs (ring segments per part, two-tree chunks) the component uses when the
  * knob is 0: cheap (docs/dev/model.md, "auto_segs") and deterministic, so every rank gets
  * the same answer.  Returns 1 when the algorithm does not use segs.  A schedule in
- * parts (the ring) gets segments of at most 256 KiB (the model sees no benefit in
+ * parts (the ring) gets segments of at most 1 MiB (the model sees no benefit in
  * segmenting it: see docs/dev/model.md); a whole-message pipeline (twotree) gets
  * K* = sqrt(C / B) of T(K) = A + B K + C / K fitted to three full simulations at
  * min(P, 32) ranks and K = 4, 8, 16, the fill C scaled by ceil(log2 P) from there.
