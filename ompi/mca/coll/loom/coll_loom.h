@@ -22,6 +22,7 @@
 #include "ompi/op/op.h"
 
 #include "coll_loom_compat.h" /* also opal_mutex_t, whose header moved in 5.0 */
+#include "opal/loom/loom_copy.h"
 
 #include "opal/loom/loom_decide.h"
 #include "opal/loom/loom_model.h"
@@ -377,6 +378,8 @@ void mca_coll_loom_shm_fini(mca_coll_loom_module_t *m);
  * policies (wl: waits that span the leaders' phase, may be NULL), and the last step of
  * a call without coordinator (opal/loom/loom_shm.h). */
 int mca_coll_loom_shm_begin(mca_coll_loom_module_t *m, ompi_communicator_t *comm);
+/* rank's index among its node's ranks (*me, in rank order) and their number (*n) */
+void mca_coll_loom_shm_node_position(const mca_coll_loom_module_t *m, int rank, int *n, int *me);
 uint32_t mca_coll_loom_shm_next_call(mca_coll_loom_module_t *m, mca_coll_loom_shm_wait_t *w,
                                      mca_coll_loom_shm_wait_t *wl);
 void mca_coll_loom_shm_sym_release(mca_coll_loom_shm_t *seg, uint32_t seq, const mca_coll_loom_shm_wait_t *w);
@@ -646,9 +649,42 @@ int mca_coll_loom_nb_vector(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll
 void mca_coll_loom_nbc_init(void);
 void mca_coll_loom_nbc_fini(void);
 
-/* (buf, count, dtype) to or from its packed form (bytes long), coll_loom_shm.c */
-int mca_coll_loom_pack(const void *buf, size_t count, ompi_datatype_t *dtype, void *dst, size_t bytes);
-int mca_coll_loom_unpack(const void *src, size_t bytes, void *buf, size_t count, ompi_datatype_t *dtype);
+/* (buf, count, dtype) to or from its packed form at `packed` (bytes long,
+ * coll_loom_data.c): a copy when the layout is one contiguous run, the convertor
+ * otherwise.  The copy is inline: node-segment calls of a few bytes take it. */
+int mca_coll_loom_convert(void *buf, size_t count, ompi_datatype_t *dtype, void *packed, size_t bytes,
+                          bool to_packed);
+
+static inline bool mca_coll_loom_packed_is_layout(ompi_datatype_t *dtype, size_t count)
+{
+    return count <= INT32_MAX && ompi_datatype_is_contiguous_memory_layout(dtype, (int32_t) count);
+}
+
+static inline int mca_coll_loom_pack(const void *buf, size_t count, ompi_datatype_t *dtype, void *dst,
+                                     size_t bytes)
+{
+    if (OPAL_LIKELY(mca_coll_loom_component.test_fail_conversion <= 0) &&
+        mca_coll_loom_packed_is_layout(dtype, count)) {
+        ptrdiff_t lb, extent;
+        ompi_datatype_get_true_extent(dtype, &lb, &extent);
+        mca_coll_loom_copy(dst, (const char *) buf + lb, bytes);
+        return OMPI_SUCCESS;
+    }
+    return mca_coll_loom_convert((void *) (uintptr_t) buf, count, dtype, dst, bytes, true);
+}
+
+static inline int mca_coll_loom_unpack(const void *src, size_t bytes, void *buf, size_t count,
+                                       ompi_datatype_t *dtype)
+{
+    if (OPAL_LIKELY(mca_coll_loom_component.test_fail_conversion <= 0) &&
+        mca_coll_loom_packed_is_layout(dtype, count)) {
+        ptrdiff_t lb, extent;
+        ompi_datatype_get_true_extent(dtype, &lb, &extent);
+        mca_coll_loom_copy((char *) buf + lb, src, bytes);
+        return OMPI_SUCCESS;
+    }
+    return mca_coll_loom_convert(buf, count, dtype, (void *) (uintptr_t) src, bytes, false);
+}
 
 /* The transport of a call whose rules chose `transport` (choice.transport), and its
  * state for the communicator (*state): loom's UCX worker when the communicator has it
@@ -680,11 +716,11 @@ static inline bool mca_coll_loom_empty(size_t count, ompi_datatype_t *dtype, siz
 /* n elements of dtype from src to dst (same layout, no overlap): a contiguous block
  * through mca_coll_loom_copy, which avoids memcpy's slow case for buffers a few bytes
  * apart modulo 4 KiB (opal/loom/loom_copy.h), anything else through the datatype
- * engine (coll_loom_exec.c). */
+ * engine (coll_loom_data.c). */
 int mca_coll_loom_copy_content(ompi_datatype_t *dtype, size_t n, char *dst, const char *src);
 
 /* Scratch buffers of large calls: taken from / given back to a per-process pool
- * (freed at component close). */
+ * (coll_loom_scratch.c; freed at component close). */
 void *mca_coll_loom_scratch_take(size_t bytes);
 void mca_coll_loom_scratch_give(void *p, size_t bytes);
 void mca_coll_loom_scratch_release_all(void);
@@ -692,6 +728,8 @@ void mca_coll_loom_scratch_release_all(void);
 /* True when (op, dtype) has an exact inverse the executor's UNREDUCE implements:
  * wrapping integer sum or bitwise xor on a predefined fixed-width integer type. */
 bool mca_coll_loom_invertible(ompi_op_t *op, ompi_datatype_t *dtype);
+/* dst := dst o src^-1 (count elements) for a pair mca_coll_loom_invertible() accepts */
+int mca_coll_loom_unreduce(ompi_op_t *op, ompi_datatype_t *dtype, const void *src, void *dst, size_t count);
 
 /* True when MPI_SUM on this predefined integer type wraps (is a group operation) with
  * the op kernels selected in this process; false for anything else. */
@@ -871,8 +909,25 @@ int mca_coll_loom_ssp_iallreduce(mca_coll_loom_module_t *m, const void *sbuf, vo
 #define MCA_COLL_LOOM_CALL_NO_OP (MCA_COLL_LOOM_CALL_COMMUTATIVE | MCA_COLL_LOOM_CALL_EXACT)
 
 /* call flags of (op, dtype), cached in the module for predefined pairs */
-unsigned mca_coll_loom_module_call_flags(mca_coll_loom_module_t *m, ompi_op_t *op,
-                                         ompi_datatype_t *dtype);
+static inline unsigned mca_coll_loom_module_call_flags(mca_coll_loom_module_t *m, ompi_op_t *op,
+                                                       ompi_datatype_t *dtype)
+{
+    unsigned call;
+
+    /* Predefined ops and datatypes live at fixed addresses for the whole run, so the
+     * last such pair's properties can be remembered.  A user op or derived datatype
+     * could be freed and another created at the same address: never cached. */
+    if (OPAL_LIKELY(op == m->flags_op && dtype == m->flags_dtype)) {
+        return m->flags_call;
+    }
+    call = mca_coll_loom_call_flags(op, dtype);
+    if (ompi_op_is_intrinsic(op) && ompi_datatype_is_predefined(dtype)) {
+        m->flags_op = op;
+        m->flags_dtype = dtype;
+        m->flags_call = call;
+    }
+    return call;
+}
 
 /* True when coll_loom_verbose asks for messages of this level (cheap test before
  * formatting anything on the per-call path). */
