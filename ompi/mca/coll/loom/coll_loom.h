@@ -106,7 +106,7 @@ typedef struct mca_coll_loom_component_t {
     int shm_spin;           /* checks before a waiting rank sleeps; -1: automatic */
     int shm_setup_call;     /* the segment is set up at this call that could use it */
     int shm_pool;           /* segments a process keeps after communicator free, for reuse */
-    int test_fail_conversion; /* tests only: the N-th conversion from now fails (coll_loom_shm.c) */
+    int test_fail_conversion; /* tests only: the N-th conversion from now fails (coll_loom_data.c) */
     int test_fail_local;      /* tests only: the N-th local op of a task fails (coll_loom_exec.c) */
     int hier_alg;           /* registry index of `hierarchical` (-1: none) */
     int direct_alg;         /* registry index of `direct` (-1: none) */
@@ -226,7 +226,7 @@ typedef struct mca_coll_loom_module_t {
         int eligible;       /* calls that could have used it before it was set up */
         uint32_t seq;       /* calls made on the segment, the protocol's call number */
         mca_coll_loom_shm_t seg;
-        /* for the pool of freed segments (coll_loom_shm.c): the generation of this
+        /* for the pool of freed segments (coll_loom_shm_setup.c): the generation of this
          * communicator's segments (the same on every rank), this rank's node's
          * processes in node order (as many as seg.n once the segment is set up;
          * NULL on a node of one rank), the pool entry offered at the settings check */
