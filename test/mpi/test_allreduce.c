@@ -41,69 +41,67 @@
 
 #include <mpi.h>
 
+#include "loom_test_oracle.h"
 #include "loom_test_util.h"
 
 /* ------------------------------------------------------------------------- */
 /* datatypes and operations                                                  */
 
-typedef enum { T_INT, T_INT64, T_FLOAT, T_DOUBLE, T_DCOMPLEX, T_VEC, T_2INT, T_DOUBLE_INT, T_MAT, NT } tkind_t;
-typedef enum { O_SUM, O_PROD, O_MAX, O_MIN, O_BXOR, O_LAND, O_MAXLOC, O_MINLOC, O_UCOMM, O_UNONCOMM, NO } okind_t;
+/* The strided type (LO_T_VEC) displaced by 17 ints: its true lower bound, 68 bytes, is
+ * more than the alignment slack of a 64-byte aligned scratch slot, so an implementation
+ * that does not shift its temporary buffers by it writes out of bounds.  Data ints of
+ * element e: 6e + {17,18,20,21}; everything else in the buffer (6e + 19, 6e + 22, the
+ * first 17 ints) must stay untouched.  The values are this test's as they always were:
+ * its own numbering of types and ops in the hash key, products placed by rank + index,
+ * non-commutative vector inputs as they come. */
+static const signed char tkey[LO_NT] = {
+    [LO_T_INT] = 0, [LO_T_INT64] = 1, [LO_T_FLOAT] = 2,      [LO_T_DOUBLE] = 3, [LO_T_DCOMPLEX] = 4,
+    [LO_T_VEC] = 5, [LO_T_2INT] = 6,  [LO_T_DOUBLE_INT] = 7, [LO_T_MAT] = 8,    [LO_T_PAIR] = -1};
+static const signed char okey[LO_NO] = {
+    [LO_O_NONE] = -1,  [LO_O_SUM] = 0,    [LO_O_PROD] = 1,   [LO_O_MAX] = 2,   [LO_O_MIN] = 3,      [LO_O_BXOR] = 4,
+    [LO_O_LAND] = 5,   [LO_O_MAXLOC] = 6, [LO_O_MINLOC] = 7, [LO_O_UCOMM] = 8, [LO_O_UNONCOMM] = 9};
+static const lo_config_t oracle_cfg = {
+    .vec_shift = 17, .hash = LO_HASH_SPREAD, .salt_stride = 128, .tkey = tkey, .okey = okey, .nokey = 10,
+    .prod_by_index = 1, .dmax53 = 0, .vec_odd = 0,
+    /* the matrix's user-op cases: anything else reaching the user ops is a bug */
+    .ucomm_types = LO_BIT(LO_T_INT) | LO_BIT(LO_T_VEC), .unoncomm_types = LO_BIT(LO_T_VEC) | LO_BIT(LO_T_MAT)};
 
-static const char *tname[NT] = {"int", "int64", "float", "double", "dcomplex", "vector(int)", "2int", "double_int",
-                                "mat2x2(u32)"};
-static const char *oname[NO] = {"SUM", "PROD", "MAX", "MIN", "BXOR", "LAND", "MAXLOC", "MINLOC", "user-commutative",
-                                "user-noncommutative"};
-
-typedef struct { int v, i; } t2int_t;
-typedef struct { double v; int i; } tdint_t;
-
-/* The strided type: MPI_Type_vector(2 blocks, 2 ints, stride 3), displaced by 17
- * ints and resized to lb 0, extent 6 ints.  So its true lower bound is 68 bytes,
- * more than the alignment slack of a 64-byte aligned scratch slot: an
- * implementation that does not shift its temporary buffers by it writes out of
- * bounds.  Data ints of element e: 6e + {17,18,20,21}; everything else in the
- * buffer (6e + 19, 6e + 22, the first 17 ints) must stay untouched. */
-#define VEC_INTS 6
-#define VEC_SHIFT 17
-static const int vec_data[4] = {VEC_SHIFT, VEC_SHIFT + 1, VEC_SHIFT + 3, VEC_SHIFT + 4};
 /* Every buffer gets this many bytes beyond count * extent (the strided type's data
  * reaches past it), plus guard bytes that must stay untouched. */
 #define SLACK 128
 
-static MPI_Datatype mdt[NT];
-static size_t ext[NT];
-static MPI_Op op_ucomm, op_unoncomm;
-static MPI_Op mop[NO];
-static long userop_bad_calls = 0; /* user op called with a datatype it does not know */
-
 /* The (type, op) matrix: the valid combinations that are tested. */
-typedef struct { tkind_t t; okind_t o; } case_t;
+typedef struct { lo_tkind_t t; lo_okind_t o; } case_t;
 static const case_t cases[] = {
-    {T_INT, O_SUM}, {T_INT, O_PROD}, {T_INT, O_MAX}, {T_INT, O_MIN}, {T_INT, O_BXOR}, {T_INT, O_LAND},
-    {T_INT, O_UCOMM},
-    {T_INT64, O_SUM}, {T_INT64, O_PROD}, {T_INT64, O_MAX}, {T_INT64, O_MIN}, {T_INT64, O_BXOR}, {T_INT64, O_LAND},
-    {T_FLOAT, O_SUM}, {T_FLOAT, O_PROD}, {T_FLOAT, O_MAX}, {T_FLOAT, O_MIN},
-    {T_DOUBLE, O_SUM}, {T_DOUBLE, O_PROD}, {T_DOUBLE, O_MAX}, {T_DOUBLE, O_MIN},
-    {T_DCOMPLEX, O_SUM}, {T_DCOMPLEX, O_PROD},
-    {T_VEC, O_UCOMM}, {T_VEC, O_UNONCOMM},
-    {T_2INT, O_MAXLOC}, {T_2INT, O_MINLOC},
-    {T_DOUBLE_INT, O_MAXLOC}, {T_DOUBLE_INT, O_MINLOC},
-    {T_MAT, O_UNONCOMM},
+    {LO_T_INT, LO_O_SUM}, {LO_T_INT, LO_O_PROD}, {LO_T_INT, LO_O_MAX}, {LO_T_INT, LO_O_MIN}, {LO_T_INT, LO_O_BXOR},
+    {LO_T_INT, LO_O_LAND}, {LO_T_INT, LO_O_UCOMM},
+    {LO_T_INT64, LO_O_SUM}, {LO_T_INT64, LO_O_PROD}, {LO_T_INT64, LO_O_MAX}, {LO_T_INT64, LO_O_MIN},
+    {LO_T_INT64, LO_O_BXOR}, {LO_T_INT64, LO_O_LAND},
+    {LO_T_FLOAT, LO_O_SUM}, {LO_T_FLOAT, LO_O_PROD}, {LO_T_FLOAT, LO_O_MAX}, {LO_T_FLOAT, LO_O_MIN},
+    {LO_T_DOUBLE, LO_O_SUM}, {LO_T_DOUBLE, LO_O_PROD}, {LO_T_DOUBLE, LO_O_MAX}, {LO_T_DOUBLE, LO_O_MIN},
+    {LO_T_DCOMPLEX, LO_O_SUM}, {LO_T_DCOMPLEX, LO_O_PROD},
+    {LO_T_VEC, LO_O_UCOMM}, {LO_T_VEC, LO_O_UNONCOMM},
+    {LO_T_2INT, LO_O_MAXLOC}, {LO_T_2INT, LO_O_MINLOC},
+    {LO_T_DOUBLE_INT, LO_O_MAXLOC}, {LO_T_DOUBLE_INT, LO_O_MINLOC},
+    {LO_T_MAT, LO_O_UNONCOMM},
 };
 #define NCASES ((int) (sizeof(cases) / sizeof(cases[0])))
 
 /* Rules of the interface, recomputed independently of loom. */
-static int op_commutative(okind_t o) { return o != O_UNONCOMM; }
-static int op_idempotent(okind_t o) { return o == O_MAX || o == O_MIN || o == O_MAXLOC || o == O_MINLOC || o == O_LAND; }
-static int op_exact(tkind_t t, okind_t o)
+static int op_commutative(lo_okind_t o) { return o != LO_O_UNONCOMM; }
+static int op_idempotent(lo_okind_t o)
 {
-    if (o == O_UCOMM || o == O_UNONCOMM) return 0; /* user ops are never exact */
+    return o == LO_O_MAX || o == LO_O_MIN || o == LO_O_MAXLOC || o == LO_O_MINLOC || o == LO_O_LAND;
+}
+static int op_exact(lo_tkind_t t, lo_okind_t o)
+{
+    if (o == LO_O_UCOMM || o == LO_O_UNONCOMM) return 0; /* user ops are never exact */
     switch (t) {
-    case T_INT: case T_INT64: return 1;
+    case LO_T_INT: case LO_T_INT64: return 1;
     /* max and min of floats keep the second operand on +0 / -0 and NaN: not exact */
-    case T_FLOAT: case T_DOUBLE: return 0;
-    case T_DCOMPLEX: return 0;
-    case T_2INT: case T_DOUBLE_INT: return 1;
+    case LO_T_FLOAT: case LO_T_DOUBLE: return 0;
+    case LO_T_DCOMPLEX: return 0;
+    case LO_T_2INT: case LO_T_DOUBLE_INT: return 1;
     default: return 0;
     }
 }
@@ -142,7 +140,7 @@ static int dissemination_adaptable(int n, int P)
 }
 
 /* 1: the algorithm may serve the call, 0: it may not, -1: unknown algorithm. */
-static int alg_may_serve(const char *alg, int n, int P, tkind_t t, okind_t o)
+static int alg_may_serve(const char *alg, int n, int P, lo_tkind_t t, lo_okind_t o)
 {
     if (0 == strcmp(alg, "pairwise")) return 1;
     if (0 == strcmp(alg, "bruck")) return op_commutative(o) && op_exact(t, o);
@@ -158,377 +156,6 @@ static int alg_may_serve(const char *alg, int n, int P, tkind_t t, okind_t o)
     if (0 == strcmp(alg, "dissemination"))
         return op_commutative(o) && op_exact(t, o) && (op_idempotent(o) || dissemination_adaptable(n, P));
     return -1;
-}
-
-/* ------------------------------------------------------------------------- */
-/* values                                                                    */
-
-static inline uint64_t mix64(uint64_t x)
-{
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
-static inline uint64_t H(int r, long i, int salt)
-{
-    return mix64(((uint64_t) (unsigned) r << 40) ^ ((uint64_t) i << 3) ^ ((uint64_t) salt << 58) ^
-                 ((uint64_t) salt * 0x51ED27ull));
-}
-
-/* Writes element i of rank r's input (data bytes only).  P is the communicator size. */
-static void gen(tkind_t t, okind_t o, int r, long i, void *e)
-{
-    int salt = (int) t * NO + (int) o;
-    uint64_t h = H(r, i, salt);
-    switch (t) {
-    case T_INT: {
-        int v;
-        switch (o) {
-        case O_SUM: v = (int) (h % 2001) - 1000; break;
-        case O_PROD: v = ((r + i) % 8 == 0) ? 2 : ((r + i) % 8 == 4) ? 3 : ((h & 1) ? -1 : 1); break;
-        case O_LAND: v = (h % 61 == 0) ? 0 : (int) (h % 5) - 7; break;
-        default: v = (int) (uint32_t) h; break;
-        }
-        *(int *) e = v;
-        break;
-    }
-    case T_INT64: {
-        int64_t v;
-        switch (o) {
-        case O_SUM: v = ((int64_t) (h % 2001) - 1000) * ((int64_t) 1 << 38) + (int64_t) ((h >> 20) % 1000); break;
-        case O_PROD:
-            v = ((r + i) % 8 == 0) ? ((int64_t) 1 << 13) : ((r + i) % 8 == 4) ? 3 : ((h & 1) ? -1 : 1);
-            break;
-        case O_LAND: v = (h % 61 == 0) ? 0 : (int64_t) (h % 5) + ((int64_t) 1 << 40); break;
-        default: v = (int64_t) h; break;
-        }
-        *(int64_t *) e = v;
-        break;
-    }
-    case T_FLOAT: {
-        float v;
-        static const float pf[6] = {1.0f, -1.0f, 2.0f, 0.5f, -2.0f, 0.25f};
-        switch (o) {
-        case O_SUM: v = (float) ((int) (h % 201) - 100) + 0.25f * (float) ((h >> 8) & 3); break;
-        case O_PROD: v = pf[h % 6]; break;
-        default: v = (float) ((int) (h % 200001) - 100000) / 64.0f; break;
-        }
-        *(float *) e = v;
-        break;
-    }
-    case T_DOUBLE: {
-        double v;
-        switch (o) {
-        case O_SUM: v = (double) ((long) (h % 2000001) - 1000000) / 1024.0; break;
-        case O_PROD: {
-            int k = (int) (h % 7) - 3;
-            v = ldexp((h >> 8) & 1 ? -1.0 : 1.0, k);
-            break;
-        }
-        default: v = (double) (int64_t) h / 4096.0; break;
-        }
-        *(double *) e = v;
-        break;
-    }
-    case T_DCOMPLEX: { /* a C double _Complex, stored as its two doubles (C11 6.2.5p13) */
-        double re, im;
-        if (o == O_SUM) {
-            re = (double) ((int) (h % 201) - 100);
-            im = (double) ((int) ((h >> 16) % 201) - 100);
-        } else if ((r + i) % 8 == 0) { /* 1+i */
-            re = 1.0;
-            im = 1.0;
-        } else {
-            static const double u[4][2] = {{1, 0}, {-1, 0}, {0, 1}, {0, -1}};
-            re = u[h % 4][0];
-            im = u[h % 4][1];
-        }
-        ((double *) e)[0] = re;
-        ((double *) e)[1] = im;
-        break;
-    }
-    case T_VEC: {
-        int *p = (int *) e;
-        for (int k = 0; k < 4; k++) p[vec_data[k]] = (int) (uint32_t) mix64(h + (uint64_t) k);
-        break;
-    }
-    case T_2INT: {
-        t2int_t *p = (t2int_t *) e;
-        p->v = (int) (h % 7) - 3;                     /* many ties */
-        p->i = (int) ((r * 37 + 11 + (i % 3)) % 101) - 50; /* not monotonic in r */
-        break;
-    }
-    case T_DOUBLE_INT: {
-        tdint_t *p = (tdint_t *) e;
-        p->v = (double) (h % 9) / 4.0 - 1.0;
-        p->i = (int) ((r * 53 + 7 + (i % 5)) % 97) - 40;
-        break;
-    }
-    case T_MAT: {
-        uint32_t *p = (uint32_t *) e;
-        for (int k = 0; k < 4; k++) p[k] = (uint32_t) mix64(h + (uint64_t) k);
-        break;
-    }
-    default: break;
-    }
-}
-
-/* out := L o R (L holds the lower ranks).  out may alias L or R. */
-static void apply(tkind_t t, okind_t o, const void *L, const void *R, void *out)
-{
-    switch (t) {
-    case T_INT: {
-        int a = *(const int *) L, b = *(const int *) R, c = 0;
-        switch (o) {
-        case O_SUM: c = (int) ((uint32_t) a + (uint32_t) b); break;
-        case O_PROD: c = (int) ((uint32_t) a * (uint32_t) b); break;
-        case O_MAX: c = a > b ? a : b; break;
-        case O_MIN: c = a < b ? a : b; break;
-        case O_BXOR: c = a ^ b; break;
-        case O_LAND: c = a && b; break;
-        case O_UCOMM: c = (int) ((1u + (uint32_t) a) * (1u + (uint32_t) b) - 1u); break;
-        default: break;
-        }
-        *(int *) out = c;
-        break;
-    }
-    case T_INT64: {
-        int64_t a = *(const int64_t *) L, b = *(const int64_t *) R, c = 0;
-        switch (o) {
-        case O_SUM: c = (int64_t) ((uint64_t) a + (uint64_t) b); break;
-        case O_PROD: c = (int64_t) ((uint64_t) a * (uint64_t) b); break;
-        case O_MAX: c = a > b ? a : b; break;
-        case O_MIN: c = a < b ? a : b; break;
-        case O_BXOR: c = a ^ b; break;
-        case O_LAND: c = a && b; break;
-        default: break;
-        }
-        *(int64_t *) out = c;
-        break;
-    }
-    case T_FLOAT: {
-        float a = *(const float *) L, b = *(const float *) R, c = 0;
-        switch (o) {
-        case O_SUM: c = a + b; break;
-        case O_PROD: c = a * b; break;
-        case O_MAX: c = a > b ? a : b; break;
-        case O_MIN: c = a < b ? a : b; break;
-        default: break;
-        }
-        *(float *) out = c;
-        break;
-    }
-    case T_DOUBLE: {
-        double a = *(const double *) L, b = *(const double *) R, c = 0;
-        switch (o) {
-        case O_SUM: c = a + b; break;
-        case O_PROD: c = a * b; break;
-        case O_MAX: c = a > b ? a : b; break;
-        case O_MIN: c = a < b ? a : b; break;
-        default: break;
-        }
-        *(double *) out = c;
-        break;
-    }
-    case T_DCOMPLEX: {
-        const double *a = L, *b = R;
-        double re, im;
-        if (o == O_SUM) {
-            re = a[0] + b[0];
-            im = a[1] + b[1];
-        } else {
-            re = a[0] * b[0] - a[1] * b[1];
-            im = a[0] * b[1] + a[1] * b[0];
-        }
-        ((double *) out)[0] = re;
-        ((double *) out)[1] = im;
-        break;
-    }
-    case T_VEC: {
-        const int *a = L, *b = R;
-        int c[4];
-        if (o == O_UCOMM) {
-            for (int k = 0; k < 4; k++)
-                c[k] = (int) ((1u + (uint32_t) a[vec_data[k]]) * (1u + (uint32_t) b[vec_data[k]]) - 1u);
-        } else {
-            /* two affine maps x -> a x + b per element; L o R = L(R(x)) */
-            for (int p = 0; p < 2; p++) {
-                uint32_t a1 = (uint32_t) a[vec_data[2 * p]], b1 = (uint32_t) a[vec_data[2 * p + 1]];
-                uint32_t a2 = (uint32_t) b[vec_data[2 * p]], b2 = (uint32_t) b[vec_data[2 * p + 1]];
-                c[2 * p] = (int) (a1 * a2);
-                c[2 * p + 1] = (int) (a1 * b2 + b1);
-            }
-        }
-        for (int k = 0; k < 4; k++) ((int *) out)[vec_data[k]] = c[k];
-        break;
-    }
-    case T_2INT: {
-        t2int_t a = *(const t2int_t *) L, b = *(const t2int_t *) R, c;
-        if (o == O_MAXLOC) c = (a.v > b.v) ? a : (b.v > a.v) ? b : (t2int_t){a.v, a.i < b.i ? a.i : b.i};
-        else c = (a.v < b.v) ? a : (b.v < a.v) ? b : (t2int_t){a.v, a.i < b.i ? a.i : b.i};
-        *(t2int_t *) out = c;
-        break;
-    }
-    case T_DOUBLE_INT: {
-        tdint_t a = *(const tdint_t *) L, b = *(const tdint_t *) R, c;
-        if (o == O_MAXLOC) c = (a.v > b.v) ? a : (b.v > a.v) ? b : (tdint_t){a.v, a.i < b.i ? a.i : b.i};
-        else c = (a.v < b.v) ? a : (b.v < a.v) ? b : (tdint_t){a.v, a.i < b.i ? a.i : b.i};
-        ((tdint_t *) out)->v = c.v;
-        ((tdint_t *) out)->i = c.i;
-        break;
-    }
-    case T_MAT: {
-        const uint32_t *a = L, *b = R;
-        uint32_t c[4];
-        c[0] = a[0] * b[0] + a[1] * b[2];
-        c[1] = a[0] * b[1] + a[1] * b[3];
-        c[2] = a[2] * b[0] + a[3] * b[2];
-        c[3] = a[2] * b[1] + a[3] * b[3];
-        memcpy(out, c, sizeof(c));
-        break;
-    }
-    default: break;
-    }
-}
-
-/* Do the data bytes of two elements agree exactly? */
-static int same(tkind_t t, const void *x, const void *y)
-{
-    switch (t) {
-    case T_INT: return 0 == memcmp(x, y, 4);
-    case T_INT64: return 0 == memcmp(x, y, 8);
-    /* floating point: compared by value, so the sign of a zero (which depends on
-     * the grouping of a complex product) does not matter; no NaN is produced */
-    case T_FLOAT: return *(const float *) x == *(const float *) y;
-    case T_DOUBLE: return *(const double *) x == *(const double *) y;
-    case T_DCOMPLEX:
-        return ((const double *) x)[0] == ((const double *) y)[0] && ((const double *) x)[1] == ((const double *) y)[1];
-    case T_MAT: return 0 == memcmp(x, y, 16);
-    case T_2INT: return 0 == memcmp(x, y, 8);
-    case T_DOUBLE_INT:
-        return 0 == memcmp(&((const tdint_t *) x)->v, &((const tdint_t *) y)->v, 8) &&
-               ((const tdint_t *) x)->i == ((const tdint_t *) y)->i;
-    case T_VEC:
-        for (int k = 0; k < 4; k++)
-            if (((const int *) x)[vec_data[k]] != ((const int *) y)[vec_data[k]]) return 0;
-        return 1;
-    default: return 0;
-    }
-}
-
-static void show(tkind_t t, const void *x, char *buf, size_t len)
-{
-    switch (t) {
-    case T_INT: snprintf(buf, len, "%d", *(const int *) x); break;
-    case T_INT64: snprintf(buf, len, "%lld", (long long) *(const int64_t *) x); break;
-    case T_FLOAT: snprintf(buf, len, "%.9g", (double) *(const float *) x); break;
-    case T_DOUBLE: snprintf(buf, len, "%.17g", *(const double *) x); break;
-    case T_DCOMPLEX: snprintf(buf, len, "(%.17g,%.17g)", ((const double *) x)[0], ((const double *) x)[1]); break;
-    case T_VEC: {
-        const int *p = x;
-        snprintf(buf, len, "[%d %d _ %d %d]", p[vec_data[0]], p[vec_data[1]], p[vec_data[2]], p[vec_data[3]]);
-        break;
-    }
-    case T_2INT: snprintf(buf, len, "(%d,%d)", ((const t2int_t *) x)->v, ((const t2int_t *) x)->i); break;
-    case T_DOUBLE_INT: snprintf(buf, len, "(%g,%d)", ((const tdint_t *) x)->v, ((const tdint_t *) x)->i); break;
-    case T_MAT: {
-        const uint32_t *p = x;
-        snprintf(buf, len, "[%u %u; %u %u]", p[0], p[1], p[2], p[3]);
-        break;
-    }
-    default: snprintf(buf, len, "?"); break;
-    }
-}
-
-/* Marks the bytes of one element that MPI may write (relative to its start). */
-static void mark_data(tkind_t t, char *m)
-{
-    switch (t) {
-    case T_INT: case T_FLOAT: memset(m, 1, 4); break;
-    case T_INT64: case T_DOUBLE: case T_2INT: memset(m, 1, 8); break;
-    case T_DCOMPLEX: case T_MAT: memset(m, 1, 16); break;
-    case T_DOUBLE_INT: memset(m, 1, 16); break; /* including the padding after the int: not checked */
-    case T_VEC:
-        for (int k = 0; k < 4; k++) memset(m + vec_data[k] * sizeof(int), 1, sizeof(int));
-        break;
-    default: break;
-    }
-}
-
-/* User operations: inoutvec[i] := invec[i] o inoutvec[i] (invec holds lower ranks). */
-static tkind_t userop_type(MPI_Datatype dt)
-{
-    if (dt == mdt[T_VEC]) return T_VEC;
-    if (dt == mdt[T_MAT]) return T_MAT;
-    if (dt == MPI_INT) return T_INT;
-    return NT;
-}
-static void userop_run(okind_t o, void *in, void *inout, int *len, MPI_Datatype *dt)
-{
-    tkind_t t = userop_type(*dt);
-    if (t == NT || (o == O_UNONCOMM && t == T_INT) || (o == O_UCOMM && t == T_MAT)) {
-        userop_bad_calls++;
-        return;
-    }
-    for (int k = 0; k < *len; k++) {
-        char *a = (char *) in + (size_t) k * ext[t];
-        char *b = (char *) inout + (size_t) k * ext[t];
-        apply(t, o, a, b, b);
-    }
-}
-static void userop_comm_fn(void *in, void *inout, int *len, MPI_Datatype *dt) { userop_run(O_UCOMM, in, inout, len, dt); }
-static void userop_noncomm_fn(void *in, void *inout, int *len, MPI_Datatype *dt)
-{
-    userop_run(O_UNONCOMM, in, inout, len, dt);
-}
-
-static void setup_types(void)
-{
-    MPI_Datatype v, shifted;
-    MPI_Aint lb, e, tlb, te;
-    const int one = 1;
-    const MPI_Aint disp = VEC_SHIFT * (MPI_Aint) sizeof(int);
-    mdt[T_INT] = MPI_INT;
-    mdt[T_INT64] = MPI_INT64_T;
-    mdt[T_FLOAT] = MPI_FLOAT;
-    mdt[T_DOUBLE] = MPI_DOUBLE;
-    mdt[T_DCOMPLEX] = MPI_C_DOUBLE_COMPLEX;
-    MPI_Type_vector(2, 2, 3, MPI_INT, &v);
-    MPI_Type_create_hindexed(1, &one, &disp, v, &shifted);
-    MPI_Type_create_resized(shifted, 0, VEC_INTS * sizeof(int), &mdt[T_VEC]);
-    MPI_Type_free(&v);
-    MPI_Type_free(&shifted);
-    MPI_Type_commit(&mdt[T_VEC]);
-    MPI_Type_get_true_extent(mdt[T_VEC], &tlb, &te);
-    if (tlb != disp || te != 5 * (MPI_Aint) sizeof(int)) {
-        fprintf(stderr, "test_allreduce: unexpected layout of the strided type\n");
-        MPI_Abort(MPI_COMM_WORLD, 3);
-    }
-    mdt[T_2INT] = MPI_2INT;
-    mdt[T_DOUBLE_INT] = MPI_DOUBLE_INT;
-    MPI_Type_contiguous(4, MPI_UINT32_T, &mdt[T_MAT]);
-    MPI_Type_commit(&mdt[T_MAT]);
-    for (int t = 0; t < NT; t++) {
-        MPI_Type_get_extent(mdt[t], &lb, &e);
-        ext[t] = (size_t) e;
-    }
-    if (ext[T_DOUBLE_INT] != sizeof(tdint_t) || ext[T_2INT] != sizeof(t2int_t) || ext[T_DCOMPLEX] != 16) {
-        fprintf(stderr, "test_allreduce: unexpected datatype extents\n");
-        MPI_Abort(MPI_COMM_WORLD, 3);
-    }
-    MPI_Op_create(userop_comm_fn, 1, &op_ucomm);
-    MPI_Op_create(userop_noncomm_fn, 0, &op_unoncomm);
-    mop[O_SUM] = MPI_SUM;
-    mop[O_PROD] = MPI_PROD;
-    mop[O_MAX] = MPI_MAX;
-    mop[O_MIN] = MPI_MIN;
-    mop[O_BXOR] = MPI_BXOR;
-    mop[O_LAND] = MPI_LAND;
-    mop[O_MAXLOC] = MPI_MAXLOC;
-    mop[O_MINLOC] = MPI_MINLOC;
-    mop[O_UCOMM] = op_ucomm;
-    mop[O_UNONCOMM] = op_unoncomm;
 }
 
 /* ------------------------------------------------------------------------- */
@@ -614,16 +241,16 @@ static void restore_defaults(void)
 /* Expected results for count <= SMALL_MAX, per (communicator, case), computed once. */
 static void *expected_small(const comm_t *c, int ci)
 {
-    tkind_t t = cases[ci].t;
-    okind_t o = cases[ci].o;
-    char *exp = calloc(1, SMALL_MAX * ext[t] + SLACK);
+    lo_tkind_t t = cases[ci].t;
+    lo_okind_t o = cases[ci].o;
+    char *exp = calloc(1, SMALL_MAX * lo_ext[t] + SLACK);
     char tmp[SLACK];
     for (long i = 0; i < SMALL_MAX; i++) {
-        char *acc = exp + i * ext[t];
-        gen(t, o, 0, i, acc);
+        char *acc = exp + i * lo_ext[t];
+        lo_gen(t, o, 0, i, 0, acc);
         for (int r = 1; r < c->size; r++) {
-            gen(t, o, r, i, tmp);
-            apply(t, o, acc, tmp, acc);
+            lo_gen(t, o, r, i, 0, tmp);
+            lo_apply(t, o, acc, tmp, acc);
         }
     }
     return exp;
@@ -638,8 +265,8 @@ static inline long big_c(long i) { return (i % 5) - 2; }
 typedef struct {
     const comm_t *c;
     const setting_t *s;
-    tkind_t t;
-    okind_t o;
+    lo_tkind_t t;
+    lo_okind_t o;
     long count;
     int inplace;
     int big;
@@ -651,7 +278,7 @@ static void call_label(const call_t *k, char *buf, size_t len)
     char sd[LT_NAME_LEN + 32];
     describe_setting(k->s, sd, sizeof(sd));
     snprintf(buf, len, "comm=%s(P=%d,rank=%d) type=%s op=%s count=%ld %s alg=%s", k->c->name, k->c->size, k->c->rank,
-             tname[k->t], oname[k->o], k->count, k->inplace ? "IN_PLACE" : "sendbuf", sd);
+             lo_tname[k->t], lo_oname[k->o], k->count, k->inplace ? "IN_PLACE" : "sendbuf", sd);
 }
 
 /* Checks which counter moved for one call. */
@@ -689,9 +316,9 @@ static void check_counters(const call_t *k, const lt_counts_t *before, const lt_
 
 static void run_call(const call_t *k, const void *exp_small)
 {
-    tkind_t t = k->t;
-    okind_t o = k->o;
-    size_t e = ext[t];
+    lo_tkind_t t = k->t;
+    lo_okind_t o = k->o;
+    size_t e = lo_ext[t];
     long count = k->count;
     size_t nbytes = (size_t) (count + GUARD_ELEMS) * e + SLACK;
     char *send = malloc(nbytes);
@@ -715,18 +342,18 @@ static void run_call(const call_t *k, const void *exp_small)
     for (long i = 0; i < count; i++) {
         if (k->big) {
             long x = big_a(i) + big_b(k->c->rank) + big_c(i) * k->c->rank;
-            if (t == T_INT) ((int *) send)[i] = (int) x;
+            if (t == LO_T_INT) ((int *) send)[i] = (int) x;
             else ((double *) send)[i] = (double) x + 0.5;
         } else {
-            gen(t, o, k->c->rank, i, send + i * e);
+            lo_gen(t, o, k->c->rank, i, 0, send + i * e);
         }
     }
     if (k->inplace) memcpy(recv, send, nbytes);
     memcpy(pristine, recv, nbytes);
 
-    long bad_before = userop_bad_calls;
+    long bad_before = lo_userop_bad_calls;
     lt_read(LT_ALLREDUCE, &before);
-    rc = MPI_Allreduce(k->inplace ? MPI_IN_PLACE : send, recv, (int) count, mdt[t], mop[o], k->c->comm);
+    rc = MPI_Allreduce(k->inplace ? MPI_IN_PLACE : send, recv, (int) count, lo_dt[t], lo_op[o], k->c->comm);
     lt_read(LT_ALLREDUCE, &after);
     ncalls++;
 
@@ -736,7 +363,7 @@ static void run_call(const call_t *k, const void *exp_small)
         MPI_Error_string(rc, es, &el);
         FAIL("%s: MPI_Allreduce returned %d (%s)", label, rc, es);
     }
-    if (userop_bad_calls != bad_before)
+    if (lo_userop_bad_calls != bad_before)
         FAIL("%s: the user op was called with a datatype other than the call's", label);
     check_counters(k, &before, &after, label);
 
@@ -751,17 +378,17 @@ static void run_call(const call_t *k, const void *exp_small)
             long P = k->c->size, sb = 0;
             for (int r = 0; r < P; r++) sb += big_b(r);
             long x = P * big_a(i) + sb + big_c(i) * P * (P - 1) / 2;
-            if (t == T_INT) *(int *) tmp = (int) x;
+            if (t == LO_T_INT) *(int *) tmp = (int) x;
             else *(double *) tmp = (double) x + 0.5 * (double) P;
             want = tmp;
         } else {
             want = (const char *) exp_small + i * e;
         }
-        if (!same(t, want, got)) {
+        if (!lo_same(t, o, want, got)) {
             if (wrong < 3) {
                 char sw[96], sg[96];
-                show(t, want, sw, sizeof(sw));
-                show(t, got, sg, sizeof(sg));
+                lo_show(t, want, sw, sizeof(sw));
+                lo_show(t, got, sg, sizeof(sg));
                 FAIL("%s: element %ld is %s, expected %s", label, i, sg, sw);
             }
             wrong++;
@@ -772,7 +399,7 @@ static void run_call(const call_t *k, const void *exp_small)
      * its first element, guard bytes after the buffer */
     {
         char *mask = calloc(1, nbytes);
-        for (long i = 0; i < count; i++) mark_data(t, mask + (size_t) i * e);
+        for (long i = 0; i < count; i++) lo_mark_data(t, mask + (size_t) i * e);
         for (size_t b = 0; b < nbytes; b++) {
             if (!mask[b] && recv[b] != pristine[b]) {
                 FAIL("%s: byte %zu of the receive buffer (%s) was overwritten", label, b,
@@ -785,7 +412,7 @@ static void run_call(const call_t *k, const void *exp_small)
     if (!k->inplace && !k->big) {
         char *ref = malloc(nbytes);
         memset(ref, 0x5A, nbytes);
-        for (long i = 0; i < count; i++) gen(t, o, k->c->rank, i, ref + i * e);
+        for (long i = 0; i < count; i++) lo_gen(t, o, k->c->rank, i, 0, ref + i * e);
         if (0 != memcmp(ref, send, nbytes)) FAIL("%s: the send buffer was modified", label);
         free(ref);
     }
@@ -803,7 +430,7 @@ static void run_call(const call_t *k, const void *exp_small)
  * compare equal or unordered). */
 static double bit_input(MPI_Op op, int r, int i)
 {
-    uint64_t h = H(r, i, 999);
+    uint64_t h = lo_hash_spread(r, i, 999);
     if (MPI_SUM == op)
         return ((double) (h % 1000003) / 7.0 + 1.0 / 3.0) * pow(10.0, (double) ((int) ((h >> 24) % 9) - 4)) *
                ((h >> 40) & 1 ? -1.0 : 1.0);
@@ -828,7 +455,7 @@ static void bit_identity_op(const comm_t *c, const setting_t *s, MPI_Op op, cons
     char label[512], sd[LT_NAME_LEN + 32];
     lt_counts_t before, after;
     lt_diff_t d;
-    const okind_t ok = MPI_SUM == op ? O_SUM : MPI_MAX == op ? O_MAX : O_MIN;
+    const lo_okind_t ok = MPI_SUM == op ? LO_O_SUM : MPI_MAX == op ? LO_O_MAX : LO_O_MIN;
 
     describe_setting(s, sd, sizeof(sd));
     snprintf(label, sizeof(label), "bit-identity comm=%s(P=%d,rank=%d) type=double op=%s count=%d alg=%s", c->name,
@@ -862,7 +489,7 @@ static void bit_identity_op(const comm_t *c, const setting_t *s, MPI_Op op, cons
     else if (0 != strcmp(s->alg, "auto") && d.which == LT_WHICH_FALLBACK)
         FAIL("%s: forced algorithm fell back to the previous component", label);
     else if (d.which >= 0 && 0 != strcmp(lt_alg_name(LT_ALLREDUCE, d.which), "pairwise") &&
-             alg_may_serve(lt_alg_name(LT_ALLREDUCE, d.which), 1, c->size, T_DOUBLE, ok) == 0)
+             alg_may_serve(lt_alg_name(LT_ALLREDUCE, d.which), 1, c->size, LO_T_DOUBLE, ok) == 0)
         FAIL("%s: %s ran on an inexact float op", label, lt_alg_name(LT_ALLREDUCE, d.which));
 
     double *all = malloc(sizeof(double) * count * c->size);
@@ -913,7 +540,7 @@ static void bad_params(const comm_t *c)
     /* 1. unknown algorithm name: loom warns and behaves exactly as auto, so the same
      * counter (a loom algorithm, or the fallback to the previous component) moves */
     for (int ci = 0; ci < NCASES; ci++) {
-        if (!((cases[ci].t == T_INT && cases[ci].o == O_SUM) || cases[ci].t == T_MAT)) continue;
+        if (!((cases[ci].t == LO_T_INT && cases[ci].o == LO_O_SUM) || cases[ci].t == LO_T_MAT)) continue;
         void *exp = expected_small(c, ci);
         call_t k = {c, &autos, cases[ci].t, cases[ci].o, SMALL_MAX, 0, 0, ci};
         lt_counts_t b, a;
@@ -933,7 +560,7 @@ static void bad_params(const comm_t *c)
         if (c->size > 1 && (d.changed != 1 || d.which != d_auto.which))
             FAIL("bad-param coll_loom_allreduce_algorithm=nonsense comm=%s type=%s op=%s: expected what auto "
                  "ran (%s), got %s",
-                 c->name, tname[k.t], oname[k.o], d_auto.desc, d.desc);
+                 c->name, lo_tname[k.t], lo_oname[k.o], d_auto.desc, d.desc);
         free(exp);
     }
     /* 2. knobs 0 and 17 (out of 1..16): loom warns and uses the default */
@@ -947,13 +574,14 @@ static void bad_params(const comm_t *c)
             if (verbose && wrank == 0)
                 printf("bad-param: %s=%d: %s\n", lt_knob_cvar(algs[a]), badn[b], lt_errstr(rk));
             for (int ci = 0; ci < NCASES; ci++) {
-                if (!(cases[ci].t == T_INT && (cases[ci].o == O_MAX || cases[ci].o == O_SUM))) continue;
+                if (!(cases[ci].t == LO_T_INT && (cases[ci].o == LO_O_MAX || cases[ci].o == LO_O_SUM))) continue;
                 void *exp = expected_small(c, ci);
                 /* MAX is idempotent, so both algorithms serve it at any P whatever the knob */
                 setting_t forced = {"", 0};
                 snprintf(forced.alg, sizeof(forced.alg), "%s", algs[a]);
                 setting_t as_auto = {"auto", 0};
-                call_t k = {c, cases[ci].o == O_MAX ? &forced : &as_auto, T_INT, cases[ci].o, SMALL_MAX, 1, 0, ci};
+                call_t k = {c, cases[ci].o == LO_O_MAX ? &forced : &as_auto, LO_T_INT, cases[ci].o, SMALL_MAX,
+                            1, 0, ci};
                 lt_counts_t b0, a0;
                 lt_diff_t d;
                 lt_read(LT_ALLREDUCE, &b0);
@@ -962,7 +590,7 @@ static void bad_params(const comm_t *c)
                 lt_diff(LT_ALLREDUCE, &b0, &a0, &d);
                 if (c->size > 1 && (d.changed != 1 || d.which < 0))
                     FAIL("bad-param %s=%d comm=%s op=%s: expected a loom algorithm to serve, got %s",
-                         lt_knob_cvar(algs[a]), badn[b], c->name, oname[k.o], d.desc);
+                         lt_knob_cvar(algs[a]), badn[b], c->name, lo_oname[k.o], d.desc);
                 free(exp);
             }
             (void) rc;
@@ -978,7 +606,7 @@ static void make_comms(comm_t *cs, int *ncs)
     int n = 0;
     MPI_Comm split;
     /* two halves by parity; keys pseudo-random so the order differs from WORLD's */
-    int key = (int) (mix64((uint64_t) wrank * 7919u + 17u) % 1000003u);
+    int key = (int) (lo_mix64((uint64_t) wrank * 7919u + 17u) % 1000003u);
     MPI_Comm_split(MPI_COMM_WORLD, wrank % 2, key, &split);
 
     cs[n++] = (comm_t){"world", MPI_COMM_WORLD, MPI_COMM_NULL, 0, 0, 0};
@@ -1067,10 +695,11 @@ static void big_calls(const comm_t *c, const setting_t *settings, int nsettings,
             }
             for (int d = 0; d < 2; d++) {
                 if (!(d ? want_dbl : want_int)) continue;
-                call_t k = {c, s, d ? T_DOUBLE : T_INT, O_SUM, BIG_COUNT, d ? !(si & 1) : (si & 1), 1, -1};
+                call_t k = {c, s, d ? LO_T_DOUBLE : LO_T_INT, LO_O_SUM, BIG_COUNT, d ? !(si & 1) : (si & 1), 1, -1};
                 double t = MPI_Wtime();
                 run_call(&k, NULL);
-                if (verbose && wrank == 0) printf("  1M %s SUM alg=%s n=%d: %.2f s\n", tname[k.t], s->alg, s->n, MPI_Wtime() - t);
+                if (verbose && wrank == 0)
+                    printf("  1M %s SUM alg=%s n=%d: %.2f s\n", lo_tname[k.t], s->alg, s->n, MPI_Wtime() - t);
             }
             /* the same bits on every rank for an inexact sum of 512 KiB */
             if (hier && c->size > 1) bit_identity_op(c, s, MPI_SUM, "SUM", 1 << 16);
@@ -1197,7 +826,7 @@ int main(int argc, char **argv)
         }
     }
     t0 = MPI_Wtime();
-    setup_types();
+    lo_setup(&oracle_cfg);
 
     int npv = lt_init();
     if (npv <= 0) {
@@ -1298,7 +927,7 @@ int main(int argc, char **argv)
     }
 
     /* Every rank's verdict, over a communicator loom does not serve. */
-    long tot[4] = {lt_nfail, nchecks, ncalls, userop_bad_calls}, sum[4];
+    long tot[4] = {lt_nfail, nchecks, ncalls, lo_userop_bad_calls}, sum[4];
     MPI_Allreduce(tot, sum, 4, MPI_LONG, MPI_SUM, cs[0].oracle);
     if (wrank == 0) {
         printf("test_allreduce np=%d mode=%s: %ld allreduce calls, %ld checks, %ld failures (%.1f s)\n", wsize,
@@ -1311,10 +940,7 @@ int main(int argc, char **argv)
         MPI_Comm_free(&cs[c].oracle);
         if (cs[c].own) MPI_Comm_free(&cs[c].comm);
     }
-    MPI_Type_free(&mdt[T_VEC]);
-    MPI_Type_free(&mdt[T_MAT]);
-    MPI_Op_free(&op_ucomm);
-    MPI_Op_free(&op_unoncomm);
+    lo_free();
     lt_fini();
     MPI_Finalize();
     return sum[0] ? 1 : 0;

@@ -46,6 +46,7 @@
 
 #include <mpi.h>
 
+#include "loom_test_oracle.h"
 #include "loom_test_util.h"
 
 /* ------------------------------------------------------------------------- */
@@ -60,47 +61,47 @@ static const char *c_required[NC][3] = {
     {"ring", NULL, NULL}, {"ring", NULL, NULL}, {"recursive_doubling", "hierarchical", NULL},
     {"recursive_doubling", "hierarchical", NULL}};
 
-typedef enum { T_INT, T_INT64, T_FLOAT, T_DOUBLE, T_VEC, T_PAIR, NT } tkind_t;
-typedef enum { O_NONE, O_SUM, O_PROD, O_MAX, O_MIN, O_BXOR, O_UCOMM, O_UNONCOMM, NO } okind_t;
-static const char *tname[NT] = {"int", "int64", "float", "double", "vector(int)", "pair(int32,int64)"};
-static const char *oname[NO] = {"-", "SUM", "PROD", "MAX", "MIN", "BXOR", "user-commutative", "user-noncommutative"};
-
-/* The strided type: 2 blocks of 2 ints, stride 3, displaced by VEC_SHIFT ints and
- * resized to extent 6 ints.  Data ints of element e: 6e + VEC_SHIFT + {0,1,3,4};
- * the gaps, and the VEC_SHIFT ints before the first element, must stay untouched.
- * The true lower bound (36 bytes) also catches scratch buffers not shifted by it. */
-#define VEC_INTS 6
-#define VEC_SHIFT 9
-static const int vec_data[4] = {VEC_SHIFT, VEC_SHIFT + 1, VEC_SHIFT + 3, VEC_SHIFT + 4};
-/* The pair type: int32 at 0, int64 at 8, extent 16; bytes 4..7 are a gap. */
-typedef struct { int32_t a; int32_t pad; int64_t b; } pair_t;
+/* The strided type (LO_T_VEC) displaced by 9 ints: data ints of element e are
+ * 6e + 9 + {0,1,3,4}; the gaps, and the 9 ints before the first element, must stay
+ * untouched, and its true lower bound (36 bytes) catches scratch buffers not shifted by
+ * it.  The pair type (LO_T_PAIR) has a gap at bytes 4..7.  The values are this test's as
+ * they always were: its own numbering of types and ops in the hash key, products placed
+ * by the hash, odd multipliers for non-commutative vector inputs. */
+static const signed char tkey[LO_NT] = {
+    [LO_T_INT] = 0, [LO_T_INT64] = 1, [LO_T_FLOAT] = 2,       [LO_T_DOUBLE] = 3, [LO_T_DCOMPLEX] = -1,
+    [LO_T_VEC] = 4, [LO_T_2INT] = -1, [LO_T_DOUBLE_INT] = -1, [LO_T_MAT] = -1,   [LO_T_PAIR] = 5};
+static const signed char okey[LO_NO] = {
+    [LO_O_NONE] = 0,    [LO_O_SUM] = 1,     [LO_O_PROD] = 2,    [LO_O_MAX] = 3,   [LO_O_MIN] = 4,     [LO_O_BXOR] = 5,
+    [LO_O_LAND] = -1,   [LO_O_MAXLOC] = -1, [LO_O_MINLOC] = -1, [LO_O_UCOMM] = 6, [LO_O_UNONCOMM] = 7};
+#define USER_TYPES (LO_BIT(LO_T_INT) | LO_BIT(LO_T_VEC) | LO_BIT(LO_T_PAIR))
+static const lo_config_t oracle_cfg = {
+    .vec_shift = 9, .hash = LO_HASH_SPREAD, .salt_stride = 128, .tkey = tkey, .okey = okey, .nokey = 8,
+    .prod_by_index = 0, .dmax53 = 0, .vec_odd = 1,
+    /* red_cases' user-op types: anything else reaching the user ops is a bug */
+    .ucomm_types = USER_TYPES, .unoncomm_types = USER_TYPES};
 /* Bytes after count * extent: the strided type's data overhang and guard bytes. */
 #define SLACK 128
 
-static MPI_Datatype mdt[NT];
-static size_t ext[NT];
-static MPI_Op mop[NO];
-static long userop_bad_calls = 0;
-
-typedef struct { tkind_t t; okind_t o; } case_t;
+typedef struct { lo_tkind_t t; lo_okind_t o; } case_t;
 /* Data movement (bcast, allgather): every type; floating point as raw bit patterns. */
-static const case_t move_cases[] = {{T_INT, O_NONE},    {T_INT64, O_NONE}, {T_FLOAT, O_NONE},
-                                    {T_DOUBLE, O_NONE}, {T_VEC, O_NONE},   {T_PAIR, O_NONE}};
+static const case_t move_cases[] = {{LO_T_INT, LO_O_NONE},    {LO_T_INT64, LO_O_NONE}, {LO_T_FLOAT, LO_O_NONE},
+                                    {LO_T_DOUBLE, LO_O_NONE}, {LO_T_VEC, LO_O_NONE},   {LO_T_PAIR, LO_O_NONE}};
 /* Reductions: predefined ops on predefined types, user ops on the derived ones
  * (Open MPI 4.1 rejects predefined ops on derived types before the coll layer). */
 static const case_t red_cases[] = {
-    {T_INT, O_SUM},    {T_INT, O_PROD},    {T_INT, O_MAX},    {T_INT, O_MIN},  {T_INT, O_BXOR},
-    {T_INT, O_UCOMM},  {T_INT, O_UNONCOMM}, {T_INT64, O_SUM}, {T_INT64, O_PROD}, {T_INT64, O_MAX},
-    {T_INT64, O_MIN},  {T_INT64, O_BXOR},  {T_FLOAT, O_SUM},  {T_FLOAT, O_PROD}, {T_FLOAT, O_MAX},
-    {T_FLOAT, O_MIN},  {T_DOUBLE, O_SUM},  {T_DOUBLE, O_PROD}, {T_DOUBLE, O_MAX}, {T_DOUBLE, O_MIN},
-    {T_VEC, O_UCOMM},  {T_VEC, O_UNONCOMM}, {T_PAIR, O_UCOMM}, {T_PAIR, O_UNONCOMM}};
+    {LO_T_INT, LO_O_SUM},     {LO_T_INT, LO_O_PROD},     {LO_T_INT, LO_O_MAX},      {LO_T_INT, LO_O_MIN},
+    {LO_T_INT, LO_O_BXOR},    {LO_T_INT, LO_O_UCOMM},    {LO_T_INT, LO_O_UNONCOMM}, {LO_T_INT64, LO_O_SUM},
+    {LO_T_INT64, LO_O_PROD},  {LO_T_INT64, LO_O_MAX},    {LO_T_INT64, LO_O_MIN},    {LO_T_INT64, LO_O_BXOR},
+    {LO_T_FLOAT, LO_O_SUM},   {LO_T_FLOAT, LO_O_PROD},   {LO_T_FLOAT, LO_O_MAX},    {LO_T_FLOAT, LO_O_MIN},
+    {LO_T_DOUBLE, LO_O_SUM},  {LO_T_DOUBLE, LO_O_PROD},  {LO_T_DOUBLE, LO_O_MAX},   {LO_T_DOUBLE, LO_O_MIN},
+    {LO_T_VEC, LO_O_UCOMM},   {LO_T_VEC, LO_O_UNONCOMM}, {LO_T_PAIR, LO_O_UCOMM},   {LO_T_PAIR, LO_O_UNONCOMM}};
 #define NMOVE ((int) (sizeof(move_cases) / sizeof(move_cases[0])))
 #define NRED ((int) (sizeof(red_cases) / sizeof(red_cases[0])))
 
 static int is_prefix(ckind_t c) { return c == C_SCAN || c == C_EXSCAN; }
 static int is_reduction(ckind_t c) { return c == C_REDUCE || c == C_RS || c == C_RSB || is_prefix(c); }
 static int is_rooted(ckind_t c) { return c == C_BCAST || c == C_REDUCE; }
-static int op_commutative(okind_t o) { return o != O_UNONCOMM; }
+static int op_commutative(lo_okind_t o) { return o != LO_O_UNONCOMM; }
 /* Algorithms that only serve commutative operations (interface of the component). */
 static int alg_commutative_only(const char *alg)
 {
@@ -118,330 +119,6 @@ static const char *alg_knob(ckind_t c, const char *alg)
     if (0 == strcmp(alg, "twotree")) return "coll_loom_twotree_chunk_size";
     if (0 == strcmp(alg, "hierarchical")) return "coll_loom_hierarchical_segment_size";
     return NULL;
-}
-
-/* ------------------------------------------------------------------------- */
-/* values                                                                    */
-
-static inline uint64_t mix64(uint64_t x)
-{
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
-static inline uint64_t H(int r, long i, int salt)
-{
-    return mix64(((uint64_t) (unsigned) r << 40) ^ ((uint64_t) i << 3) ^ ((uint64_t) salt << 58) ^
-                 ((uint64_t) salt * 0x51ED27ull));
-}
-
-/* A 2x2 matrix of bytes in a uint32, [[odd, even], [even, odd]]: products stay
- * invertible mod 2 (they never collapse to 0) and do not commute. */
-static uint32_t gen_mat8(uint64_t h)
-{
-    uint32_t p = (uint32_t) (h & 0xff) | 1u, q = (uint32_t) ((h >> 8) & 0xfe);
-    uint32_t r = (uint32_t) ((h >> 16) & 0xfe), s = (uint32_t) ((h >> 24) & 0xff) | 1u;
-    return p | q << 8 | r << 16 | s << 24;
-}
-static uint32_t mul_mat8(uint32_t x, uint32_t y)
-{
-    uint32_t a0 = x & 0xff, a1 = (x >> 8) & 0xff, a2 = (x >> 16) & 0xff, a3 = x >> 24;
-    uint32_t b0 = y & 0xff, b1 = (y >> 8) & 0xff, b2 = (y >> 16) & 0xff, b3 = y >> 24;
-    uint32_t c0 = (a0 * b0 + a1 * b2) & 0xff, c1 = (a0 * b1 + a1 * b3) & 0xff;
-    uint32_t c2 = (a2 * b0 + a3 * b2) & 0xff, c3 = (a2 * b1 + a3 * b3) & 0xff;
-    return c0 | c1 << 8 | c2 << 16 | c3 << 24;
-}
-
-/* Writes the data bytes of element i of rank r's input. */
-static void gen(tkind_t t, okind_t o, int r, long i, void *e)
-{
-    uint64_t h = H(r, i, (int) t * NO + (int) o);
-    switch (t) {
-    case T_INT: {
-        int32_t v;
-        if (o == O_SUM) v = (int32_t) (h % 2001) - 1000;
-        else if (o == O_PROD) v = (h % 16 == 0) ? 2 : (h % 16 == 1) ? 3 : ((h >> 8) & 1) ? -1 : 1;
-        else if (o == O_UNONCOMM) v = (int32_t) gen_mat8(h);
-        else v = (int32_t) (uint32_t) h;
-        memcpy(e, &v, sizeof(v));
-        break;
-    }
-    case T_INT64: {
-        int64_t v;
-        if (o == O_SUM) v = ((int64_t) (h % 2001) - 1000) * ((int64_t) 1 << 38) + (int64_t) ((h >> 20) % 1000);
-        else if (o == O_PROD) v = (h % 16 == 0) ? ((int64_t) 1 << 13) : (h % 16 == 1) ? 3 : ((h >> 8) & 1) ? -1 : 1;
-        else v = (int64_t) h;
-        memcpy(e, &v, sizeof(v));
-        break;
-    }
-    case T_FLOAT: {
-        static const float pf[6] = {1.0f, -1.0f, 2.0f, 0.5f, -2.0f, 0.25f};
-        float v;
-        uint32_t bits = (uint32_t) h;
-        if (o == O_SUM) v = (float) ((int) (h % 201) - 100) + 0.25f * (float) ((h >> 8) & 3);
-        else if (o == O_PROD) v = pf[h % 6];
-        else if (o == O_NONE) memcpy(&v, &bits, 4); /* any bit pattern, NaNs included */
-        else v = (float) ((int) (h % 200001) - 100000) / 64.0f;
-        memcpy(e, &v, sizeof(v));
-        break;
-    }
-    case T_DOUBLE: {
-        double v;
-        if (o == O_SUM) v = (double) ((long) (h % 2000001) - 1000000) / 1024.0;
-        else if (o == O_PROD) v = ldexp(((h >> 8) & 1) ? -1.0 : 1.0, (int) (h % 7) - 3);
-        else if (o == O_NONE) memcpy(&v, &h, 8);
-        else v = (double) (int64_t) h / 4096.0;
-        memcpy(e, &v, sizeof(v));
-        break;
-    }
-    case T_VEC: {
-        int32_t *p = e;
-        for (int k = 0; k < 4; k++) p[vec_data[k]] = (int32_t) (uint32_t) mix64(h + (uint64_t) k);
-        /* affine maps x -> a x + b: odd a, so compositions do not collapse */
-        if (o == O_UNONCOMM) p[vec_data[0]] |= 1, p[vec_data[2]] |= 1;
-        break;
-    }
-    case T_PAIR: {
-        pair_t *p = e;
-        p->a = (o == O_UNONCOMM) ? (int32_t) gen_mat8(h) : (int32_t) (uint32_t) h;
-        p->b = (int64_t) mix64(h + 1);
-        break;
-    }
-    default: break;
-    }
-}
-
-/* out := L o R (L holds the lower ranks).  out may alias L or R. */
-static void apply(tkind_t t, okind_t o, const void *L, const void *R, void *out)
-{
-    switch (t) {
-    case T_INT: {
-        int32_t a, b;
-        uint32_t c = 0;
-        memcpy(&a, L, 4);
-        memcpy(&b, R, 4);
-        switch (o) {
-        case O_SUM: c = (uint32_t) a + (uint32_t) b; break;
-        case O_PROD: c = (uint32_t) a * (uint32_t) b; break;
-        case O_MAX: c = (uint32_t) (a > b ? a : b); break;
-        case O_MIN: c = (uint32_t) (a < b ? a : b); break;
-        case O_BXOR: c = (uint32_t) (a ^ b); break;
-        case O_UCOMM: c = (1u + (uint32_t) a) * (1u + (uint32_t) b) - 1u; break;
-        case O_UNONCOMM: c = mul_mat8((uint32_t) a, (uint32_t) b); break;
-        default: break;
-        }
-        memcpy(out, &c, 4);
-        break;
-    }
-    case T_INT64: {
-        int64_t a, b;
-        uint64_t c = 0;
-        memcpy(&a, L, 8);
-        memcpy(&b, R, 8);
-        switch (o) {
-        case O_SUM: c = (uint64_t) a + (uint64_t) b; break;
-        case O_PROD: c = (uint64_t) a * (uint64_t) b; break;
-        case O_MAX: c = (uint64_t) (a > b ? a : b); break;
-        case O_MIN: c = (uint64_t) (a < b ? a : b); break;
-        case O_BXOR: c = (uint64_t) (a ^ b); break;
-        default: break;
-        }
-        memcpy(out, &c, 8);
-        break;
-    }
-    case T_FLOAT: {
-        float a, b, c = 0;
-        memcpy(&a, L, 4);
-        memcpy(&b, R, 4);
-        switch (o) {
-        case O_SUM: c = a + b; break;
-        case O_PROD: c = a * b; break;
-        case O_MAX: c = a > b ? a : b; break;
-        case O_MIN: c = a < b ? a : b; break;
-        default: break;
-        }
-        memcpy(out, &c, 4);
-        break;
-    }
-    case T_DOUBLE: {
-        double a, b, c = 0;
-        memcpy(&a, L, 8);
-        memcpy(&b, R, 8);
-        switch (o) {
-        case O_SUM: c = a + b; break;
-        case O_PROD: c = a * b; break;
-        case O_MAX: c = a > b ? a : b; break;
-        case O_MIN: c = a < b ? a : b; break;
-        default: break;
-        }
-        memcpy(out, &c, 8);
-        break;
-    }
-    case T_VEC: {
-        const int32_t *a = L, *b = R;
-        uint32_t c[4];
-        if (o == O_UCOMM) {
-            for (int k = 0; k < 4; k++)
-                c[k] = (1u + (uint32_t) a[vec_data[k]]) * (1u + (uint32_t) b[vec_data[k]]) - 1u;
-        } else { /* two affine maps per element; L o R = L(R(x)) */
-            for (int p = 0; p < 2; p++) {
-                uint32_t a1 = (uint32_t) a[vec_data[2 * p]], b1 = (uint32_t) a[vec_data[2 * p + 1]];
-                uint32_t a2 = (uint32_t) b[vec_data[2 * p]], b2 = (uint32_t) b[vec_data[2 * p + 1]];
-                c[2 * p] = a1 * a2;
-                c[2 * p + 1] = a1 * b2 + b1;
-            }
-        }
-        for (int k = 0; k < 4; k++) ((int32_t *) out)[vec_data[k]] = (int32_t) c[k];
-        break;
-    }
-    case T_PAIR: {
-        const pair_t *a = L, *b = R;
-        uint32_t ca = (o == O_UCOMM) ? (1u + (uint32_t) a->a) * (1u + (uint32_t) b->a) - 1u
-                                     : mul_mat8((uint32_t) a->a, (uint32_t) b->a);
-        uint64_t cb = (uint64_t) a->b + (uint64_t) b->b;
-        ((pair_t *) out)->a = (int32_t) ca;
-        ((pair_t *) out)->b = (int64_t) cb;
-        break;
-    }
-    default: break;
-    }
-}
-
-/* Marks the bytes of one element that belong to the datatype's data. */
-static void mark_data(tkind_t t, char *m)
-{
-    switch (t) {
-    case T_INT: case T_FLOAT: memset(m, 1, 4); break;
-    case T_INT64: case T_DOUBLE: memset(m, 1, 8); break;
-    case T_VEC:
-        for (int k = 0; k < 4; k++) memset(m + vec_data[k] * sizeof(int32_t), 1, sizeof(int32_t));
-        break;
-    case T_PAIR:
-        memset(m + offsetof(pair_t, a), 1, 4);
-        memset(m + offsetof(pair_t, b), 1, 8);
-        break;
-    default: break;
-    }
-}
-
-/* The data bytes of an element of each type (mark_data), computed once: the checks
- * below run per element over buffers of up to a million elements. */
-static char data_mask[NT][SLACK];
-static size_t data_span[NT]; /* one past the last data byte */
-static int data_dense[NT];   /* every byte below data_span is data */
-
-static void data_masks_init(void)
-{
-    for (int t = 0; t < NT; t++) {
-        memset(data_mask[t], 0, SLACK);
-        mark_data((tkind_t) t, data_mask[t]);
-        data_span[t] = 0;
-        for (size_t b = 0; b < SLACK; b++)
-            if (data_mask[t][b]) data_span[t] = b + 1;
-        data_dense[t] = 1;
-        for (size_t b = 0; b < data_span[t]; b++) data_dense[t] &= data_mask[t][b] != 0;
-    }
-}
-
-/* Do two elements agree?  Moved data: bytewise.  Floating point reductions: by
- * value (no NaN is produced; the sign of a zero may depend on the grouping). */
-static int same(tkind_t t, okind_t o, const void *x, const void *y)
-{
-    if (o != O_NONE && t == T_FLOAT) return *(const float *) x == *(const float *) y;
-    if (o != O_NONE && t == T_DOUBLE) return *(const double *) x == *(const double *) y;
-    if (data_dense[t]) return 0 == memcmp(x, y, data_span[t]);
-    for (size_t b = 0; b < data_span[t]; b++)
-        if (data_mask[t][b] && ((const char *) x)[b] != ((const char *) y)[b]) return 0;
-    return 1;
-}
-
-static void show(tkind_t t, const void *x, char *buf, size_t len)
-{
-    switch (t) {
-    case T_INT: snprintf(buf, len, "%d (0x%08x)", *(const int32_t *) x, (unsigned) *(const uint32_t *) x); break;
-    case T_INT64: snprintf(buf, len, "%lld", (long long) *(const int64_t *) x); break;
-    case T_FLOAT: snprintf(buf, len, "%.9g (0x%08x)", (double) *(const float *) x, (unsigned) *(const uint32_t *) x); break;
-    case T_DOUBLE:
-        snprintf(buf, len, "%.17g (0x%016llx)", *(const double *) x, (unsigned long long) *(const uint64_t *) x);
-        break;
-    case T_VEC: {
-        const int32_t *p = x;
-        snprintf(buf, len, "[%d %d _ %d %d]", p[vec_data[0]], p[vec_data[1]], p[vec_data[2]], p[vec_data[3]]);
-        break;
-    }
-    case T_PAIR:
-        snprintf(buf, len, "(%d, %lld)", ((const pair_t *) x)->a, (long long) ((const pair_t *) x)->b);
-        break;
-    default: snprintf(buf, len, "?"); break;
-    }
-}
-
-/* User operations: inoutvec[i] := invec[i] o inoutvec[i] (invec holds lower ranks). */
-static void userop_run(okind_t o, void *in, void *inout, int *len, MPI_Datatype *dt)
-{
-    tkind_t t = NT;
-    if (*dt == MPI_INT) t = T_INT;
-    else if (*dt == mdt[T_VEC]) t = T_VEC;
-    else if (*dt == mdt[T_PAIR]) t = T_PAIR;
-    if (t == NT) {
-        userop_bad_calls++;
-        return;
-    }
-    for (int k = 0; k < *len; k++) {
-        char *a = (char *) in + (size_t) k * ext[t];
-        char *b = (char *) inout + (size_t) k * ext[t];
-        apply(t, o, a, b, b);
-    }
-}
-static void userop_comm_fn(void *in, void *inout, int *len, MPI_Datatype *dt) { userop_run(O_UCOMM, in, inout, len, dt); }
-static void userop_noncomm_fn(void *in, void *inout, int *len, MPI_Datatype *dt)
-{
-    userop_run(O_UNONCOMM, in, inout, len, dt);
-}
-
-static void setup_types(void)
-{
-    MPI_Datatype v, shifted;
-    MPI_Aint lb, e, tlb, te;
-    const int one = 1;
-    const MPI_Aint vdisp = VEC_SHIFT * (MPI_Aint) sizeof(int32_t);
-    const int blens[2] = {1, 1};
-    const MPI_Aint pdisp[2] = {offsetof(pair_t, a), offsetof(pair_t, b)};
-    const MPI_Datatype ptypes[2] = {MPI_INT32_T, MPI_INT64_T};
-    MPI_Datatype pair;
-
-    mdt[T_INT] = MPI_INT;
-    mdt[T_INT64] = MPI_INT64_T;
-    mdt[T_FLOAT] = MPI_FLOAT;
-    mdt[T_DOUBLE] = MPI_DOUBLE;
-    MPI_Type_vector(2, 2, 3, MPI_INT, &v);
-    MPI_Type_create_hindexed(1, &one, &vdisp, v, &shifted);
-    MPI_Type_create_resized(shifted, 0, VEC_INTS * sizeof(int32_t), &mdt[T_VEC]);
-    MPI_Type_commit(&mdt[T_VEC]);
-    MPI_Type_free(&v);
-    MPI_Type_free(&shifted);
-    MPI_Type_create_struct(2, blens, pdisp, ptypes, &pair);
-    MPI_Type_create_resized(pair, 0, sizeof(pair_t), &mdt[T_PAIR]);
-    MPI_Type_commit(&mdt[T_PAIR]);
-    MPI_Type_free(&pair);
-    for (int t = 0; t < NT; t++) {
-        MPI_Type_get_extent(mdt[t], &lb, &e);
-        ext[t] = (size_t) e;
-    }
-    MPI_Type_get_true_extent(mdt[T_VEC], &tlb, &te);
-    if (tlb != vdisp || ext[T_PAIR] != 16 || sizeof(int) != 4) {
-        fprintf(stderr, "test_colls: unexpected datatype layout\n");
-        MPI_Abort(MPI_COMM_WORLD, 3);
-    }
-    mop[O_NONE] = MPI_OP_NULL;
-    mop[O_SUM] = MPI_SUM;
-    mop[O_PROD] = MPI_PROD;
-    mop[O_MAX] = MPI_MAX;
-    mop[O_MIN] = MPI_MIN;
-    mop[O_BXOR] = MPI_BXOR;
-    MPI_Op_create(userop_comm_fn, 1, &mop[O_UCOMM]);
-    MPI_Op_create(userop_noncomm_fn, 0, &mop[O_UNONCOMM]);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -532,8 +209,8 @@ typedef struct {
     ckind_t coll;
     const comm_t *c;
     const setting_t *s;
-    tkind_t t;
-    okind_t o;
+    lo_tkind_t t;
+    lo_okind_t o;
     long count;    /* bcast/reduce: count; allgather: per rank; reduce_scatter(_block): per block */
     int pattern;   /* reduce_scatter: recvcounts pattern (see rs_counts) */
     int root;
@@ -574,12 +251,12 @@ static inline long big_c(long i) { return (i % 5) - 2; }
 /* Element i of rank r's input. */
 static void input_elem(const call_t *k, int r, long i, void *e)
 {
-    if (k->big && k->o == O_SUM) {
+    if (k->big && k->o == LO_O_SUM) {
         long x = big_a(i) + big_b(r) + big_c(i) * r;
-        if (k->t == T_INT) *(int32_t *) e = (int32_t) x;
+        if (k->t == LO_T_INT) *(int32_t *) e = (int32_t) x;
         else *(double *) e = (double) x + 0.5;
     } else {
-        gen(k->t, k->o, r, i, e);
+        lo_gen(k->t, k->o, r, i, 0, e);
     }
 }
 
@@ -590,18 +267,18 @@ static void reduced_elem(const call_t *k, long i, void *e)
         long P = upto(k) + 1, sb = 0;
         for (int r = 0; r < P; r++) sb += big_b(r);
         long x = P * big_a(i) + sb + big_c(i) * P * (P - 1) / 2;
-        if (k->t == T_INT) *(int32_t *) e = (int32_t) x;
+        if (k->t == LO_T_INT) *(int32_t *) e = (int32_t) x;
         else *(double *) e = (double) x + 0.5 * (double) P;
     } else if (upto(k) < k->c->size - 1) {
         char tmp[SLACK];
-        gen(k->t, k->o, 0, i, e);
+        lo_gen(k->t, k->o, 0, i, 0, e);
         for (int r = 1; r <= upto(k); r++) {
-            gen(k->t, k->o, r, i, tmp);
-            apply(k->t, k->o, e, tmp, e);
+            lo_gen(k->t, k->o, r, i, 0, tmp);
+            lo_apply(k->t, k->o, e, tmp, e);
         }
     } else {
         /* the strided type's data reaches past its extent; SLACK covers it */
-        memcpy(e, (const char *) k->c->exp[k->ci] + (size_t) i * ext[k->t], SLACK / 2);
+        memcpy(e, (const char *) k->c->exp[k->ci] + (size_t) i * lo_ext[k->t], SLACK / 2);
     }
 }
 
@@ -613,7 +290,7 @@ static void call_label(const call_t *k, char *buf, size_t len)
     if (k->coll == C_RS) snprintf(extra, sizeof(extra), " recvcounts=%s",
                                   k->pattern == 0 ? "uniform" : k->pattern == 1 ? "uneven+zeros" : "all-to-last");
     snprintf(buf, len, "%s comm=%s(P=%d,rank=%d) type=%s op=%s count=%ld%s %s alg=%s", lt_coll_name(c_lt[k->coll]),
-             k->c->name, k->c->size, k->c->rank, tname[k->t], oname[k->o], k->count, extra,
+             k->c->name, k->c->size, k->c->rank, lo_tname[k->t], lo_oname[k->o], k->count, extra,
              k->inplace ? "IN_PLACE" : "sendbuf", sd);
 }
 
@@ -676,15 +353,15 @@ static void compare(const call_t *k, const char *got, long n, exp_fn_t fn, void 
 {
     char want[SLACK], sw[96], sg[96];
     long wrong = 0;
-    size_t e = ext[k->t];
+    size_t e = lo_ext[k->t];
     nchecks++;
     for (long i = 0; i < n; i++) {
-        memset(want, 0, data_span[k->t]);
+        memset(want, 0, lo_span[k->t]);
         fn(k, i, want, ctx);
-        if (!same(k->t, k->o, want, got + (size_t) i * e)) {
+        if (!lo_same(k->t, k->o, want, got + (size_t) i * e)) {
             if (wrong < 3) {
-                show(k->t, want, sw, sizeof(sw));
-                show(k->t, got + (size_t) i * e, sg, sizeof(sg));
+                lo_show(k->t, want, sw, sizeof(sw));
+                lo_show(k->t, got + (size_t) i * e, sg, sizeof(sg));
                 FAIL("%s: %s element %ld is %s, expected %s", label, what, i, sg, sw);
             }
             wrong++;
@@ -699,9 +376,9 @@ static void check_untouched(const call_t *k, const char *buf, const char *pristi
 {
     char *mask;
     nchecks++;
-    if (data_dense[k->t] && data_span[k->t] == ext[k->t]) {
+    if (lo_gapless(k->t)) {
         /* no gaps: everything past the data must be as it was */
-        size_t from = (size_t) nwrite * ext[k->t];
+        size_t from = (size_t) nwrite * lo_ext[k->t];
         if (from < nbytes && 0 != memcmp(buf + from, pristine + from, nbytes - from)) {
             size_t b = from;
             while (buf[b] == pristine[b]) b++;
@@ -710,11 +387,11 @@ static void check_untouched(const call_t *k, const char *buf, const char *pristi
         return;
     }
     mask = calloc(1, nbytes);
-    for (long i = 0; i < nwrite; i++) mark_data(k->t, mask + (size_t) i * ext[k->t]);
+    for (long i = 0; i < nwrite; i++) lo_mark_data(k->t, mask + (size_t) i * lo_ext[k->t]);
     for (size_t b = 0; b < nbytes; b++) {
         if (!mask[b] && buf[b] != pristine[b]) {
             FAIL("%s: byte %zu of the %s was overwritten (%s)", label, b, what,
-                 b >= (size_t) nwrite * ext[k->t] ? "past the data" : "a gap of the datatype");
+                 b >= (size_t) nwrite * lo_ext[k->t] ? "past the data" : "a gap of the datatype");
             break;
         }
     }
@@ -736,7 +413,7 @@ static void exp_gathered(const call_t *k, long i, void *e, void *ctx)
 /* Allocates n elements + SLACK, filled with byte `fill`. */
 static char *buf_alloc(const call_t *k, long n, int fill, size_t *nbytes)
 {
-    *nbytes = (size_t) n * ext[k->t] + SLACK;
+    *nbytes = (size_t) n * lo_ext[k->t] + SLACK;
     char *b = malloc(*nbytes);
     if (b) memset(b, fill, *nbytes);
     return b;
@@ -744,15 +421,15 @@ static char *buf_alloc(const call_t *k, long n, int fill, size_t *nbytes)
 
 static void fill_input(const call_t *k, char *buf, int r, long first, long n)
 {
-    for (long i = 0; i < n; i++) input_elem(k, r, first + i, buf + (size_t) i * ext[k->t]);
+    for (long i = 0; i < n; i++) input_elem(k, r, first + i, buf + (size_t) i * lo_ext[k->t]);
 }
 
 static void run_call(const call_t *k)
 {
     const comm_t *c = k->c;
     lt_coll_t lc = c_lt[k->coll];
-    MPI_Datatype dt = mdt[k->t];
-    MPI_Op op = mop[k->o];
+    MPI_Datatype dt = lo_dt[k->t];
+    MPI_Op op = lo_op[k->o];
     int P = c->size, me = c->rank, rc = MPI_SUCCESS;
     int *rcounts = malloc(sizeof(int) * (size_t) P);
     char label[512];
@@ -804,7 +481,7 @@ static void run_call(const call_t *k)
         break;
     case C_REDUCE: fill_input(k, (k->inplace && me == k->root) ? recv : send, me, 0, k->count); break;
     case C_ALLGATHER:
-        if (k->inplace) fill_input(k, recv + (size_t) me * (size_t) k->count * ext[k->t], me, 0, k->count);
+        if (k->inplace) fill_input(k, recv + (size_t) me * (size_t) k->count * lo_ext[k->t], me, 0, k->count);
         else fill_input(k, send, me, 0, k->count);
         break;
     default: fill_input(k, k->inplace ? recv : send, me, 0, total); break;
@@ -818,7 +495,7 @@ static void run_call(const call_t *k)
         memcpy(rpristine, recv, rbytes);
     }
 
-    long bad_before = userop_bad_calls;
+    long bad_before = lo_userop_bad_calls;
     void *sb = k->inplace ? MPI_IN_PLACE : send;
     int cnt = (int) k->count;
     if (!oracle_only) lt_read(lc, &before);
@@ -835,7 +512,8 @@ static void run_call(const call_t *k)
     if (!oracle_only) lt_read(lc, &after);
     ncalls++;
     report_rc(rc, label);
-    if (userop_bad_calls != bad_before) FAIL("%s: the user op was called with a datatype other than the call's", label);
+    if (lo_userop_bad_calls != bad_before)
+        FAIL("%s: the user op was called with a datatype other than the call's", label);
     check_counters(k, &before, &after, total, label);
 
     /* the result */
@@ -873,7 +551,7 @@ out:
 
 static double inexact_val(int r, long i)
 {
-    uint64_t h = H(r, i, 999);
+    uint64_t h = lo_hash_spread(r, i, 999);
     return ((double) (h % 1000003) / 7.0 + 1.0 / 3.0) * pow(10.0, (double) ((int) ((h >> 24) % 9) - 4)) *
            ((h >> 40) & 1 ? -1.0 : 1.0);
 }
@@ -1006,7 +684,7 @@ static void empty_signatures(void)
 #define MIX_K 7
 static long mix_value(int it, int r, long i)
 {
-    return (long) (mix64((uint64_t) it * 1000003u + (uint64_t) r * 7919u + (uint64_t) i) % 2000000000u);
+    return (long) (lo_mix64((uint64_t) it * 1000003u + (uint64_t) r * 7919u + (uint64_t) i) % 2000000000u);
 }
 
 static void mixed_types_one(const comm_t *c, ckind_t coll, const char *alg, int knob, int layout, long m, int it)
@@ -1101,7 +779,7 @@ static void make_comms(comm_t *cs, int *ncs)
     int n = 0;
     MPI_Comm split, dup;
     /* two halves by parity; keys pseudo-random so the order differs from WORLD's */
-    int key = (int) (mix64((uint64_t) wrank * 7919u + 17u) % 1000003u);
+    int key = (int) (lo_mix64((uint64_t) wrank * 7919u + 17u) % 1000003u);
     MPI_Comm_split(MPI_COMM_WORLD, wrank % 2, key, &split);
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
     memset(cs, 0, sizeof(comm_t) * 3);
@@ -1117,15 +795,15 @@ static void make_comms(comm_t *cs, int *ncs)
         cs[i].consecutive = node_consecutive(cs[i].oracle, cs[i].size);
         /* expected reductions, folded in rank order */
         for (int ci = 0; ci < NRED; ci++) {
-            tkind_t t = red_cases[ci].t;
-            okind_t o = red_cases[ci].o;
-            char *exp = calloc(1, SMALL_MAX * ext[t] + SLACK), tmp[SLACK];
+            lo_tkind_t t = red_cases[ci].t;
+            lo_okind_t o = red_cases[ci].o;
+            char *exp = calloc(1, SMALL_MAX * lo_ext[t] + SLACK), tmp[SLACK];
             for (long j = 0; j < SMALL_MAX; j++) {
-                char *acc = exp + (size_t) j * ext[t];
-                gen(t, o, 0, j, acc);
+                char *acc = exp + (size_t) j * lo_ext[t];
+                lo_gen(t, o, 0, j, 0, acc);
                 for (int r = 1; r < cs[i].size; r++) {
-                    gen(t, o, r, j, tmp);
-                    apply(t, o, acc, tmp, acc);
+                    lo_gen(t, o, r, j, 0, tmp);
+                    lo_apply(t, o, acc, tmp, acc);
                 }
             }
             cs[i].exp[ci] = exp;
@@ -1178,8 +856,8 @@ static void run_matrix(ckind_t coll, const comm_t *c, const setting_t *s)
         for (int ci = 0; ci < ncases; ci++) {
             const case_t *cs = is_reduction(coll) ? &red_cases[ci] : &move_cases[ci];
             /* subset for the other roots: the strided type (non-commutative user op) and int sum */
-            if (!full && !(cs->t == T_VEC && (cs->o == O_UNONCOMM || cs->o == O_NONE)) &&
-                !(cs->t == T_INT && (cs->o == O_SUM || cs->o == O_NONE)))
+            if (!full && !(cs->t == LO_T_VEC && (cs->o == LO_O_UNONCOMM || cs->o == LO_O_NONE)) &&
+                !(cs->t == LO_T_INT && (cs->o == LO_O_SUM || cs->o == LO_O_NONE)))
                 continue;
             for (int j = 0; j < ncounts; j++) {
                 if (!full && counts[j] != SMALL_MAX) continue;
@@ -1207,11 +885,11 @@ static void big_calls(ckind_t coll, const comm_t *c, const setting_t *ss, int ns
         if (s->knob >= 0) continue;
         if (0 != strcmp(s->alg, "auto") && MPI_SUCCESS != apply_setting(coll, s)) continue;
         double t0 = MPI_Wtime();
-        call_t k = {coll, c, s, T_INT, O_SUM, 0, 1, 0, si & 1, 1, -1};
+        call_t k = {coll, c, s, LO_T_INT, LO_O_SUM, 0, 1, 0, si & 1, 1, -1};
         switch (coll) {
         case C_BCAST:
-            k.t = T_DOUBLE;
-            k.o = O_NONE;
+            k.t = LO_T_DOUBLE;
+            k.o = LO_O_NONE;
             k.count = BIG_COUNT;
             k.root = P - 1;
             k.inplace = 0;
@@ -1221,26 +899,26 @@ static void big_calls(ckind_t coll, const comm_t *c, const setting_t *ss, int ns
             k.count = BIG_COUNT;
             k.root = P / 2;
             run_call(&k);
-            k.t = T_DOUBLE;
+            k.t = LO_T_DOUBLE;
             k.inplace = !k.inplace;
             run_call(&k);
             break;
         case C_ALLGATHER:
-            k.o = O_NONE;
+            k.o = LO_O_NONE;
             k.count = BIG_COUNT / P + 3;
             run_call(&k);
             break;
         case C_SCAN: case C_EXSCAN:
             k.count = BIG_COUNT;
             run_call(&k);
-            k.t = T_DOUBLE;
+            k.t = LO_T_DOUBLE;
             k.inplace = !k.inplace;
             run_call(&k);
             break;
         case C_RS: case C_RSB:
             k.count = BIG_COUNT / P + 1;
             run_call(&k);
-            k.t = T_DOUBLE;
+            k.t = LO_T_DOUBLE;
             k.inplace = !k.inplace;
             run_call(&k);
             break;
@@ -1261,7 +939,6 @@ int main(int argc, char **argv)
     double t0;
 
     MPI_Init(&argc, &argv);
-    data_masks_init();
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
     for (int i = 1; i < argc; i++) {
@@ -1305,7 +982,7 @@ int main(int argc, char **argv)
         }
     }
     t0 = MPI_Wtime();
-    setup_types();
+    lo_setup(&oracle_cfg);
 
     int npv = lt_init();
     if (npv <= 0 && !oracle_only) {
@@ -1386,7 +1063,7 @@ int main(int argc, char **argv)
     }
 
     /* Every rank's verdict, over a communicator loom does not serve. */
-    long tot[4] = {lt_nfail, nchecks, ncalls, userop_bad_calls}, sum[4];
+    long tot[4] = {lt_nfail, nchecks, ncalls, lo_userop_bad_calls}, sum[4];
     MPI_Allreduce(tot, sum, 4, MPI_LONG, MPI_SUM, cs[0].oracle);
     if (wrank == 0) {
         printf("test_colls np=%d colls=%s mode=%s: %ld calls, %ld checks, %ld failures (%.1f s)\n", wsize, coll_list,
@@ -1399,10 +1076,7 @@ int main(int argc, char **argv)
         MPI_Comm_free(&cs[i].oracle);
         if (cs[i].own) MPI_Comm_free(&cs[i].comm);
     }
-    MPI_Type_free(&mdt[T_VEC]);
-    MPI_Type_free(&mdt[T_PAIR]);
-    MPI_Op_free(&mop[O_UCOMM]);
-    MPI_Op_free(&mop[O_UNONCOMM]);
+    lo_free();
     lt_fini();
     MPI_Finalize();
     return sum[0] ? 1 : 0;

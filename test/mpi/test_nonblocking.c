@@ -98,219 +98,37 @@
 
 #include <mpi.h>
 
+#include "loom_test_oracle.h"
 #include "loom_test_pcoll.h"
 #include "loom_test_util.h"
-
 
 /* ------------------------------------------------------------------------- */
 /* datatypes, operations, values                                             */
 
-typedef enum { T_INT, T_DOUBLE, T_VEC, NT } tkind_t;
-typedef enum { O_NONE, O_SUM, O_MAX, O_NONCOMM, NO } okind_t;
-static const char *tname[NT] = {"MPI_INT", "MPI_DOUBLE", "vector(2 blocks of 2 ints, stride 3, extent 6 ints)"};
-static const char *oname[NO] = {"-", "MPI_SUM", "MPI_MAX", "user-noncommutative"};
-
-/* The strided type: ints 0, 1, 3, 4 of every 6; ints 2 and 5 are gaps. */
-#define VEC_INTS 6
-static const int vec_data[4] = {0, 1, 3, 4};
+/* The strided type (LO_T_VEC) undisplaced: ints 0, 1, 3, 4 of every 6; ints 2 and 5 are
+ * gaps.  The values are this test's as they always were: its own numbering of types and
+ * ops, with the salt (a call, a start), hashed into the key; double MAX values of 53 bits;
+ * odd multipliers for non-commutative vector inputs. */
+static const signed char tkey[LO_NT] = {
+    [LO_T_INT] = 0,  [LO_T_INT64] = -1, [LO_T_FLOAT] = -1,      [LO_T_DOUBLE] = 1, [LO_T_DCOMPLEX] = -1,
+    [LO_T_VEC] = 2,  [LO_T_2INT] = -1,  [LO_T_DOUBLE_INT] = -1, [LO_T_MAT] = -1,   [LO_T_PAIR] = -1};
+static const signed char okey[LO_NO] = {
+    [LO_O_NONE] = 0,    [LO_O_SUM] = 1,     [LO_O_PROD] = -1,   [LO_O_MAX] = 2,    [LO_O_MIN] = -1, [LO_O_BXOR] = -1,
+    [LO_O_LAND] = -1,   [LO_O_MAXLOC] = -1, [LO_O_MINLOC] = -1, [LO_O_UCOMM] = -1, [LO_O_UNONCOMM] = 3};
+static const lo_config_t oracle_cfg = {
+    .vec_shift = 0, .hash = LO_HASH_MIXED, .salt_stride = 16, .tkey = tkey, .okey = okey, .nokey = 4,
+    .prod_by_index = 0, .dmax53 = 1, .vec_odd = 1,
+    /* only the non-commutative user op, on red_cases' types: anything else is a bug */
+    .ucomm_types = 0, .unoncomm_types = LO_BIT(LO_T_INT) | LO_BIT(LO_T_VEC)};
 #define GUARD 64 /* bytes after the data that must stay untouched */
 
-static MPI_Datatype mdt[NT];
-static size_t ext[NT];
-static MPI_Op mop[NO];
-static long userop_bad_calls;
-
-typedef struct { tkind_t t; okind_t o; } case_t;
-static const case_t move_cases[] = {{T_INT, O_NONE}, {T_DOUBLE, O_NONE}, {T_VEC, O_NONE}};
+typedef struct { lo_tkind_t t; lo_okind_t o; } case_t;
+static const case_t move_cases[] = {{LO_T_INT, LO_O_NONE}, {LO_T_DOUBLE, LO_O_NONE}, {LO_T_VEC, LO_O_NONE}};
 /* Open MPI 4.1 refuses predefined ops on derived types, so the vector type gets the user op */
-static const case_t red_cases[] = {{T_INT, O_SUM},    {T_INT, O_MAX},    {T_INT, O_NONCOMM},
-                                   {T_DOUBLE, O_SUM}, {T_DOUBLE, O_MAX}, {T_VEC, O_NONCOMM}};
+static const case_t red_cases[] = {{LO_T_INT, LO_O_SUM},    {LO_T_INT, LO_O_MAX},    {LO_T_INT, LO_O_UNONCOMM},
+                                   {LO_T_DOUBLE, LO_O_SUM}, {LO_T_DOUBLE, LO_O_MAX}, {LO_T_VEC, LO_O_UNONCOMM}};
 #define NMOVE ((int) (sizeof(move_cases) / sizeof(move_cases[0])))
 #define NRED ((int) (sizeof(red_cases) / sizeof(red_cases[0])))
-
-static inline uint64_t mix64(uint64_t x)
-{
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
-static inline uint64_t H(int r, long i, uint64_t salt)
-{
-    return mix64(((uint64_t) (unsigned) r << 40) ^ ((uint64_t) i << 2) ^ mix64(salt));
-}
-
-/* 2x2 byte matrices [[odd, even], [even, odd]] in a uint32: products do not commute. */
-static uint32_t gen_mat8(uint64_t h)
-{
-    uint32_t p = (uint32_t) (h & 0xff) | 1u, q = (uint32_t) ((h >> 8) & 0xfe);
-    uint32_t r = (uint32_t) ((h >> 16) & 0xfe), s = (uint32_t) ((h >> 24) & 0xff) | 1u;
-    return p | q << 8 | r << 16 | s << 24;
-}
-static uint32_t mul_mat8(uint32_t x, uint32_t y)
-{
-    uint32_t a0 = x & 0xff, a1 = (x >> 8) & 0xff, a2 = (x >> 16) & 0xff, a3 = x >> 24;
-    uint32_t b0 = y & 0xff, b1 = (y >> 8) & 0xff, b2 = (y >> 16) & 0xff, b3 = y >> 24;
-    uint32_t c0 = (a0 * b0 + a1 * b2) & 0xff, c1 = (a0 * b1 + a1 * b3) & 0xff;
-    uint32_t c2 = (a2 * b0 + a3 * b2) & 0xff, c3 = (a2 * b1 + a3 * b3) & 0xff;
-    return c0 | c1 << 8 | c2 << 16 | c3 << 24;
-}
-
-/* Data bytes of element i of rank r's input (salt: the call and, for persistent
- * requests, the start). */
-static void gen(tkind_t t, okind_t o, int r, long i, uint64_t salt, void *e)
-{
-    uint64_t h = H(r, i, salt * 16u + (uint64_t) (t * NO + o));
-    switch (t) {
-    case T_INT: {
-        int32_t v;
-        if (o == O_SUM) v = (int32_t) (h % 2001) - 1000;
-        else if (o == O_NONCOMM) v = (int32_t) gen_mat8(h);
-        else v = (int32_t) (uint32_t) h;
-        memcpy(e, &v, 4);
-        break;
-    }
-    case T_DOUBLE: {
-        double v;
-        /* multiples of 1/1024 below 1000: any sum of up to 2^20 of them is exact */
-        if (o == O_SUM) v = (double) ((long) (h % 2000001) - 1000000) / 1024.0;
-        else if (o == O_MAX) v = (double) ((int64_t) h >> 11) / 4096.0;
-        else memcpy(&v, &h, 8); /* moved data: any bit pattern */
-        memcpy(e, &v, 8);
-        break;
-    }
-    case T_VEC: {
-        int32_t *p = e;
-        for (int k = 0; k < 4; k++) p[vec_data[k]] = (int32_t) (uint32_t) mix64(h + (uint64_t) k);
-        if (o == O_NONCOMM) p[vec_data[0]] |= 1, p[vec_data[2]] |= 1; /* affine maps x -> a x + b, a odd */
-        break;
-    }
-    default: break;
-    }
-}
-
-/* out := L o R (L holds the lower ranks); out may alias L or R. */
-static void apply(tkind_t t, okind_t o, const void *L, const void *R, void *out)
-{
-    switch (t) {
-    case T_INT: {
-        int32_t a, b;
-        uint32_t c = 0;
-        memcpy(&a, L, 4);
-        memcpy(&b, R, 4);
-        if (o == O_SUM) c = (uint32_t) a + (uint32_t) b;
-        else if (o == O_MAX) c = (uint32_t) (a > b ? a : b);
-        else if (o == O_NONCOMM) c = mul_mat8((uint32_t) a, (uint32_t) b);
-        memcpy(out, &c, 4);
-        break;
-    }
-    case T_DOUBLE: {
-        double a, b, c = 0;
-        memcpy(&a, L, 8);
-        memcpy(&b, R, 8);
-        if (o == O_SUM) c = a + b;
-        else if (o == O_MAX) c = a > b ? a : b;
-        memcpy(out, &c, 8);
-        break;
-    }
-    case T_VEC: { /* two affine maps per element; (L o R)(x) = L(R(x)) */
-        const int32_t *a = L, *b = R;
-        uint32_t c[4];
-        for (int p = 0; p < 2; p++) {
-            uint32_t a1 = (uint32_t) a[vec_data[2 * p]], b1 = (uint32_t) a[vec_data[2 * p + 1]];
-            uint32_t a2 = (uint32_t) b[vec_data[2 * p]], b2 = (uint32_t) b[vec_data[2 * p + 1]];
-            c[2 * p] = a1 * a2;
-            c[2 * p + 1] = a1 * b2 + b1;
-        }
-        for (int k = 0; k < 4; k++) ((int32_t *) out)[vec_data[k]] = (int32_t) c[k];
-        break;
-    }
-    default: break;
-    }
-}
-
-static void mark_data(tkind_t t, char *m)
-{
-    if (t == T_INT) memset(m, 1, 4);
-    else if (t == T_DOUBLE) memset(m, 1, 8);
-    else
-        for (int k = 0; k < 4; k++) memset(m + vec_data[k] * sizeof(int32_t), 1, sizeof(int32_t));
-}
-
-/* The data bytes of an element of each type (mark_data), computed once: the checks
- * run per element. */
-static char data_mask[NT][VEC_INTS * sizeof(int32_t)];
-static int data_dense[NT]; /* the element is all data, no gap */
-
-static void data_masks_init(void)
-{
-    for (int t = 0; t < NT; t++) {
-        memset(data_mask[t], 0, sizeof(data_mask[t]));
-        mark_data((tkind_t) t, data_mask[t]);
-        data_dense[t] = 1;
-        for (size_t b = 0; b < ext[t]; b++) data_dense[t] &= data_mask[t][b] != 0;
-    }
-}
-
-static int same(tkind_t t, okind_t o, const void *x, const void *y)
-{
-    if (o != O_NONE && t == T_DOUBLE) return *(const double *) x == *(const double *) y;
-    if (data_dense[t]) return 0 == memcmp(x, y, ext[t]);
-    for (size_t b = 0; b < ext[t]; b++)
-        if (data_mask[t][b] && ((const char *) x)[b] != ((const char *) y)[b]) return 0;
-    return 1;
-}
-
-static void show(tkind_t t, const void *x, char *buf, size_t len)
-{
-    if (t == T_INT) {
-        snprintf(buf, len, "%d (0x%08x)", *(const int32_t *) x, (unsigned) *(const uint32_t *) x);
-    } else if (t == T_DOUBLE) {
-        snprintf(buf, len, "%.17g (0x%016llx)", *(const double *) x, (unsigned long long) *(const uint64_t *) x);
-    } else {
-        const int32_t *p = x;
-        snprintf(buf, len, "[%d %d _ %d %d _]", p[vec_data[0]], p[vec_data[1]], p[vec_data[2]], p[vec_data[3]]);
-    }
-}
-
-/* inoutvec[i] := invec[i] o inoutvec[i] (invec holds the lower ranks) */
-static void userop_noncomm(void *in, void *inout, int *len, MPI_Datatype *dt)
-{
-    tkind_t t = *dt == MPI_INT ? T_INT : *dt == mdt[T_VEC] ? T_VEC : NT;
-    if (t == NT) {
-        userop_bad_calls++;
-        return;
-    }
-    for (int k = 0; k < *len; k++) {
-        char *a = (char *) in + (size_t) k * ext[t], *b = (char *) inout + (size_t) k * ext[t];
-        apply(t, O_NONCOMM, a, b, b);
-    }
-}
-
-static void setup_types(void)
-{
-    MPI_Datatype v;
-    MPI_Aint lb, e;
-    MPI_Type_vector(2, 2, 3, MPI_INT, &v);
-    MPI_Type_create_resized(v, 0, VEC_INTS * sizeof(int32_t), &mdt[T_VEC]);
-    MPI_Type_commit(&mdt[T_VEC]);
-    MPI_Type_free(&v);
-    mdt[T_INT] = MPI_INT;
-    mdt[T_DOUBLE] = MPI_DOUBLE;
-    for (int t = 0; t < NT; t++) {
-        MPI_Type_get_extent(mdt[t], &lb, &e);
-        ext[t] = (size_t) e;
-    }
-    if (sizeof(int) != 4 || ext[T_VEC] != 24) {
-        fprintf(stderr, "test_nonblocking: unexpected datatype layout\n");
-        MPI_Abort(MPI_COMM_WORLD, 3);
-    }
-    data_masks_init();
-    mop[O_NONE] = MPI_OP_NULL;
-    mop[O_SUM] = MPI_SUM;
-    mop[O_MAX] = MPI_MAX;
-    MPI_Op_create(userop_noncomm, 0, &mop[O_NONCOMM]);
-}
 
 /* ------------------------------------------------------------------------- */
 /* state                                                                     */
@@ -443,7 +261,7 @@ typedef struct {
     int consecutive; /* every node's ranks form one range of this communicator's ranks */
     int *wr;         /* world rank of each rank */
     long bseq;       /* barriers started on it */
-    fcache_t fc[NT * NO];
+    fcache_t fc[LO_NT * LO_NO];
 } comm_t;
 
 /* Ibarrier witness: a node-shared array, slot [comm slot][world rank] = the sequence
@@ -536,7 +354,7 @@ static void comm_init(comm_t *c, const char *name, MPI_Comm comm, int own)
 
 static void comm_fini(comm_t *c)
 {
-    for (int i = 0; i < NT * NO; i++) {
+    for (int i = 0; i < LO_NT * LO_NO; i++) {
         free(c->fc[i].full);
         free(c->fc[i].incl);
         free(c->fc[i].excl);
@@ -547,13 +365,13 @@ static void comm_fini(comm_t *c)
 }
 
 /* The folds of elements 0..n-1 over ranks in rank order, for (t, o, salt). */
-static const fcache_t *fold_cache(comm_t *c, tkind_t t, okind_t o, uint64_t salt, long n)
+static const fcache_t *fold_cache(comm_t *c, lo_tkind_t t, lo_okind_t o, uint64_t salt, long n)
 {
-    fcache_t *f = &c->fc[t * NO + o];
+    fcache_t *f = &c->fc[t * LO_NO + o];
     if (f->full && f->salt == salt && f->len >= n) return f;
     long len = n < 64 ? 64 : n;
-    size_t e = ext[t], bytes = (size_t) len * e;
-    char tmp[VEC_INTS * sizeof(int32_t)];
+    size_t e = lo_ext[t], bytes = (size_t) len * e;
+    char tmp[LO_ELEM_BYTES];
     free(f->full);
     free(f->incl);
     free(f->excl);
@@ -564,12 +382,12 @@ static const fcache_t *fold_cache(comm_t *c, tkind_t t, okind_t o, uint64_t salt
     f->len = len;
     for (long i = 0; i < len; i++) {
         char *acc = f->full + (size_t) i * e;
-        gen(t, o, 0, i, salt, acc);
+        lo_gen(t, o, 0, i, salt, acc);
         if (c->rank == 0) memcpy(f->incl + (size_t) i * e, acc, e);
         for (int r = 1; r < c->size; r++) {
             if (r == c->rank) memcpy(f->excl + (size_t) i * e, acc, e);
-            gen(t, o, r, i, salt, tmp);
-            apply(t, o, acc, tmp, acc);
+            lo_gen(t, o, r, i, salt, tmp);
+            lo_apply(t, o, acc, tmp, acc);
             if (r == c->rank) memcpy(f->incl + (size_t) i * e, acc, e);
         }
     }
@@ -583,8 +401,8 @@ typedef struct {
     lt_coll_t coll;
     comm_t *c;
     const setting_t *s;
-    tkind_t t;
-    okind_t o;
+    lo_tkind_t t;
+    lo_okind_t o;
     long count; /* allgather: per rank; reduce_scatter(_block): per block (see rs_counts) */
     int root, inplace, pattern;
     int big;       /* reductions: closed-form inputs, so expected sums cost O(count) */
@@ -628,16 +446,19 @@ static inline long big_a(long i, uint64_t salt)
 }
 static inline long big_b(int r) { return (long) ((r * r * 7) % 23); }
 static inline long big_c(long i) { return (i % 5) - 2; }
-static int closed_form(const call_t *k) { return k->big && k->o == O_SUM && (k->t == T_INT || k->t == T_DOUBLE); }
+static int closed_form(const call_t *k)
+{
+    return k->big && k->o == LO_O_SUM && (k->t == LO_T_INT || k->t == LO_T_DOUBLE);
+}
 
 static void input_elem(const call_t *k, int r, long i, void *e)
 {
     if (closed_form(k)) {
         long x = big_a(i, k->salt) + big_b(r) + big_c(i) * r;
-        if (k->t == T_INT) *(int32_t *) e = (int32_t) x;
+        if (k->t == LO_T_INT) *(int32_t *) e = (int32_t) x;
         else *(double *) e = (double) x + 0.5;
     } else {
-        gen(k->t, k->o, r, i, k->salt, e);
+        lo_gen(k->t, k->o, r, i, k->salt, e);
     }
 }
 
@@ -648,13 +469,13 @@ static void fold_elem(const call_t *k, int u, long i, long n, void *e)
         long P = u + 1, sb = 0;
         for (int r = 0; r < P; r++) sb += big_b(r);
         long x = P * big_a(i, k->salt) + sb + big_c(i) * P * (P - 1) / 2;
-        if (k->t == T_INT) *(int32_t *) e = (int32_t) (uint32_t) (uint64_t) x;
+        if (k->t == LO_T_INT) *(int32_t *) e = (int32_t) (uint32_t) (uint64_t) x;
         else *(double *) e = (double) x + 0.5 * (double) P;
         return;
     }
     const fcache_t *f = fold_cache(k->c, k->t, k->o, k->salt, n);
     const char *src = u == k->c->size - 1 ? f->full : u == k->c->rank ? f->incl : f->excl;
-    memcpy(e, src + (size_t) i * ext[k->t], ext[k->t]);
+    memcpy(e, src + (size_t) i * lo_ext[k->t], lo_ext[k->t]);
 }
 
 static void call_label(call_t *k)
@@ -670,7 +491,7 @@ static void call_label(call_t *k)
                  k->c->size, k->c->rank, sd, k->ctx ? k->ctx : "");
     else
         snprintf(k->label, sizeof(k->label), "%.40s comm=%s(P=%d,rank=%d) type=%s op=%s count=%ld%s %s alg=%s [%s]",
-                 icoll(k->coll), k->c->name, k->c->size, k->c->rank, tname[k->t], oname[k->o], k->count, extra,
+                 icoll(k->coll), k->c->name, k->c->size, k->c->rank, lo_tname[k->t], lo_oname[k->o], k->count, extra,
                  k->inplace ? "MPI_IN_PLACE" : "sendbuf", sd, k->ctx ? k->ctx : "");
 }
 
@@ -719,12 +540,12 @@ static int call_setup(call_t *k)
     default: break;
     }
     if (need_send) {
-        k->sbytes = (size_t) nsend * ext[k->t] + GUARD;
+        k->sbytes = (size_t) nsend * lo_ext[k->t] + GUARD;
         k->send = malloc(k->sbytes);
         k->spristine = malloc(k->sbytes);
     }
     if (need_recv) {
-        k->rbytes = (size_t) nrecv * ext[k->t] + GUARD;
+        k->rbytes = (size_t) nrecv * lo_ext[k->t] + GUARD;
         k->recv = malloc(k->rbytes);
         k->rpristine = malloc(k->rbytes);
     }
@@ -748,7 +569,7 @@ static void call_free(call_t *k)
 
 static void fill_elems(const call_t *k, char *buf, int r, long n)
 {
-    for (long i = 0; i < n; i++) input_elem(k, r, i, buf + (size_t) i * ext[k->t]);
+    for (long i = 0; i < n; i++) input_elem(k, r, i, buf + (size_t) i * lo_ext[k->t]);
 }
 
 /* The inputs for the current salt; receive buffers back to their pattern. */
@@ -768,7 +589,7 @@ static void call_fill(call_t *k)
         break;
     case LT_REDUCE: fill_elems(k, (k->inplace && me == k->root) ? k->recv : k->send, me, k->count); break;
     case LT_ALLGATHER:
-        fill_elems(k, k->inplace ? k->recv + (size_t) me * (size_t) k->count * ext[k->t] : k->send, me, k->count);
+        fill_elems(k, k->inplace ? k->recv + (size_t) me * (size_t) k->count * lo_ext[k->t] : k->send, me, k->count);
         break;
     default: fill_elems(k, k->inplace ? k->recv : k->send, me, k->total); break;
     }
@@ -782,8 +603,8 @@ static int call_post(call_t *k, int persistent)
 {
     if (2 == persistent) return call_post_blocking(k);
     void *sb = k->inplace ? MPI_IN_PLACE : k->send;
-    MPI_Datatype dt = mdt[k->t];
-    MPI_Op op = mop[k->o];
+    MPI_Datatype dt = lo_dt[k->t];
+    MPI_Op op = lo_op[k->o];
     MPI_Comm cm = k->c->comm;
     MPI_Info in = MPI_INFO_NULL;
     int cnt = (int) k->count, me = k->c->rank;
@@ -823,8 +644,8 @@ static int call_post(call_t *k, int persistent)
 static int call_post_blocking(call_t *k)
 {
     void *sb = k->inplace ? MPI_IN_PLACE : k->send;
-    MPI_Datatype dt = mdt[k->t];
-    MPI_Op op = mop[k->o];
+    MPI_Datatype dt = lo_dt[k->t];
+    MPI_Op op = lo_op[k->o];
     MPI_Comm cm = k->c->comm;
     int cnt = (int) k->count, me = k->c->rank;
     k->posted = 1;
@@ -885,8 +706,8 @@ static int dissemination_adaptable(int n, int P)
 /* 1: alg may not serve the call, 0: it must, -1: unknown algorithm */
 static int refuses(const call_t *k, const char *alg)
 {
-    const int comm = k->o != O_NONCOMM, exact = k->t == T_INT && (k->o == O_SUM || k->o == O_MAX);
-    const int idem = k->o == O_MAX, P = k->c->size;
+    const int comm = k->o != LO_O_UNONCOMM, exact = k->t == LO_T_INT && (k->o == LO_O_SUM || k->o == LO_O_MAX);
+    const int idem = k->o == LO_O_MAX, P = k->c->size;
     if (0 == strcmp(alg, "torus")) /* needs a torus map; the chain is not rank order */
         return !lt_torus_configured() || (LT_BCAST != k->coll && !comm);
     switch (k->coll) {
@@ -992,11 +813,11 @@ static int call_post_checked(call_t *k, int persistent)
 
 static void compare_elem(call_t *k, long i, const char *got, const char *want, long *wrong, const char *what)
 {
-    if (!same(k->t, k->o, want, got)) {
+    if (!lo_same(k->t, k->o, want, got)) {
         if (*wrong < 3) {
             char sw[96], sg[96];
-            show(k->t, want, sw, sizeof(sw));
-            show(k->t, got, sg, sizeof(sg));
+            lo_show(k->t, want, sw, sizeof(sw));
+            lo_show(k->t, got, sg, sizeof(sg));
             FAIL("%s: %s element %ld is %s, expected %s", k->label, what, i, sg, sw);
         }
         ++*wrong;
@@ -1008,9 +829,9 @@ static void check_untouched(call_t *k, const char *buf, const char *pristine, si
 {
     char *mask;
     nchecks++;
-    if (data_dense[k->t]) {
+    if (lo_gapless(k->t)) {
         /* no gaps: everything past the data must be as it was */
-        size_t from = (size_t) nwrite * ext[k->t];
+        size_t from = (size_t) nwrite * lo_ext[k->t];
         if (from < nbytes && 0 != memcmp(buf + from, pristine + from, nbytes - from)) {
             size_t b = from;
             while (buf[b] == pristine[b]) b++;
@@ -1019,11 +840,11 @@ static void check_untouched(call_t *k, const char *buf, const char *pristine, si
         return;
     }
     mask = calloc(1, nbytes);
-    for (long i = 0; i < nwrite; i++) mark_data(k->t, mask + (size_t) i * ext[k->t]);
+    for (long i = 0; i < nwrite; i++) lo_mark_data(k->t, mask + (size_t) i * lo_ext[k->t]);
     for (size_t b = 0; b < nbytes; b++) {
         if (!mask[b] && buf[b] != pristine[b]) {
             FAIL("%s: byte %zu of the %s was overwritten (%s)", k->label, b, what,
-                 b >= (size_t) nwrite * ext[k->t] ? "past the data" : "a gap of the datatype");
+                 b >= (size_t) nwrite * lo_ext[k->t] ? "past the data" : "a gap of the datatype");
             break;
         }
     }
@@ -1035,8 +856,8 @@ static void call_verify(call_t *k)
 {
     const comm_t *c = k->c;
     const int me = c->rank, P = c->size;
-    const size_t e = ext[k->t];
-    char want[VEC_INTS * sizeof(int32_t)];
+    const size_t e = lo_ext[k->t];
+    char want[LO_ELEM_BYTES];
     long wrong = 0;
 
     nchecks++;
@@ -1054,10 +875,10 @@ static void call_verify(call_t *k)
         }
         return;
     }
-    if (userop_bad_calls) {
+    if (lo_userop_bad_calls) {
         FAIL("%s: the user op was called with a datatype other than the call's (%ld times)", k->label,
-             userop_bad_calls);
-        userop_bad_calls = 0;
+             lo_userop_bad_calls);
+        lo_userop_bad_calls = 0;
     }
     switch (k->coll) {
     case LT_BCAST:
@@ -1192,7 +1013,7 @@ static void run_matrix(lt_coll_t coll, comm_t *c, const setting_t *s, int sidx)
         for (int ci = 0; ci < ncases; ci++) {
             const case_t *cs = is_reduction(coll) ? &red_cases[ci] : &move_cases[ci];
             for (int j = 0; j < 4; j++) {
-                if (!full && !((cs->t == T_VEC && j == 3) || (cs->t == T_INT && j == 2))) continue;
+                if (!full && !((cs->t == LO_T_VEC && j == 3) || (cs->t == LO_T_INT && j == 2))) continue;
                 if (s->knob >= 0 && counts[j] < 7) continue; /* one segment whatever the knob */
                 /* from 17 processes on (oversubscribed): one count per case, in turn, and count 0
                  * with the first case only */
@@ -1214,24 +1035,24 @@ static void run_big(lt_coll_t coll, comm_t *c, const setting_t *s, int sidx)
     const int P = c->size;
     const long big = large_np() ? 100000 : 200000;
     char ctx[32] = "big";
-    call_t k = {.coll = coll, .c = c, .s = s, .t = T_INT, .o = O_SUM, .big = 1, .salt = 7, .ctx = ctx};
+    call_t k = {.coll = coll, .c = c, .s = s, .t = LO_T_INT, .o = LO_O_SUM, .big = 1, .salt = 7, .ctx = ctx};
     switch (coll) {
     case LT_ALLREDUCE:
         k.count = big;
         k.inplace = sidx & 1;
         run_one(&k);
         if (!large_np() && (sidx & 1)) {
-            k.t = T_DOUBLE;
+            k.t = LO_T_DOUBLE;
             k.inplace = !k.inplace;
             run_one(&k);
         }
         break;
     case LT_BCAST:
-        k.o = O_NONE;
+        k.o = LO_O_NONE;
         k.count = big;
         k.root = (sidx * 5 + 1) % P;
         run_one(&k);
-        k.t = T_VEC; /* non-contiguous, cut into blocks: packed and unpacked */
+        k.t = LO_T_VEC; /* non-contiguous, cut into blocks: packed and unpacked */
         k.count = big / 4 + 1;
         k.root = P - 1;
         run_one(&k);
@@ -1243,11 +1064,11 @@ static void run_big(lt_coll_t coll, comm_t *c, const setting_t *s, int sidx)
         run_one(&k);
         break;
     case LT_ALLGATHER:
-        k.o = O_NONE;
+        k.o = LO_O_NONE;
         k.count = big / P + 3;
         k.inplace = sidx & 1;
         run_one(&k);
-        k.t = T_VEC;
+        k.t = LO_T_VEC;
         k.count = big / (4 * P) + 1;
         k.inplace = !k.inplace;
         run_one(&k);
@@ -1336,10 +1157,10 @@ static void auto_sweep(comm_t *c)
                 for (int form = compare ? 0 : 1; form < 2; form++) {
                     const char *fname = form ? "non-blocking" : "blocking, without the node segment";
                     snprintf(ctx, sizeof(ctx), "auto sweep, %s", fname);
-                    k[form] = (call_t){.coll = (lt_coll_t) coll, .c = c, .s = &autos, .t = oi ? T_DOUBLE : T_INT,
-                                       .o = is_reduction((lt_coll_t) coll) ? O_SUM : O_NONE, .root = (bi * 3) % P,
+                    k[form] = (call_t){.coll = (lt_coll_t) coll, .c = c, .s = &autos, .t = oi ? LO_T_DOUBLE : LO_T_INT,
+                                       .o = is_reduction((lt_coll_t) coll) ? LO_O_SUM : LO_O_NONE, .root = (bi * 3) % P,
                                        .salt = 11000 + (uint64_t) (coll * 64 + bi * 2 + oi), .ctx = ctx, .big = 1};
-                    long elems = bytes[bi] / (long) ext[k[form].t];
+                    long elems = bytes[bi] / (long) lo_ext[k[form].t];
                     if (elems < 1) elems = 1;
                     if (coll == LT_ALLGATHER || coll == LT_REDUCE_SCATTER || coll == LT_REDUCE_SCATTER_BLOCK)
                         elems = elems / P > 0 ? elems / P : 1; /* bytes: the whole vector */
@@ -1379,17 +1200,17 @@ static void auto_sweep(comm_t *c)
                         (d[0].which == LT_WHICH_FALLBACK) != (d[1].which == LT_WHICH_FALLBACK)) {
                         if (verbose && 0 == wrank)
                             printf("  auto %s %ld B %s P=%d: blocking %s, non-blocking %s (an i%s rule)\n",
-                                   lt_coll_name((lt_coll_t) coll), bytes[bi], tname[k[1].t], P, bran, nran,
+                                   lt_coll_name((lt_coll_t) coll), bytes[bi], lo_tname[k[1].t], P, bran, nran,
                                    lt_coll_name((lt_coll_t) coll));
                     } else if (d[0].changed != 1 || 0 != strcmp(bran, nran))
                         FAIL("%s: auto decided differently: the blocking call without the node segment ran %s (%s), "
                              "the non-blocking call %s (%s)", k[1].label, bran, d[0].desc, nran, d[1].desc);
                     else if (verbose && 0 == wrank)
                         printf("  auto %s %ld B %s P=%d: %s (both forms)\n", lt_coll_name((lt_coll_t) coll),
-                               bytes[bi], tname[k[1].t], P, nran);
+                               bytes[bi], lo_tname[k[1].t], P, nran);
                 } else if (verbose && 0 == wrank) {
                     printf("  auto %s %ld B %s P=%d: %s (non-blocking only)\n", lt_coll_name((lt_coll_t) coll),
-                           bytes[bi], tname[k[1].t], P,
+                           bytes[bi], lo_tname[k[1].t], P,
                            d[1].which >= 0 ? lt_alg_name(LT_NB(coll), d[1].which) : d[1].which == LT_WHICH_FALLBACK ? "previous" : "none");
                 }
             next:;
@@ -1404,30 +1225,30 @@ static void auto_sweep(comm_t *c)
 
 typedef struct {
     lt_coll_t coll;
-    tkind_t t;
-    okind_t o;
+    lo_tkind_t t;
+    lo_okind_t o;
     long count;
     int root_kind; /* 0: rank 0, 1: the last rank, 2: a rank that changes per round */
     int inplace, pattern, big;
 } ospec_t;
 
 static const ospec_t ospecs[] = {
-    {LT_ALLREDUCE, T_INT, O_SUM, 1000, 0, 0, 0, 0},
-    {LT_BCAST, T_VEC, O_NONE, 333, 2, 0, 0, 0},
-    {LT_REDUCE, T_DOUBLE, O_SUM, 500, 1, 1, 0, 0},
-    {LT_ALLGATHER, T_INT, O_NONE, 100, 0, 0, 0, 0},
-    {LT_REDUCE_SCATTER, T_INT, O_SUM, 50, 0, 0, 1, 0},
-    {LT_REDUCE_SCATTER_BLOCK, T_DOUBLE, O_MAX, 40, 0, 1, 0, 0},
-    {LT_SCAN, T_INT, O_NONCOMM, 64, 0, 0, 0, 0},
-    {LT_EXSCAN, T_INT, O_SUM, 64, 0, 1, 0, 0},
-    {LT_BARRIER, T_INT, O_NONE, 0, 0, 0, 0, 0},
-    {LT_ALLREDUCE, T_INT, O_NONCOMM, 7, 0, 1, 0, 0},
-    {LT_BCAST, T_INT, O_NONE, 200000, 0, 0, 0, 1},
-    {LT_ALLREDUCE, T_INT, O_SUM, 100000, 0, 0, 0, 1},
-    {LT_ALLGATHER, T_VEC, O_NONE, 10, 0, 1, 0, 0},
-    {LT_REDUCE, T_VEC, O_NONCOMM, 33, 2, 0, 0, 0},
-    {LT_ALLREDUCE, T_DOUBLE, O_MAX, 1, 0, 0, 0, 0},
-    {LT_BARRIER, T_INT, O_NONE, 0, 0, 0, 0, 0},
+    {LT_ALLREDUCE, LO_T_INT, LO_O_SUM, 1000, 0, 0, 0, 0},
+    {LT_BCAST, LO_T_VEC, LO_O_NONE, 333, 2, 0, 0, 0},
+    {LT_REDUCE, LO_T_DOUBLE, LO_O_SUM, 500, 1, 1, 0, 0},
+    {LT_ALLGATHER, LO_T_INT, LO_O_NONE, 100, 0, 0, 0, 0},
+    {LT_REDUCE_SCATTER, LO_T_INT, LO_O_SUM, 50, 0, 0, 1, 0},
+    {LT_REDUCE_SCATTER_BLOCK, LO_T_DOUBLE, LO_O_MAX, 40, 0, 1, 0, 0},
+    {LT_SCAN, LO_T_INT, LO_O_UNONCOMM, 64, 0, 0, 0, 0},
+    {LT_EXSCAN, LO_T_INT, LO_O_SUM, 64, 0, 1, 0, 0},
+    {LT_BARRIER, LO_T_INT, LO_O_NONE, 0, 0, 0, 0, 0},
+    {LT_ALLREDUCE, LO_T_INT, LO_O_UNONCOMM, 7, 0, 1, 0, 0},
+    {LT_BCAST, LO_T_INT, LO_O_NONE, 200000, 0, 0, 0, 1},
+    {LT_ALLREDUCE, LO_T_INT, LO_O_SUM, 100000, 0, 0, 0, 1},
+    {LT_ALLGATHER, LO_T_VEC, LO_O_NONE, 10, 0, 1, 0, 0},
+    {LT_REDUCE, LO_T_VEC, LO_O_UNONCOMM, 33, 2, 0, 0, 0},
+    {LT_ALLREDUCE, LO_T_DOUBLE, LO_O_MAX, 1, 0, 0, 0, 0},
+    {LT_BARRIER, LO_T_INT, LO_O_NONE, 0, 0, 0, 0, 0},
 };
 #define NOS ((int) (sizeof(ospecs) / sizeof(ospecs[0])))
 
@@ -1557,19 +1378,19 @@ static void section_outstanding(comm_t **cs, int ncs, int rounds)
 
 typedef struct {
     lt_coll_t coll;
-    tkind_t t;
-    okind_t o;
+    lo_tkind_t t;
+    lo_okind_t o;
     long count;
     int root_kind, inplace, pattern;
 } pspec_t;
 
 /* one small call per collective, in-place where MPI allows it for some */
 static const pspec_t pspecs[LT_NUM_COLLS] = {
-    {LT_ALLREDUCE, T_INT, O_SUM, 13, 0, 0, 0},       {LT_BARRIER, T_INT, O_NONE, 0, 0, 0, 0},
-    {LT_BCAST, T_VEC, O_NONE, 5, 2, 0, 0},           {LT_REDUCE, T_INT, O_NONCOMM, 9, 1, 1, 0},
-    {LT_ALLGATHER, T_DOUBLE, O_NONE, 3, 0, 1, 0},    {LT_REDUCE_SCATTER, T_INT, O_SUM, 4, 0, 0, 1},
-    {LT_REDUCE_SCATTER_BLOCK, T_DOUBLE, O_SUM, 3, 0, 1, 0}, {LT_SCAN, T_INT, O_NONCOMM, 8, 0, 0, 0},
-    {LT_EXSCAN, T_INT, O_SUM, 8, 0, 1, 0}};
+    {LT_ALLREDUCE, LO_T_INT, LO_O_SUM, 13, 0, 0, 0},       {LT_BARRIER, LO_T_INT, LO_O_NONE, 0, 0, 0, 0},
+    {LT_BCAST, LO_T_VEC, LO_O_NONE, 5, 2, 0, 0},           {LT_REDUCE, LO_T_INT, LO_O_UNONCOMM, 9, 1, 1, 0},
+    {LT_ALLGATHER, LO_T_DOUBLE, LO_O_NONE, 3, 0, 1, 0},    {LT_REDUCE_SCATTER, LO_T_INT, LO_O_SUM, 4, 0, 0, 1},
+    {LT_REDUCE_SCATTER_BLOCK, LO_T_DOUBLE, LO_O_SUM, 3, 0, 1, 0}, {LT_SCAN, LO_T_INT, LO_O_UNONCOMM, 8, 0, 0, 0},
+    {LT_EXSCAN, LO_T_INT, LO_O_SUM, 8, 0, 1, 0}};
 
 static int completion(call_t *k, int it)
 {
@@ -1688,16 +1509,16 @@ static void section_persistent(comm_t *cs, int ncs)
             if (a < na) snprintf(s.alg, sizeof(s.alg), "%s", lt_alg_name(LT_NB(c), a));
             if (MPI_SUCCESS != apply_setting(c, &s)) continue;
             snprintf(ctx, sizeof(ctx), "persistent, pipelined count");
-            call_t k = {.coll = c, .c = cm, .s = &s, .t = T_INT, .o = O_SUM, .count = big, .big = 1,
+            call_t k = {.coll = c, .c = cm, .s = &s, .t = LO_T_INT, .o = LO_O_SUM, .count = big, .big = 1,
                         .salt = 7000 + (uint64_t) (b * 32 + a), .ctx = ctx};
             if (c == LT_BCAST) {
-                k.t = (a & 1) ? T_VEC : T_INT;
-                k.o = O_NONE;
+                k.t = (a & 1) ? LO_T_VEC : LO_T_INT;
+                k.o = LO_O_NONE;
                 k.root = cm->size - 1;
                 k.count = (a & 1) ? big / 4 : big;
             } else if (c == LT_ALLGATHER) {
-                k.t = (a & 1) ? T_INT : T_VEC;
-                k.o = O_NONE;
+                k.t = (a & 1) ? LO_T_INT : LO_T_VEC;
+                k.o = LO_O_NONE;
                 k.inplace = a & 1;
                 k.count = (a & 1) ? big / cm->size + 1 : big / (4 * cm->size) + 1;
             }
@@ -1730,8 +1551,8 @@ static void section_startall(comm_t **cs, int ncs, int iters)
         } else {
             /* a non-commutative reduce_scatter: ring may not serve it and loom has no other
              * algorithm, so the previous component's persistent request joins the set */
-            k[i] = (call_t){.coll = LT_REDUCE_SCATTER, .c = cm, .s = &autos, .t = T_INT, .o = O_NONCOMM, .count = 6,
-                            .pattern = 1, .salt = 8100, .ctx = ctx};
+            k[i] = (call_t){.coll = LT_REDUCE_SCATTER, .c = cm, .s = &autos, .t = LO_T_INT, .o = LO_O_UNONCOMM,
+                            .count = 6, .pattern = 1, .salt = 8100, .ctx = ctx};
         }
         reqs[i] = MPI_REQUEST_NULL;
         if (call_setup(&k[i])) {
@@ -1796,7 +1617,7 @@ static void section_errors(comm_t *c)
         int token = 0, flag = 0;
         MPI_Status st;
         snprintf(ctx, sizeof(ctx), "errors, %s request", persistent ? "persistent" : "non-blocking");
-        call_t k = {.coll = LT_ALLREDUCE, .c = c, .s = &pw, .t = T_INT, .o = O_SUM, .count = 1000,
+        call_t k = {.coll = LT_ALLREDUCE, .c = c, .s = &pw, .t = LO_T_INT, .o = LO_O_SUM, .count = 1000,
                     .salt = 9000 + (uint64_t) persistent, .ctx = ctx};
         if (call_setup(&k)) continue;
         call_fill(&k);
@@ -1929,20 +1750,20 @@ typedef struct {
 
 static void seg_fill(seg_call_t *k, int r, int P)
 {
-    const size_t e = ext[k->cs.t];
-    char acc[VEC_INTS * sizeof(int32_t)], x[VEC_INTS * sizeof(int32_t)];
+    const size_t e = lo_ext[k->cs.t];
+    char acc[LO_ELEM_BYTES], x[LO_ELEM_BYTES];
 
     memset(k->in, 0x5a, sizeof(k->in));
     memset(k->out, 0x5a, sizeof(k->out));
     for (long i = 0; i < k->n; i++) {
-        gen(k->cs.t, k->cs.o, r, i, k->salt, k->in + (size_t) i * e);
+        lo_gen(k->cs.t, k->cs.o, r, i, k->salt, k->in + (size_t) i * e);
         /* x0 o x1 o ... o x(P-1), formed from the right */
         memset(acc, 0x5a, sizeof(acc));
-        gen(k->cs.t, k->cs.o, P - 1, i, k->salt, acc);
+        lo_gen(k->cs.t, k->cs.o, P - 1, i, k->salt, acc);
         for (int u = P - 2; u >= 0; u--) {
             memset(x, 0x5a, sizeof(x));
-            gen(k->cs.t, k->cs.o, u, i, k->salt, x);
-            apply(k->cs.t, k->cs.o, x, acc, acc);
+            lo_gen(k->cs.t, k->cs.o, u, i, k->salt, x);
+            lo_apply(k->cs.t, k->cs.o, x, acc, acc);
         }
         memcpy(k->want + (size_t) i * e, acc, e);
     }
@@ -1951,16 +1772,16 @@ static void seg_fill(seg_call_t *k, int r, int P)
 
 static void seg_check(seg_call_t *k, const char *ctx)
 {
-    const size_t e = ext[k->cs.t];
+    const size_t e = lo_ext[k->cs.t];
     if (0 == k->n) return;
     for (long i = 0; i < k->n; i++) {
         nchecks++;
-        if (!same(k->cs.t, k->cs.o, k->out + (size_t) i * e, k->want + (size_t) i * e)) {
+        if (!lo_same(k->cs.t, k->cs.o, k->out + (size_t) i * e, k->want + (size_t) i * e)) {
             char g[96], w[96];
-            show(k->cs.t, k->out + (size_t) i * e, g, sizeof(g));
-            show(k->cs.t, k->want + (size_t) i * e, w, sizeof(w));
-            FAIL("segment, %s: %s %s count %ld%s element %ld: got %s, want %s", ctx, tname[k->cs.t], oname[k->cs.o],
-                 k->n, k->inplace ? " in place" : "", i, g, w);
+            lo_show(k->cs.t, k->out + (size_t) i * e, g, sizeof(g));
+            lo_show(k->cs.t, k->want + (size_t) i * e, w, sizeof(w));
+            FAIL("segment, %s: %s %s count %ld%s element %ld: got %s, want %s", ctx, lo_tname[k->cs.t],
+                 lo_oname[k->cs.o], k->n, k->inplace ? " in place" : "", i, g, w);
             return;
         }
     }
@@ -2028,7 +1849,7 @@ static void section_segment(void)
         for (int i = 0; i < SEG_CALLS; i++) {
             seg_call_t *c = &k[i];
             c->cs = red_cases[(i + round) % NRED];
-            c->n = 1 + (long) ((i * 7 + round) * 97 % ((i % 2 ? SEG_SMALL : SEG_BYTES) / (int) ext[c->cs.t]));
+            c->n = 1 + (long) ((i * 7 + round) * 97 % ((i % 2 ? SEG_SMALL : SEG_BYTES) / (int) lo_ext[c->cs.t]));
             c->inplace = 0 == (i + round) % 3;
             c->salt = 5000 + (uint64_t) (round * SEG_CALLS + i);
             if (7 == i % 8) {
@@ -2055,8 +1876,8 @@ static void section_segment(void)
                 continue;
             }
             seg_fill(c, r, P);
-            if (MPI_SUCCESS == MPI_Iallreduce(c->inplace ? MPI_IN_PLACE : c->in, c->out, (int) c->n, mdt[c->cs.t],
-                                              mop[c->cs.o], node, &reqs[i])) {
+            if (MPI_SUCCESS == MPI_Iallreduce(c->inplace ? MPI_IN_PLACE : c->in, c->out, (int) c->n, lo_dt[c->cs.t],
+                                              lo_op[c->cs.o], node, &reqs[i])) {
                 posted++;
                 want++;
             } else {
@@ -2126,7 +1947,7 @@ static void section_segment(void)
         c->salt = 9000;
         seg_fill(c, r, P);
         (void) lt_shm_node_phases(&s0);
-        MPI_Allreduce_init(c->in, c->out, (int) c->n, MPI_INT, mop[O_NONCOMM], node, MPI_INFO_NULL, &q);
+        MPI_Allreduce_init(c->in, c->out, (int) c->n, MPI_INT, lo_op[LO_O_UNONCOMM], node, MPI_INFO_NULL, &q);
         for (int it = 0; it < 300; it++) {
             c->salt = 9000 + (uint64_t) it;
             seg_fill(c, r, P);
@@ -2162,7 +1983,7 @@ static long leak_inject; /* --leak-inject B: the test itself keeps B bytes per i
 static void leak_loop(comm_t *w, comm_t *sh, long n, long first)
 {
     const int P = w->size;
-    int vbuf[4 * VEC_INTS];
+    int vbuf[4 * LO_VEC_INTS];
     for (long it = first; it < first + n; it++) {
         MPI_Request r[3];
         if (!oracle_only && 0 == it % 500) {
@@ -2178,15 +1999,15 @@ static void leak_loop(comm_t *w, comm_t *sh, long n, long first)
         }
         int v = w->rank + (int) (it & 1023), s = -1, m[2], mo[2];
         const int root = (int) (it % P);
-        for (int j = 0; j < 4 * VEC_INTS; j++) vbuf[j] = w->rank == root ? (int) it + j : -1;
-        for (int j = 0; j < 2; j++) m[j] = (int) gen_mat8(H(sh->rank, j, (uint64_t) it));
+        for (int j = 0; j < 4 * LO_VEC_INTS; j++) vbuf[j] = w->rank == root ? (int) it + j : -1;
+        for (int j = 0; j < 2; j++) m[j] = (int) lo_gen_mat8(lo_hash_mixed(sh->rank, j, (uint64_t) it));
         int rc = MPI_Iallreduce(&v, &s, 1, MPI_INT, MPI_SUM, w->comm, &r[0]);
-        rc |= MPI_Ibcast(vbuf, 4, mdt[T_VEC], root, w->comm, &r[1]);
-        rc |= MPI_Iallreduce(m, mo, 2, MPI_INT, mop[O_NONCOMM], sh->comm, &r[2]);
+        rc |= MPI_Ibcast(vbuf, 4, lo_dt[LO_T_VEC], root, w->comm, &r[1]);
+        rc |= MPI_Iallreduce(m, mo, 2, MPI_INT, lo_op[LO_O_UNONCOMM], sh->comm, &r[2]);
         rc |= MPI_Waitall(3, r, MPI_STATUSES_IGNORE);
         if (it % 16 == 0) {
             MPI_Request pr;
-            rc |= MPI_Bcast_init(vbuf, 4, mdt[T_VEC], root, w->comm, MPI_INFO_NULL, &pr);
+            rc |= MPI_Bcast_init(vbuf, 4, lo_dt[LO_T_VEC], root, w->comm, MPI_INFO_NULL, &pr);
             rc |= MPI_Start(&pr);
             rc |= MPI_Wait(&pr, MPI_STATUS_IGNORE);
             rc |= MPI_Request_free(&pr);
@@ -2207,17 +2028,17 @@ static void leak_loop(comm_t *w, comm_t *sh, long n, long first)
         }
         for (int j = 0; j < 4; j++) {
             for (int q = 0; q < 4; q++) {
-                int x = vbuf[j * VEC_INTS + vec_data[q]], y = (int) it + j * VEC_INTS + vec_data[q];
+                int x = vbuf[j * LO_VEC_INTS + lo_vec_data[q]], y = (int) it + j * LO_VEC_INTS + lo_vec_data[q];
                 if (x != y) {
                     FAIL("leak loop iteration %ld: MPI_Ibcast from %d, element %d int %d is %d, expected %d", it,
-                         root, j, vec_data[q], x, y);
+                         root, j, lo_vec_data[q], x, y);
                     return;
                 }
             }
         }
         for (int j = 0; j < 2; j++) {
-            uint32_t acc = gen_mat8(H(0, j, (uint64_t) it));
-            for (int q = 1; q < sh->size; q++) acc = mul_mat8(acc, gen_mat8(H(q, j, (uint64_t) it)));
+            uint32_t acc = lo_gen_mat8(lo_hash_mixed(0, j, (uint64_t) it));
+            for (int q = 1; q < sh->size; q++) acc = lo_mul_mat8(acc, lo_gen_mat8(lo_hash_mixed(q, j, (uint64_t) it)));
             if ((uint32_t) mo[j] != acc) {
                 FAIL("leak loop iteration %ld: non-commutative MPI_Iallreduce on %s element %d is 0x%08x, expected "
                      "0x%08x", it, sh->name, j, (unsigned) mo[j], (unsigned) acc);
@@ -2301,7 +2122,7 @@ int main(int argc, char **argv)
         }
     }
     t0 = MPI_Wtime();
-    setup_types();
+    lo_setup(&oracle_cfg);
 
     int npv = lt_init();
     if (npv <= 0 && !oracle_only) {
@@ -2434,8 +2255,7 @@ int main(int argc, char **argv)
 
     witness_free();
     for (int i = 3; i >= 0; i--) comm_fini(&cs[i]);
-    MPI_Type_free(&mdt[T_VEC]);
-    MPI_Op_free(&mop[O_NONCOMM]);
+    lo_free();
     lt_fini();
     MPI_Finalize();
     return sum ? 1 : 0;
