@@ -100,43 +100,49 @@ static int agree(mca_coll_loom_module_t *m, ompi_communicator_t *comm, int *ok)
                                  m->previous_allreduce_module);
 }
 
-static int setup(mca_coll_loom_module_t *m, ompi_communicator_t *comm)
+/* How one shared file comes into being on a node: its leader creates it, the others map
+ * it (0, or *err and *what set).  The prefixes start the failure messages' step. */
+typedef struct {
+    int (*create)(void *ctx, const char *path, int n, int *err, const char **what);
+    int (*attach)(void *ctx, const char *path, int n, int me, int *err, const char **what);
+    void *ctx;
+    const char *create_prefix, *attach_prefix;
+} loom_file_ops_t;
+
+/* The collective part of mapping one shared file on every node (the protocol of this
+ * file's head comment), named after the node leader's process name, the communicator's
+ * context id (the same on every rank) and `suffix` (NULL: none): unique among live
+ * files.  OMPI_SUCCESS when every rank has it; OMPI_ERR_NOT_AVAILABLE when a rank could
+ * not (each rank then undoes its own part); or the error of an agreement. */
+static int map_on_every_node(mca_coll_loom_module_t *m, ompi_communicator_t *comm, const char *suffix,
+                             const loom_file_ops_t *ops)
 {
-    mca_coll_loom_component_t *cm = &mca_coll_loom_component;
+    const mca_coll_loom_component_t *cm = &mca_coll_loom_component;
     const int rank = ompi_comm_rank(comm);
     const int leader = m->topo.leader[m->topo.node_of[rank]];
-    const size_t slot = (size_t) cm->shm_slot_size;
-    opal_process_name_t lname;
+    const opal_process_name_t lname = ompi_group_get_proc_name(comm->c_local_group, leader);
+    char dir[PATH_MAX - 64], path[PATH_MAX], step[160];
     const char *what = "";
-    char dir[PATH_MAX - 48], path[PATH_MAX];
     int n, me, ok = 1, err = 0, rc;
     bool created = false;
 
     mca_coll_loom_shm_node_position(m, rank, &n, &me);
-    m->shm.seq = 0;
-    if (m->topo.max_per_node < 2) {
-        m->shm.state = 1; /* one rank per node: no segment anywhere, nothing to agree on */
-        return OMPI_SUCCESS;
-    }
-
-    /* Unique among live segments: the leader's process name and the communicator's
-     * context id (the same on every rank of it). */
-    lname = ompi_group_get_proc_name(comm->c_local_group, leader);
     snprintf(dir, sizeof(dir), "%s/loom-%x-%x", NULL != cm->shm_dir ? cm->shm_dir : "/dev/shm",
              (unsigned) lname.jobid, (unsigned) lname.vpid);
-    snprintf(path, sizeof(path), "%s/%s", dir, mca_coll_loom_cid(comm).s);
-
+    if (NULL != suffix) {
+        snprintf(path, sizeof(path), "%s/%s-%s", dir, mca_coll_loom_cid(comm).s, suffix);
+    } else {
+        snprintf(path, sizeof(path), "%s/%s", dir, mca_coll_loom_cid(comm).s);
+    }
     if (n >= 2 && 0 == me) {
         if (0 != (err = segment_dir(dir))) {
             what = "mkdir";
-        } else if (0 == mca_coll_loom_shm_create(&m->shm.seg, path, n, slot, &err, &what)) {
+        } else if (0 == ops->create(ops->ctx, path, n, &err, &what)) {
             created = true;
         }
         if (!created) {
             ok = 0;
-            char step[96];
-            snprintf(step, sizeof(step), "create (%zu bytes): %s", mca_coll_loom_shm_segment_bytes(n, slot),
-                     what);
+            snprintf(step, sizeof(step), "%s%s", ops->create_prefix, what);
             shm_failed(comm, rank, path, step, err);
         }
     }
@@ -145,13 +151,10 @@ static int setup(mca_coll_loom_module_t *m, ompi_communicator_t *comm)
      * below must still take part in it (else its next call's messages would meet the
      * others' allreduce) */
     const bool created_everywhere = OMPI_SUCCESS == rc && ok;
-    if (created_everywhere && n >= 2 && 0 != me) {
-        if (0 != mca_coll_loom_shm_attach(&m->shm.seg, path, n, me, slot, &err, &what)) {
-            ok = 0;
-            char step[96];
-            snprintf(step, sizeof(step), "map: %s", what);
-            shm_failed(comm, rank, path, step, err);
-        }
+    if (created_everywhere && n >= 2 && 0 != me && 0 != ops->attach(ops->ctx, path, n, me, &err, &what)) {
+        ok = 0;
+        snprintf(step, sizeof(step), "%s%s", ops->attach_prefix, what);
+        shm_failed(comm, rank, path, step, err);
     }
     if (created_everywhere) {
         rc = agree(m, comm, &ok);
@@ -160,17 +163,48 @@ static int setup(mca_coll_loom_module_t *m, ompi_communicator_t *comm)
         /* everyone who will ever map it has: the name is no longer needed */
         (void) mca_coll_loom_shm_unlink(path);
     }
-    if (OMPI_SUCCESS != rc || !ok) {
+    return OMPI_SUCCESS != rc ? rc : ok ? OMPI_SUCCESS : OMPI_ERR_NOT_AVAILABLE;
+}
+
+static int segment_create(void *ctx, const char *path, int n, int *err, const char **what)
+{
+    return mca_coll_loom_shm_create(ctx, path, n, (size_t) mca_coll_loom_component.shm_slot_size, err, what);
+}
+
+static int segment_attach(void *ctx, const char *path, int n, int me, int *err, const char **what)
+{
+    return mca_coll_loom_shm_attach(ctx, path, n, me, (size_t) mca_coll_loom_component.shm_slot_size, err,
+                                    what);
+}
+
+static int setup(mca_coll_loom_module_t *m, ompi_communicator_t *comm)
+{
+    mca_coll_loom_component_t *cm = &mca_coll_loom_component;
+    const int rank = ompi_comm_rank(comm);
+    const size_t slot = (size_t) cm->shm_slot_size;
+    char prefix[64];
+    int n, me, rc;
+
+    mca_coll_loom_shm_node_position(m, rank, &n, &me);
+    m->shm.seq = 0;
+    if (m->topo.max_per_node < 2) {
+        m->shm.state = 1; /* one rank per node: no segment anywhere, nothing to agree on */
+        return OMPI_SUCCESS;
+    }
+    snprintf(prefix, sizeof(prefix), "create (%zu bytes): ", mca_coll_loom_shm_segment_bytes(n, slot));
+    const loom_file_ops_t ops = {segment_create, segment_attach, &m->shm.seg, prefix, "map: "};
+    rc = map_on_every_node(m, comm, NULL, &ops);
+    if (OMPI_SUCCESS != rc) {
         mca_coll_loom_shm_detach(&m->shm.seg);
         m->shm.state = -1;
         if (0 == rank) {
             opal_output_verbose(1, cm->output,
                                 "coll/loom: communicator %s (cid %s): shared-memory node phases "
                                 "are off (%s)", comm->c_name, mca_coll_loom_cid(comm).s,
-                                OMPI_SUCCESS != rc ? "the setup allreduce failed"
-                                                   : "a node could not set up its segment");
+                                OMPI_ERR_NOT_AVAILABLE != rc ? "the setup allreduce failed"
+                                                             : "a node could not set up its segment");
         }
-        return OMPI_SUCCESS == rc ? OMPI_ERR_NOT_AVAILABLE : rc;
+        return rc;
     }
     m->shm.state = 1;
     if (NULL != m->shm.seg.base) {
@@ -185,56 +219,40 @@ static int setup(mca_coll_loom_module_t *m, ompi_communicator_t *comm)
     return OMPI_SUCCESS;
 }
 
+typedef struct {
+    size_t bytes;
+    void **base;
+} loom_plain_file_t;
+
+static int plain_create(void *ctx, const char *path, int n, int *err, const char **what)
+{
+    const loom_plain_file_t *f = ctx;
+    (void) n;
+    return mca_coll_loom_shm_map_create(path, f->bytes, f->base, err, what);
+}
+
+static int plain_attach(void *ctx, const char *path, int n, int me, int *err, const char **what)
+{
+    const loom_plain_file_t *f = ctx;
+    (void) n;
+    (void) me;
+    return mca_coll_loom_shm_map_attach(path, f->bytes, f->base, err, what);
+}
+
 int mca_coll_loom_shm_setup_file(mca_coll_loom_module_t *m, ompi_communicator_t *comm, const char *suffix,
                                  size_t bytes, void **base)
 {
-    const int rank = ompi_comm_rank(comm);
-    const int leader = m->topo.leader[m->topo.node_of[rank]];
-    const opal_process_name_t lname = ompi_group_get_proc_name(comm->c_local_group, leader);
-    const mca_coll_loom_component_t *cm = &mca_coll_loom_component;
-    char dir[PATH_MAX - 64], path[PATH_MAX];
-    const char *what = "";
-    int n, me, ok = 1, err = 0, rc;
-    bool created = false;
+    loom_plain_file_t f = {bytes, base};
+    const loom_file_ops_t ops = {plain_create, plain_attach, &f, "", ""};
+    int rc;
 
-    mca_coll_loom_shm_node_position(m, rank, &n, &me);
     *base = NULL;
-    snprintf(dir, sizeof(dir), "%s/loom-%x-%x", NULL != cm->shm_dir ? cm->shm_dir : "/dev/shm",
-             (unsigned) lname.jobid, (unsigned) lname.vpid);
-    snprintf(path, sizeof(path), "%s/%s-%s", dir, mca_coll_loom_cid(comm).s, suffix);
-    if (n >= 2 && 0 == me) {
-        if (0 != (err = segment_dir(dir))) {
-            what = "mkdir";
-        } else if (0 == mca_coll_loom_shm_map_create(path, bytes, base, &err, &what)) {
-            created = true;
-        }
-        if (!created) {
-            ok = 0;
-            shm_failed(comm, rank, path, what, err);
-        }
+    rc = map_on_every_node(m, comm, suffix, &ops);
+    if (OMPI_SUCCESS != rc && NULL != *base) {
+        (void) munmap(*base, bytes);
+        *base = NULL;
     }
-    rc = agree(m, comm, &ok);
-    const bool created_everywhere = OMPI_SUCCESS == rc && ok;
-    if (created_everywhere && n >= 2 && 0 != me) {
-        if (0 != mca_coll_loom_shm_map_attach(path, bytes, base, &err, &what)) {
-            ok = 0;
-            shm_failed(comm, rank, path, what, err);
-        }
-    }
-    if (created_everywhere) {
-        rc = agree(m, comm, &ok);
-    }
-    if (created) {
-        (void) mca_coll_loom_shm_unlink(path);
-    }
-    if (OMPI_SUCCESS != rc || !ok) {
-        if (NULL != *base) {
-            (void) munmap(*base, bytes);
-            *base = NULL;
-        }
-        return OMPI_SUCCESS == rc ? OMPI_ERR_NOT_AVAILABLE : rc;
-    }
-    return OMPI_SUCCESS;
+    return rc;
 }
 
 /* Starts a call of the shared-memory variant: OMPI_SUCCESS (the call is counted),
