@@ -599,6 +599,7 @@ typedef struct {
     int transport;             /* the rules' transport for it (choice.transport) */
     int coll;                  /* its collective (mca_coll_loom_coll_t), named when it fails */
     bool shm;                  /* through the node segment (choice.shm): no schedule runs */
+    bool ssp;                  /* a stale-synchronous allreduce (coll_loom_ssp.h): no schedule here */
     /* reduce_scatter(_block): P+1 prefix sums of the parts (owned by the request);
      * RESULT is then a full-size scratch buffer whose part `rank` goes to `out` */
     size_t *displ;
@@ -645,6 +646,8 @@ int mca_coll_loom_nb_post(const mca_coll_loom_sched_t *s, mca_coll_loom_nb_call_
 int mca_coll_loom_nb_vector(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, const void *sbuf, void *rbuf,
                             int count, ompi_datatype_t *dtype, ompi_op_t *op, int root,
                             struct ompi_communicator_t *comm, bool persistent, ompi_request_t **request);
+/* Registers loom's progress callback, once (it moves requests and SSP exchanges on). */
+void mca_coll_loom_nb_progress_register(void);
 /* at component open / close */
 void mca_coll_loom_nbc_init(void);
 void mca_coll_loom_nbc_fini(void);
@@ -889,21 +892,6 @@ int mca_coll_loom_engage_schedule(mca_coll_loom_module_t *m, struct ompi_communi
 /* The module serving comm's collectives, also while it is being enabled (for info-key
  * callbacks and MPI_T variables bound to communicators; NULL: not loom's). */
 mca_coll_loom_module_t *mca_coll_loom_info_module(struct ompi_communicator_t *comm);
-
-/* The stale-synchronous allreduce under the info key loom_allreduce_slack
- * (coll_loom_ssp.c).  The calls return OMPI_ERR_NOT_AVAILABLE when they leave the call to
- * the ordinary allreduce (an op that is not commutative, nothing to reduce). */
-void mca_coll_loom_ssp_open(void);
-void mca_coll_loom_ssp_close(void);
-void mca_coll_loom_ssp_register(void);
-void mca_coll_loom_ssp_enable(mca_coll_loom_module_t *m, struct ompi_communicator_t *comm);
-void mca_coll_loom_ssp_fini(mca_coll_loom_module_t *m);
-int mca_coll_loom_ssp_allreduce(mca_coll_loom_module_t *m, const void *sbuf, void *rbuf, int count,
-                                struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                struct ompi_communicator_t *comm);
-int mca_coll_loom_ssp_iallreduce(mca_coll_loom_module_t *m, const void *sbuf, void *rbuf, int count,
-                                 struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                 struct ompi_communicator_t *comm, bool persistent, ompi_request_t **request);
 
 /* call flags of a collective without an op (bcast, allgather): no restriction applies */
 #define MCA_COLL_LOOM_CALL_NO_OP (MCA_COLL_LOOM_CALL_COMMUTATIVE | MCA_COLL_LOOM_CALL_EXACT)

@@ -22,6 +22,7 @@
 #include "ompi/mca/pml/base/base.h"
 
 #include "coll_loom.h"
+#include "coll_loom_ssp.h"
 
 static int loom_register(void);
 static int loom_shm_var = -1; /* coll_loom_shm's index, to see whether it was set */

@@ -22,6 +22,7 @@
 #include "ompi/request/request.h"
 
 #include "coll_loom.h"
+#include "coll_loom_ssp.h"
 
 typedef struct {
     ompi_coll_base_nbc_request_t super;
@@ -32,6 +33,7 @@ typedef struct {
     int tag;                     /* a persistent request's, reserved at its _init */
     mca_coll_loom_nb_call_t c;
     mca_coll_loom_shm_nb_t shm;  /* c.shm: the call on the node segment */
+    mca_coll_loom_ssp_call_t ssp; /* c.ssp: the call on the stale-synchronous exchange */
     bool task_ready;             /* this start's task was set up (not a marked communicator's) */
     char *packed;                /* byte-mode buffer of a non-contiguous call */
     char *tmp;                   /* full-size RESULT of a reduce_scatter */
@@ -55,6 +57,7 @@ static void request_construct(loom_request_t *r)
     r->tmp = NULL;
     r->c.displ = NULL;
     r->c.parts_mem = NULL;
+    r->task_ready = false;
 }
 
 static OBJ_CLASS_INSTANCE(loom_request_t, ompi_coll_base_nbc_request_t, request_construct, NULL);
@@ -67,9 +70,9 @@ static void request_finish(loom_request_t *r, int rc)
 {
     mca_coll_loom_nb_call_t *c = &r->c;
 
-    if (!r->empty && !c->shm) {
+    if (r->task_ready) {
         /* (a start on a communicator marked failed has no task: nothing to say) */
-        if (OMPI_SUCCESS != rc && r->task_ready) {
+        if (OMPI_SUCCESS != rc) {
             mca_coll_loom_call_failed(c->module, c->comm, c->coll, rc, mca_coll_loom_task_aborted(&r->task),
                                       r->task.poison_peer);
         }
@@ -105,6 +108,9 @@ static bool request_progress(loom_request_t *r, int *rc)
     if (c->shm) {
         done = mca_coll_loom_shm_nb_progress(c->module, &r->shm, c->sbuf, c->rbuf, c->count, c->dtype, c->op);
         *rc = r->shm.rc;
+    } else if (c->ssp) {
+        done = r->ssp.done; /* the exchange moves it on (mca_coll_loom_ssp_progress) */
+        *rc = r->ssp.rc;
     } else {
         done = mca_coll_loom_task_progress(&r->task);
         *rc = r->task.rc;
@@ -112,24 +118,26 @@ static bool request_progress(loom_request_t *r, int *rc)
     return done;
 }
 
-/* Registered with opal_progress once the first request starts.  Not re-entered: a
- * request that fails waits for its transfers, which calls opal_progress again. */
+/* loom's one progress callback, registered once the first request starts or the first
+ * SSP exchange is set up: the exchanges first (their calls complete there), then the
+ * requests.  Not re-entered: a request that fails waits for its transfers, which calls
+ * opal_progress again. */
 static int loom_progress(void)
 {
     mca_coll_loom_component_t *cm = &mca_coll_loom_component;
     static bool busy;
     opal_list_item_t *item, *next;
-    int completed = 0;
+    int completed = mca_coll_loom_ssp_progress();
 
     if (opal_list_is_empty(&cm->active)) {
-        return 0;
+        return completed;
     }
     if (opal_using_threads()) {
         if (0 != opal_mutex_trylock(&cm->active_lock)) {
-            return 0;
+            return completed;
         }
     } else if (busy) {
-        return 0;
+        return completed;
     }
     busy = true;
     for (item = opal_list_get_first(&cm->active); item != opal_list_get_end(&cm->active); item = next) {
@@ -170,6 +178,18 @@ void mca_coll_loom_nbc_fini(void)
     OBJ_DESTRUCT(&cm->active_lock);
 }
 
+void mca_coll_loom_nb_progress_register(void)
+{
+    mca_coll_loom_component_t *cm = &mca_coll_loom_component;
+
+    OPAL_THREAD_LOCK(&cm->active_lock);
+    if (!cm->progress_registered) {
+        cm->progress_registered = true;
+        (void) opal_progress_register(loom_progress);
+    }
+    OPAL_THREAD_UNLOCK(&cm->active_lock);
+}
+
 /* ------------------------------------------------------------------------------------ */
 /* requests                                                                              */
 
@@ -183,11 +203,10 @@ static int request_run(loom_request_t *r)
         request_finish(r, rc);
         return OMPI_SUCCESS;
     }
-    OPAL_THREAD_LOCK(&cm->active_lock);
-    if (!cm->progress_registered) {
-        cm->progress_registered = true;
-        (void) opal_progress_register(loom_progress);
+    if (OPAL_UNLIKELY(!cm->progress_registered)) {
+        mca_coll_loom_nb_progress_register();
     }
+    OPAL_THREAD_LOCK(&cm->active_lock);
     opal_list_append(&cm->active, (opal_list_item_t *) r);
     OPAL_THREAD_UNLOCK(&cm->active_lock);
     return OMPI_SUCCESS;
@@ -218,6 +237,17 @@ static int request_start_one(loom_request_t *r)
     if (OPAL_UNLIKELY(c->module->failed)) {
         request_finish(r, OMPI_ERROR); /* marked failed: nothing is sent */
         return OMPI_SUCCESS;
+    }
+    if (c->ssp) {
+        /* the exchange's channels have their own tags (coll_loom_ssp.c) */
+        r->ssp.sbuf = c->sbuf;
+        r->ssp.rbuf = c->rbuf;
+        rc = mca_coll_loom_ssp_start(c->module, c->comm, c->count, dtype, c->op, c->call, false, &r->ssp);
+        if (OMPI_SUCCESS != rc) {
+            request_finish(r, rc);
+            return OMPI_SUCCESS;
+        }
+        return request_run(r);
     }
     if (c->shm) {
         /* no message: no tag (every rank decides alike) */
@@ -362,7 +392,7 @@ int mca_coll_loom_nb_post(const mca_coll_loom_sched_t *s, mca_coll_loom_nb_call_
     size_t copy_bytes;
 
     /* a layout the schedule cannot run: every rank knows it alike, nothing is posted */
-    if (NULL != s && !c->shm &&
+    if (NULL != s && !c->shm && !c->ssp &&
         OMPI_SUCCESS != mca_coll_loom_task_fits(s, c->bytes ? c->ucount * c->utsize : c->count, c->displ,
                                                 c->has_parts ? &c->parts : NULL, c->P)) {
         mca_coll_loom_refused(c->module, c->comm, c->coll, "the schedule cannot lay out this call's data");
@@ -382,8 +412,8 @@ int mca_coll_loom_nb_post(const mca_coll_loom_sched_t *s, mca_coll_loom_nb_call_
      * even when the program frees it with the call outstanding, as MPI allows */
     OBJ_RETAIN(c->comm);
     r->c = *c;
-    r->empty = (NULL == s);
-    if (!r->empty && !c->shm) {
+    r->empty = (NULL == s && !c->ssp);
+    if (!r->empty && !c->shm && !c->ssp) {
         copy_bytes = mca_coll_loom_sched_copy_bytes(s);
         r->mem = malloc(copy_bytes + (size_t) s->nops * MCA_COLL_LOOM_TASK_STATE_PER_OP + 1);
         if (NULL == r->mem) {
@@ -405,7 +435,7 @@ int mca_coll_loom_nb_post(const mca_coll_loom_sched_t *s, mca_coll_loom_nb_call_
     if (NULL != c->own_sdtype && NULL == MCA_COLL_LOOM_NBC_OBJS(&r->super)[0]) {
         retain(r, 0, datatype_obj(c->own_sdtype));
     }
-    if (persistent && !r->empty && !c->shm) {
+    if (persistent && !r->empty && !c->shm && !c->ssp) {
         r->tag = ompi_coll_base_nbc_reserve_tags(c->comm, 1);
     }
     *request = &r->super.super;

@@ -41,6 +41,9 @@
  * Freeing the communicator (or changing the call's signature) drains every channel:
  * pending messages are sent, a close message follows on each channel, and every receive
  * channel is read until its close, so nothing is left in the network and nothing leaks.
+ *
+ * This file is the exchange; the MPI calls, the info key and the attributes that drain
+ * it are coll_loom_ssp_call.c.
  */
 #include "ompi_config.h"
 
@@ -49,23 +52,18 @@
 #include <string.h>
 
 #include "mpi.h"
-#include "opal/mca/base/mca_base_pvar.h"
 #include "opal/runtime/opal_progress.h"
-#include "opal/sys/atomic.h"
-#include "opal/util/info_subscriber.h"
 #include "opal/util/output.h"
-#include "ompi/attribute/attribute.h"
 #include "ompi/communicator/communicator.h"
 #include "ompi/constants.h"
 #include "ompi/datatype/ompi_datatype.h"
 #include "ompi/mca/coll/base/coll_base_util.h"
-#include "ompi/mca/pml/pml.h"
 #include "ompi/op/op.h"
-#include "ompi/request/request.h"
 
 #include "coll_loom.h"
+#include "coll_loom_ssp.h"
+#include "coll_loom_tl.h"
 
-#define SSP_KEY      "loom_allreduce_slack"
 #define SSP_HDR      64        /* header bytes before a payload (keeps it aligned) */
 #define SSP_CLOSE    INT64_MIN /* min_clock of the message that closes a channel */
 #define SSP_NONE     INT64_MAX /* clock of a block nothing has been written to */
@@ -83,24 +81,12 @@ typedef struct {
     /* receive: [0] the posted receive's buffer, [1] the slot; send: [0] in flight, [1]
      * pending */
     char *buf[2];
-    ompi_request_t *req;  /* the posted receive / the send in flight */
+    void *req;            /* the posted receive / the send in flight (the transport's) */
     bool full;            /* the slot / the pending buffer holds a message */
     bool closed;          /* drain: close sent / close received */
 } ssp_chan_t;
 
-typedef struct ssp_call_t {
-    struct ssp_call_t *next;
-    const void *sbuf;
-    void *rbuf;
-    int64_t clock;
-    int pc;               /* next op of the schedule; -1: not started */
-    int scan;             /* the first RECV of the round not read yet (from the round's
-                             start: a round's receives are read at its WAIT) */
-    bool waited;          /* the current RECV op had to wait */
-    volatile bool done;
-    int rc;
-    ompi_request_t *request; /* NULL: a blocking call */
-} ssp_call_t;
+typedef mca_coll_loom_ssp_call_t ssp_call_t;
 
 struct mca_coll_loom_ssp_t {
     struct mca_coll_loom_ssp_t *next;   /* the list the progress callback walks */
@@ -137,10 +123,9 @@ typedef struct mca_coll_loom_ssp_t ssp_t;
  * not enter an exchange that is being moved on already (trylock fails then). */
 static ssp_t *active;
 static opal_mutex_t ssp_lock;
-static bool progress_registered;
-static int ssp_progress(void);
-static int attach_attributes(mca_coll_loom_module_t *m, ompi_communicator_t *comm);
-static int comm_keyval = MPI_KEYVAL_INVALID, self_keyval = MPI_KEYVAL_INVALID;
+/* Channels keep a receive posted from one call to the next, which only the PML's
+ * matching serves (loom's UCX transport posts per call). */
+static const mca_coll_loom_tl_t *const tl = &mca_coll_loom_tl_pml;
 /* the registry indices of the two allreduce algorithms SSP runs (set at open) */
 static int alg_pairwise = -1, alg_ring = -1;
 
@@ -158,14 +143,14 @@ static size_t chan_bytes(const ssp_t *st, const ssp_chan_t *ch)
 
 static int post_recv(ssp_t *st, ssp_chan_t *ch)
 {
-    return MCA_PML_CALL(irecv(ch->buf[0], chan_bytes(st, ch), &ompi_mpi_byte.dt, ch->peer, ch->tag, st->comm,
-                              &ch->req));
+    return tl->post(NULL, st->comm, false, false, ch->buf[0], chan_bytes(st, ch), &ompi_mpi_byte.dt, ch->peer,
+                    ch->tag, &ch->req);
 }
 
 static int post_send(ssp_t *st, ssp_chan_t *ch, size_t bytes)
 {
-    return MCA_PML_CALL(isend(ch->buf[0], bytes, &ompi_mpi_byte.dt, ch->peer, ch->tag,
-                              MCA_PML_BASE_SEND_STANDARD, st->comm, &ch->req));
+    return tl->post(NULL, st->comm, true, false, ch->buf[0], bytes, &ompi_mpi_byte.dt, ch->peer, ch->tag,
+                    &ch->req);
 }
 
 static void swap_bufs(ssp_chan_t *ch)
@@ -183,9 +168,8 @@ static int pump(ssp_t *st)
 
     for (int i = 0; i < st->nchan && OMPI_SUCCESS == rc; ++i) {
         ssp_chan_t *ch = &st->chan[i];
-        while (NULL != ch->req && REQUEST_COMPLETE(ch->req)) {
-            rc = ch->req->req_status.MPI_ERROR;
-            ompi_request_free(&ch->req);
+        while (NULL != ch->req && tl->test(ch->req)) {
+            rc = tl->finish(ch->req, NULL);
             ch->req = NULL;
             if (OMPI_SUCCESS != rc) {
                 break;
@@ -423,13 +407,7 @@ static void call_complete(ssp_t *st, ssp_call_t *call, int rc)
         st->tail = NULL;
     }
     call->rc = rc;
-    if (NULL != call->request) {
-        call->request->req_status.MPI_ERROR = rc;
-        call->done = true;
-        ompi_request_complete(call->request, true);
-    } else {
-        call->done = true;
-    }
+    call->done = true; /* a request completes in loom's progress callback */
 }
 
 static bool pending_sends(const ssp_t *st)
@@ -468,7 +446,7 @@ static void state_progress(ssp_t *st)
     st->busy = pending_sends(st);
 }
 
-static int ssp_progress(void)
+int mca_coll_loom_ssp_progress(void)
 {
     if (NULL == active || 0 != opal_mutex_trylock(&ssp_lock)) {
         return 0;
@@ -632,11 +610,6 @@ static int state_create(mca_coll_loom_module_t *m, ompi_communicator_t *comm, in
     if (NULL == st) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    rc = attach_attributes(m, comm);
-    if (OMPI_SUCCESS != rc) {
-        free(st);
-        return rc;
-    }
     st->m = m;
     st->comm = comm;
     st->alg = alg;
@@ -672,8 +645,7 @@ static int state_create(mca_coll_loom_module_t *m, ompi_communicator_t *comm, in
     if (OMPI_SUCCESS != rc) {
         for (int i = 0; i < st->nchan; ++i) {
             if (NULL != st->chan[i].req) {
-                ompi_request_cancel(st->chan[i].req);
-                ompi_request_wait(&st->chan[i].req, MPI_STATUS_IGNORE);
+                tl->cancel(st->chan[i].req);
             }
         }
         state_free(st);
@@ -682,7 +654,7 @@ static int state_create(mca_coll_loom_module_t *m, ompi_communicator_t *comm, in
     if (MCA_COLL_LOOM_VERBOSE(10)) {
         opal_output_verbose(10, mca_coll_loom_component.output,
                             "coll/loom: %s = %d on communicator %s: stale-synchronous %s over %zu elements, %d "
-                            "channels", SSP_KEY, m->ssp_slack, comm->c_name, mca_coll_loom_algs[alg].name, count,
+                            "channels", MCA_COLL_LOOM_SSP_KEY, m->ssp_slack, comm->c_name, mca_coll_loom_algs[alg].name, count,
                             st->nchan);
     }
     *out = st;
@@ -763,98 +735,7 @@ void mca_coll_loom_ssp_fini(mca_coll_loom_module_t *m)
     drain(&st, 1);
 }
 
-/* MPI_Comm_free deletes the communicator's attributes first: the exchange is drained
- * there, while the communicator is whole (its posted receives keep it from being
- * destructed before). */
-static int comm_freed(MPI_Comm comm, int keyval, void *attr_val, void *extra)
-{
-    (void) comm;
-    (void) keyval;
-    (void) extra;
-    mca_coll_loom_ssp_fini((mca_coll_loom_module_t *) attr_val);
-    return OMPI_SUCCESS;
-}
-
-/* MPI_Finalize deletes MPI_COMM_SELF's attributes first: every exchange still open
- * (communicators the program did not free) is drained there, all at once. */
-static int self_freed(MPI_Comm comm, int keyval, void *attr_val, void *extra)
-{
-    ssp_t *sts[64];
-    int n;
-
-    (void) comm;
-    (void) keyval;
-    (void) attr_val;
-    (void) extra;
-    do {
-        opal_mutex_lock(&ssp_lock);
-        for (n = 0; n < 64 && NULL != active; ++n) {
-            sts[n] = active;
-            active = active->next;
-            sts[n]->m->ssp = NULL;
-        }
-        opal_mutex_unlock(&ssp_lock);
-        for (int i = 0; i < n; ++i) {
-            finish_calls(sts[i]);
-        }
-        drain(sts, n);
-    } while (64 == n);
-    /* the keyvals go with the last attribute (the attribute system is finalized before
-     * the components are closed); attribute callbacks run without its lock */
-    (void) ompi_attr_free_keyval(COMM_ATTR, &comm_keyval, false);
-    (void) ompi_attr_free_keyval(COMM_ATTR, &self_keyval, false);
-    return OMPI_SUCCESS;
-}
-
-/* The keyvals, once per process (MPI_COMM_SELF's attribute with them). */
-static int create_keyvals(void)
-{
-    ompi_attribute_fn_ptr_union_t copy_fn, del_fn;
-    int rc;
-
-    /* MPI_COMM_NULL_COPY_FN: a duplicate of the communicator sets up its own */
-    copy_fn.attr_communicator_copy_fn = (mca_coll_loom_comm_copy_attr_fn_t *) (void (*)(void)) MPI_COMM_NULL_COPY_FN;
-    del_fn.attr_communicator_delete_fn = comm_freed;
-    rc = ompi_attr_create_keyval(COMM_ATTR, copy_fn, del_fn, &comm_keyval, NULL, 0, NULL);
-    if (OMPI_SUCCESS != rc) {
-        return rc;
-    }
-    del_fn.attr_communicator_delete_fn = self_freed;
-    rc = ompi_attr_create_keyval(COMM_ATTR, copy_fn, del_fn, &self_keyval, NULL, 0, NULL);
-    if (OMPI_SUCCESS == rc) {
-        rc = ompi_attr_set_c(COMM_ATTR, &ompi_mpi_comm_self.comm, &ompi_mpi_comm_self.comm.c_keyhash,
-                             self_keyval, NULL, false);
-    }
-    if (OMPI_SUCCESS != rc) {
-        /* all or nothing: the next exchange tries again */
-        (void) ompi_attr_free_keyval(COMM_ATTR, &comm_keyval, false);
-        if (MPI_KEYVAL_INVALID != self_keyval) {
-            (void) ompi_attr_free_keyval(COMM_ATTR, &self_keyval, false);
-        }
-        comm_keyval = self_keyval = MPI_KEYVAL_INVALID;
-    }
-    return rc;
-}
-
-/* The attributes that make MPI_Comm_free and MPI_Finalize drain. */
-static int attach_attributes(mca_coll_loom_module_t *m, ompi_communicator_t *comm)
-{
-    int rc = OMPI_SUCCESS;
-
-    opal_mutex_lock(&ssp_lock); /* threads may set up their first exchanges at once */
-    if (MPI_KEYVAL_INVALID == comm_keyval) {
-        rc = create_keyvals();
-    }
-    opal_mutex_unlock(&ssp_lock);
-    if (OMPI_SUCCESS == rc && !m->ssp_attached) {
-        rc = ompi_attr_set_c(COMM_ATTR, comm, &comm->c_keyhash, comm_keyval, m, false);
-        m->ssp_attached = OMPI_SUCCESS == rc;
-    }
-    return rc;
-}
-
-/* ---- calls --------------------------------------------------------------------------- */
-
+/* The algorithm of a call: the hypercube for small vectors, the ring for large ones. */
 static int choose_alg(ompi_communicator_t *comm, size_t count, size_t bytes)
 {
     const int forced = mca_coll_loom_forced_alg(MCA_COLL_LOOM_COLL_ALLREDUCE);
@@ -865,10 +746,9 @@ static int choose_alg(ompi_communicator_t *comm, size_t count, size_t bytes)
     return bytes >= SSP_RING_MIN && count >= (size_t) ompi_comm_size(comm) ? alg_ring : alg_pairwise;
 }
 
-/* Queues a call on the communicator's exchange (set up, or set up again for another
- * signature) and moves it on. */
-static int submit(mca_coll_loom_module_t *m, ompi_communicator_t *comm, size_t count, ompi_datatype_t *dtype,
-                  ompi_op_t *op, unsigned call_flags, ssp_call_t *call)
+int mca_coll_loom_ssp_submit(mca_coll_loom_module_t *m, ompi_communicator_t *comm, size_t count,
+                             ompi_datatype_t *dtype, ompi_op_t *op, unsigned call_flags, bool blocking,
+                             ssp_call_t *call)
 {
     const int alg = choose_alg(comm, count, count * (size_t) (dtype->super.size));
     ssp_t *st = m->ssp;
@@ -885,16 +765,13 @@ static int submit(mca_coll_loom_module_t *m, ompi_communicator_t *comm, size_t c
         opal_mutex_lock(&ssp_lock);
         st->next = active;
         active = st;
-        if (!progress_registered) {
-            progress_registered = true;
-            (void) opal_progress_register(ssp_progress);
-        }
         opal_mutex_unlock(&ssp_lock);
         m->ssp = st;
+        mca_coll_loom_nb_progress_register();
     }
     /* counted like the planner's calls: the algorithm whose schedule runs */
-    mca_coll_loom_count(NULL == call->request ? &mca_coll_loom_component.alg_calls[MCA_COLL_LOOM_COLL_ALLREDUCE][alg]
-                                              : &mca_coll_loom_component.nb_alg_calls[MCA_COLL_LOOM_COLL_ALLREDUCE][alg]);
+    mca_coll_loom_count(blocking ? &mca_coll_loom_component.alg_calls[MCA_COLL_LOOM_COLL_ALLREDUCE][alg]
+                                 : &mca_coll_loom_component.nb_alg_calls[MCA_COLL_LOOM_COLL_ALLREDUCE][alg]);
     call->next = NULL;
     call->pc = -1;
     call->done = false;
@@ -912,53 +789,11 @@ static int submit(mca_coll_loom_module_t *m, ompi_communicator_t *comm, size_t c
     return OMPI_SUCCESS;
 }
 
-/* Whether this call runs stale-synchronously; else (a non-commutative op, settings
- * that differ between ranks: each could choose another algorithm) the caller runs the
- * ordinary allreduce. */
-static bool ssp_serves(mca_coll_loom_module_t *m, ompi_communicator_t *comm, ompi_op_t *op,
-                       ompi_datatype_t *dtype, bool blocking, unsigned *call)
+void mca_coll_loom_ssp_wait(mca_coll_loom_module_t *m, ssp_call_t *call)
 {
-    if (!mca_coll_loom_settings_ok(m, comm, blocking)) {
-        return false;
-    }
-    *call = mca_coll_loom_module_call_flags(m, op, dtype);
-    if (*call & MCA_COLL_LOOM_CALL_COMMUTATIVE) {
-        return true;
-    }
-    if (!m->warned_ssp) {
-        m->warned_ssp = true;
-        if (MCA_COLL_LOOM_VERBOSE(1) && 0 == ompi_comm_rank(comm)) {
-            mca_coll_loom_show_help("option-ignored", true, comm->c_name,
-                                    mca_coll_loom_cid(comm).s, SSP_KEY,
-                                    "the op is not commutative, so the allreduce waits for "
-                                    "every current contribution");
-        }
-    }
-    return false;
-}
-
-int mca_coll_loom_ssp_allreduce(mca_coll_loom_module_t *m, const void *sbuf, void *rbuf, int count,
-                                ompi_datatype_t *dtype, ompi_op_t *op, ompi_communicator_t *comm)
-{
-    ssp_call_t call = {.sbuf = sbuf, .rbuf = rbuf, .request = NULL};
-    size_t tsize;
-    unsigned flags;
-    int rc;
-
-    if (ompi_comm_size(comm) < 2 || mca_coll_loom_empty((size_t) count, dtype, &tsize) ||
-        !ssp_serves(m, comm, op, dtype, true, &flags)) {
-        return OMPI_ERR_NOT_AVAILABLE;
-    }
-    if (OPAL_UNLIKELY(m->failed)) {
-        return OMPI_ERROR;
-    }
-    rc = submit(m, comm, (size_t) count, dtype, op, flags, &call);
-    if (OMPI_SUCCESS != rc) {
-        return rc;
-    }
-    while (!call.done) {
-        opal_progress(); /* moves the exchange on (ssp_progress) */
-        if (!call.done) {
+    while (!call->done) {
+        opal_progress(); /* moves the exchange on (mca_coll_loom_ssp_progress) */
+        if (!call->done) {
             opal_mutex_lock(&ssp_lock);
             if (NULL != m->ssp) {
                 state_progress(m->ssp);
@@ -966,230 +801,37 @@ int mca_coll_loom_ssp_allreduce(mca_coll_loom_module_t *m, const void *sbuf, voi
             opal_mutex_unlock(&ssp_lock);
         }
     }
-    return call.rc;
 }
 
-/* ---- non-blocking and persistent ------------------------------------------------------ */
-
-/* A collective request of Open MPI's coll base: MPI_Iallreduce retains a user op and a
- * derived datatype in its fields (ompi_coll_base_retain_op), so it must be one. */
-typedef struct {
-    ompi_coll_base_nbc_request_t super;
-    ssp_call_t call;
-    mca_coll_loom_module_t *m;
-    ompi_communicator_t *comm;
-    size_t count;
-    ompi_datatype_t *dtype;
-    ompi_op_t *op;
-    unsigned flags;
-} ssp_request_t;
-
-static int ssp_request_free(ompi_request_t **rptr)
+void mca_coll_loom_ssp_drain_all(void)
 {
-    ssp_request_t *r = (ssp_request_t *) *rptr;
+    ssp_t *sts[64];
+    int n;
 
-    if (!REQUEST_COMPLETE(&r->super.super)) {
-        return MPI_ERR_REQUEST;
-    }
-    /* the op and datatype, held like coll_loom_nbc.c's requests hold them */
-    for (int k = 0; k < 2; ++k) {
-        if (NULL != MCA_COLL_LOOM_NBC_OBJS(&r->super)[k]) {
-            OBJ_RELEASE(MCA_COLL_LOOM_NBC_OBJS(&r->super)[k]);
-            MCA_COLL_LOOM_NBC_OBJS(&r->super)[k] = NULL;
+    do {
+        opal_mutex_lock(&ssp_lock);
+        for (n = 0; n < 64 && NULL != active; ++n) {
+            sts[n] = active;
+            active = active->next;
+            sts[n]->m->ssp = NULL;
         }
-    }
-    OBJ_RELEASE(r->comm);
-    OMPI_REQUEST_FINI(&r->super.super);
-    OBJ_RELEASE(r);
-    *rptr = MPI_REQUEST_NULL;
-    return OMPI_SUCCESS;
-}
-
-static int ssp_request_cancel(ompi_request_t *req, int complete)
-{
-    (void) req;
-    (void) complete;
-    return MPI_ERR_REQUEST; /* cancelling a collective is erroneous */
-}
-
-static int ssp_request_start_one(ssp_request_t *r)
-{
-    int rc;
-
-    r->super.super.req_state = OMPI_REQUEST_ACTIVE;
-    r->super.super.req_complete = REQUEST_PENDING;
-    r->super.super.req_status.MPI_ERROR = OMPI_SUCCESS;
-    if (OPAL_UNLIKELY(r->m->failed)) {
-        rc = OMPI_ERROR;
-    } else {
-        rc = submit(r->m, r->comm, r->count, r->dtype, r->op, r->flags, &r->call);
-    }
-    if (OMPI_SUCCESS != rc) {
-        r->super.super.req_status.MPI_ERROR = rc;
-        ompi_request_complete(&r->super.super, true);
-    }
-    return OMPI_SUCCESS;
-}
-
-static int ssp_request_start(size_t count, ompi_request_t **requests)
-{
-    for (size_t i = 0; i < count; ++i) {
-        ssp_request_t *r = (ssp_request_t *) requests[i];
-        if (!r->super.super.req_persistent || !REQUEST_COMPLETE(&r->super.super)) {
-            return OMPI_ERR_REQUEST;
+        opal_mutex_unlock(&ssp_lock);
+        for (int i = 0; i < n; ++i) {
+            finish_calls(sts[i]);
         }
-        (void) ssp_request_start_one(r);
-    }
-    return OMPI_SUCCESS;
+        drain(sts, n);
+    } while (64 == n);
 }
 
-static void ssp_request_construct(ssp_request_t *r)
-{
-    r->super.super.req_type = OMPI_REQUEST_COLL;
-    r->super.super.req_status._cancelled = 0;
-    r->super.super.req_free = ssp_request_free;
-    r->super.super.req_cancel = ssp_request_cancel;
-    r->super.super.req_start = ssp_request_start;
-}
-
-static OBJ_CLASS_INSTANCE(ssp_request_t, ompi_coll_base_nbc_request_t, ssp_request_construct, NULL);
-
-int mca_coll_loom_ssp_iallreduce(mca_coll_loom_module_t *m, const void *sbuf, void *rbuf, int count,
-                                 ompi_datatype_t *dtype, ompi_op_t *op, ompi_communicator_t *comm, bool persistent,
-                                 ompi_request_t **request)
-{
-    ssp_request_t *r;
-    size_t tsize;
-    unsigned flags;
-
-    if (ompi_comm_size(comm) < 2 || mca_coll_loom_empty((size_t) count, dtype, &tsize) ||
-        !ssp_serves(m, comm, op, dtype, false, &flags)) {
-        return OMPI_ERR_NOT_AVAILABLE;
-    }
-    r = OBJ_NEW(ssp_request_t);
-    if (NULL == r) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
-    }
-    OMPI_REQUEST_INIT(&r->super.super, persistent);
-    r->super.super.req_mpi_object.comm = comm;
-    OBJ_RETAIN(comm);
-    if (!ompi_op_is_intrinsic(op)) {
-        OBJ_RETAIN(op);
-        MCA_COLL_LOOM_NBC_OBJS(&r->super)[0] = &op->super;
-    }
-    if (!ompi_datatype_is_predefined(dtype)) {
-        OBJ_RETAIN(dtype);
-        MCA_COLL_LOOM_NBC_OBJS(&r->super)[1] = &dtype->super.super;
-    }
-    r->m = m;
-    r->comm = comm;
-    r->count = (size_t) count;
-    r->dtype = dtype;
-    r->op = op;
-    r->flags = flags;
-    r->call.sbuf = sbuf;
-    r->call.rbuf = rbuf;
-    r->call.request = &r->super.super;
-    *request = &r->super.super;
-    if (persistent) {
-        r->super.super.req_state = OMPI_REQUEST_INACTIVE;
-        r->super.super.req_complete = REQUEST_COMPLETED;
-        return OMPI_SUCCESS;
-    }
-    return ssp_request_start_one(r);
-}
-
-/* ---- the info key and MPI_T ----------------------------------------------------------- */
-
-static mca_coll_loom_info_str_t *slack_changed(opal_infosubscriber_t *obj, mca_coll_loom_info_str_t *key,
-                                               mca_coll_loom_info_str_t *value)
-{
-    ompi_communicator_t *comm = (ompi_communicator_t *) obj;
-    mca_coll_loom_module_t *m = mca_coll_loom_info_module(comm);
-    char *end = NULL;
-    long n = -1;
-
-    if (NULL == m || 0 != strcmp(key, SSP_KEY)) {
-        return value;
-    }
-    if (NULL != value && 0 != strcmp(value, "off")) {
-        n = strtol(value, &end, 10);
-        if (end == value || '\0' != *end || n < 0 || n > INT32_MAX) {
-            n = -1;
-            if (0 == ompi_comm_rank(comm)) { /* every rank has the same value */
-                char what[160];
-                snprintf(what, sizeof(what), "%s = \"%.64s\"", SSP_KEY, value);
-                mca_coll_loom_show_help("option-ignored", true, comm->c_name, mca_coll_loom_cid(comm).s,
-                                        what, "not an integer >= 0 or \"off\"; the allreduce stays "
-                                        "synchronous");
-            }
-        }
-    }
-    m->ssp_slack = (int) n;
-    return value;
-}
-
-void mca_coll_loom_ssp_enable(mca_coll_loom_module_t *m, ompi_communicator_t *comm)
-{
-    m->ssp_slack = -1;
-    m->ssp_clock = 0;
-    m->ssp_oldest = 0;
-    m->ssp_waits = 0;
-    m->ssp = NULL;
-    m->warned_ssp = false;
-    m->ssp_attached = false;
-    (void) opal_infosubscribe_subscribe(&comm->super, SSP_KEY, "off", slack_changed);
-}
-
-static int pvar_value(const mca_base_pvar_t *pvar, void *value, void *obj)
-{
-    ompi_communicator_t *comm = (ompi_communicator_t *) obj;
-    mca_coll_loom_module_t *m = NULL != comm ? mca_coll_loom_info_module(comm) : NULL;
-    unsigned long long v = 0;
-
-    if (NULL != m) {
-        v = 0 == (intptr_t) pvar->ctx ? (unsigned long long) m->ssp_oldest
-          : 1 == (intptr_t) pvar->ctx ? (unsigned long long) m->ssp_clock : (unsigned long long) m->ssp_waits;
-    }
-    *(unsigned long long *) value = v;
-    return OMPI_SUCCESS;
-}
-
-void mca_coll_loom_ssp_register(void)
-{
-    static const char *const names[3] = {"allreduce_oldest_clock", "allreduce_clock", "allreduce_stale_waits"};
-    static const char *const descs[3] = {
-        "Under the info key loom_allreduce_slack: the clock of the oldest contribution in the "
-        "last MPI_Allreduce result on this communicator (0: none yet)",
-        "Under the info key loom_allreduce_slack: this rank's clock, the number of allreduce "
-        "calls made on this communicator",
-        "Under the info key loom_allreduce_slack: how many times an allreduce on this "
-        "communicator waited for a fresher contribution than the one it had"};
-
-    for (intptr_t k = 0; k < 3; ++k) {
-        (void) mca_base_component_pvar_register(&mca_coll_loom_component.super.collm_version, names[k], descs[k],
-                                                OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_LEVEL,
-                                                MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL, MCA_BASE_VAR_BIND_MPI_COMM,
-                                                MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS,
-                                                pvar_value, NULL, NULL, (void *) k);
-    }
-}
-
-void mca_coll_loom_ssp_open(void)
+void mca_coll_loom_ssp_exchange_open(void)
 {
     OBJ_CONSTRUCT(&ssp_lock, opal_mutex_t);
     active = NULL;
-    progress_registered = false;
     alg_pairwise = mca_coll_loom_alg_find(MCA_COLL_LOOM_COLL_ALLREDUCE, "pairwise");
     alg_ring = mca_coll_loom_alg_find(MCA_COLL_LOOM_COLL_ALLREDUCE, "ring");
 }
 
-void mca_coll_loom_ssp_close(void)
+void mca_coll_loom_ssp_exchange_close(void)
 {
-    comm_keyval = self_keyval = MPI_KEYVAL_INVALID; /* freed at MPI_Finalize (self_freed) */
-    if (progress_registered) {
-        (void) opal_progress_unregister(ssp_progress);
-        progress_registered = false;
-    }
     OBJ_DESTRUCT(&ssp_lock);
 }
