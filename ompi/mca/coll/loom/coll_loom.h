@@ -648,6 +648,10 @@ int mca_coll_loom_nb_vector(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll
                             struct ompi_communicator_t *comm, bool persistent, ompi_request_t **request);
 /* Registers loom's progress callback, once (it moves requests and SSP exchanges on). */
 void mca_coll_loom_nb_progress_register(void);
+/* A transport that must be polled whenever Open MPI progresses (loom's UCX worker): added
+ * to loom's progress callback, and removed, at its process-wide setup and end. */
+void mca_coll_loom_nb_poll_add(int (*poll)(void));
+void mca_coll_loom_nb_poll_remove(int (*poll)(void));
 /* at component open / close */
 void mca_coll_loom_nbc_init(void);
 void mca_coll_loom_nbc_fini(void);

@@ -600,8 +600,8 @@ static int loom_close(void)
     mca_coll_loom_component_t *cm = &mca_coll_loom_component;
 
     mca_coll_loom_ssp_close();
+    mca_coll_loom_ucx_finalize(); /* leaves loom's progress callback, which goes next */
     mca_coll_loom_nbc_fini();
-    mca_coll_loom_ucx_finalize();
 
     mca_coll_loom_rules_free(&cm->rules);
     mca_coll_loom_scratch_release_all();

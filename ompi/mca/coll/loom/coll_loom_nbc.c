@@ -118,16 +118,26 @@ static bool request_progress(loom_request_t *r, int *rc)
     return done;
 }
 
-/* loom's one progress callback, registered once the first request starts or the first
- * SSP exchange is set up: the exchanges first (their calls complete there), then the
- * requests.  Not re-entered: a request that fails waits for its transfers, which calls
- * opal_progress again. */
+/* transports whose progress is their own (loom's UCX worker), polled by loom_progress */
+#define LOOM_MAX_POLLS 4
+static int (*polls[LOOM_MAX_POLLS])(void);
+static volatile int npolls;
+
+/* loom's one progress callback, registered once the first request starts, the first SSP
+ * exchange is set up or a transport asks to be polled: the transports first, then the
+ * exchanges (their calls complete there), then the requests.  Not re-entered: a request
+ * that fails waits for its transfers, which calls opal_progress again. */
 static int loom_progress(void)
 {
     mca_coll_loom_component_t *cm = &mca_coll_loom_component;
     static bool busy;
     opal_list_item_t *item, *next;
-    int completed = mca_coll_loom_ssp_progress();
+    int completed = 0;
+
+    for (int i = 0; i < npolls; ++i) {
+        completed += polls[i]();
+    }
+    completed += mca_coll_loom_ssp_progress();
 
     if (opal_list_is_empty(&cm->active)) {
         return completed;
@@ -186,6 +196,34 @@ void mca_coll_loom_nb_progress_register(void)
     if (!cm->progress_registered) {
         cm->progress_registered = true;
         (void) opal_progress_register(loom_progress);
+    }
+    OPAL_THREAD_UNLOCK(&cm->active_lock);
+}
+
+void mca_coll_loom_nb_poll_add(int (*poll)(void))
+{
+    mca_coll_loom_component_t *cm = &mca_coll_loom_component;
+
+    OPAL_THREAD_LOCK(&cm->active_lock);
+    if (npolls < LOOM_MAX_POLLS) {
+        polls[npolls] = poll;
+        ++npolls;
+    }
+    OPAL_THREAD_UNLOCK(&cm->active_lock);
+    mca_coll_loom_nb_progress_register();
+}
+
+void mca_coll_loom_nb_poll_remove(int (*poll)(void))
+{
+    mca_coll_loom_component_t *cm = &mca_coll_loom_component;
+
+    OPAL_THREAD_LOCK(&cm->active_lock);
+    for (int i = 0; i < npolls; ++i) {
+        if (polls[i] == poll) {
+            polls[i] = polls[npolls - 1];
+            --npolls;
+            break;
+        }
     }
     OPAL_THREAD_UNLOCK(&cm->active_lock);
 }

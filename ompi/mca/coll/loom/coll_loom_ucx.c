@@ -178,7 +178,7 @@ static bool ucx_init(void)
         ucp_cleanup(loom_ucx.context);
         return false;
     }
-    (void) opal_progress_register(ucx_progress);
+    mca_coll_loom_nb_poll_add(ucx_progress);
     loom_ucx.state = 1;
     opal_output_verbose(10, mca_coll_loom_component.output,
                         "coll/loom: UCX %s: worker up (address %zu bytes%s)", ucp_get_version_string(),
@@ -189,7 +189,7 @@ static bool ucx_init(void)
 void mca_coll_loom_ucx_finalize(void)
 {
     if (1 == loom_ucx.state) {
-        (void) opal_progress_unregister(ucx_progress);
+        mca_coll_loom_nb_poll_remove(ucx_progress);
         for (int v = 0; v < loom_ucx.world; ++v) {
             ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
                                        .flags = UCP_EP_CLOSE_FLAG_FORCE};
