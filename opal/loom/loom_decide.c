@@ -325,7 +325,6 @@ void mca_coll_loom_decide(mca_coll_loom_coll_t coll, size_t bytes, const mca_col
     choice->rule = NULL;
     choice->why = "no rule";
     choice->refused = NULL;
-    choice->shm = false;
     choice->transport = 0;
     choice->transport_rule = NULL;
 

@@ -48,8 +48,6 @@ typedef struct {
                                          forced or when no rule matched */
     const char *why;    /* short static text: "forced", "rule", "no rule" */
     const char *refused;/* when a forced algorithm was refused: the reason, else NULL */
-    bool shm;           /* hierarchical with its node phases in the node's shared segment
-                           (set by the component, which knows the segment) */
     int transport;      /* MCA_COLL_LOOM_RULE_PML or _UCX from the first transport rule that
                            matches the call, 0 when none does */
     const mca_coll_loom_rule_t *transport_rule;

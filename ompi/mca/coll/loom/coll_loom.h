@@ -262,11 +262,6 @@ typedef struct mca_coll_loom_module_t {
      * took MPI_COMM_WORLD's): NULL = the PML */
     struct mca_coll_loom_ucx_comm_t *ucx;
     bool transport_decided;
-    /* the transport the rules chose for the call being planned (choice.transport): set by
-     * mca_coll_loom_plan and _plan_nb, read by the call's execution (mca_coll_loom_call_ucx) */
-    int call_transport;
-    /* the collective of that call (mca_coll_loom_coll_t), named when it fails */
-    int call_coll;
     bool refusal_said;     /* mca_coll_loom_refused spoke for this communicator */
     /* coll_loom_transport as it was when the transport was decided (an MPI_T change
      * applies to communicators that have not decided yet) */
@@ -330,14 +325,34 @@ uint64_t mca_coll_loom_settings_fingerprint(void);
  * (see mca_coll_loom_plan_nb).  For paths that bypass the planner. */
 bool mca_coll_loom_settings_ok(mca_coll_loom_module_t *m, struct ompi_communicator_t *comm, bool blocking);
 
+/* What the planner decided for one call: what the engine runs it with.  The caller's
+ * own copy, valid until the schedule cache changes (the next plan on this communicator):
+ * nothing of a call is kept in the module. */
+typedef struct {
+    const mca_coll_loom_sched_t *sched; /* NULL: the previous component serves the call */
+    mca_coll_loom_choice_t choice;      /* the rules' decision: algorithm, knob, transport */
+    mca_coll_loom_coll_t coll;          /* named when the call fails */
+    bool shm;                           /* hierarchical's node phases (or direct's alltoall
+                                           on one node) through the node's segment */
+} mca_coll_loom_plan_t;
+
 /* Decides for one call and returns the schedule to run (NULL: hand the call to the
  * previous component), and counts the call in the MPI_T counter of what serves it.
- * choice is filled in either way. */
+ * plan is filled in either way (plan->sched is the returned schedule). */
 const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,
                                                 mca_coll_loom_coll_t coll,
                                                 struct ompi_communicator_t *comm, size_t bytes,
                                                 unsigned call, int root,
-                                                mca_coll_loom_choice_t *choice);
+                                                mca_coll_loom_plan_t *plan);
+/* A plan of a schedule the planner did not give (a variant's own, the representatives'
+ * phase of the node-segment path): the PML, no node segment. */
+static inline mca_coll_loom_plan_t mca_coll_loom_plan_of(const mca_coll_loom_sched_t *s, mca_coll_loom_coll_t coll)
+{
+    mca_coll_loom_plan_t p = {.sched = s, .coll = coll, .shm = false};
+    p.choice.alg = -1;
+    p.choice.transport = 0;
+    return p;
+}
 
 /* The same for a non-blocking or persistent call (counted in the coll_loom_i<coll>_*
  * counters).  A persistent request never goes through the node segment, whose calls
@@ -345,7 +360,7 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,
  * its _init (MPI-4 lets ranks start persistent collectives in different orders). */
 const mca_coll_loom_sched_t *mca_coll_loom_plan_nb(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll,
                                                    struct ompi_communicator_t *comm, size_t bytes,
-                                                   unsigned call, int root, mca_coll_loom_choice_t *choice,
+                                                   unsigned call, int root, mca_coll_loom_plan_t *plan,
                                                    bool persistent);
 
 /* hierarchical's representatives' phase alone (leaders_only), cached like plan's */
@@ -355,7 +370,7 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan_leaders(mca_coll_loom_module_t *
                                                         unsigned call, int root);
 
 /* The shared-memory node phases of `hierarchical` (coll_loom_shm.c), for the calls whose
- * plan says choice.shm (the same answer on every rank).  The collectives return
+ * plan says plan.shm (the same answer on every rank).  The collectives return
  * OMPI_ERR_NOT_AVAILABLE, before any data moved, when the segment could not be set up
  * on this communicator: the caller then runs the point-to-point schedule.
  * usable: whether hierarchical's node phases of a call of `coll` moving `bytes` would run
@@ -363,13 +378,13 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan_leaders(mca_coll_loom_module_t *
  * before the coll_loom_shm_setup_call-th call that could (each call counts, on every
  * rank alike): a communicator used for a few calls never pays for a segment. */
 bool mca_coll_loom_shm_usable(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, size_t bytes);
-int mca_coll_loom_shm_allreduce(mca_coll_loom_module_t *m, const void *sbuf, void *rbuf, size_t count,
+int mca_coll_loom_shm_allreduce(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *plan, const void *sbuf, void *rbuf, size_t count,
                                 ompi_datatype_t *dtype, ompi_op_t *op, ompi_communicator_t *comm,
                                 unsigned call);
-int mca_coll_loom_shm_barrier(mca_coll_loom_module_t *m, ompi_communicator_t *comm);
-int mca_coll_loom_shm_bcast(mca_coll_loom_module_t *m, void *buf, size_t count, ompi_datatype_t *dtype,
+int mca_coll_loom_shm_barrier(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *plan, ompi_communicator_t *comm);
+int mca_coll_loom_shm_bcast(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *plan, void *buf, size_t count, ompi_datatype_t *dtype,
                             int root, ompi_communicator_t *comm);
-int mca_coll_loom_shm_reduce(mca_coll_loom_module_t *m, const void *sbuf, void *rbuf, size_t count,
+int mca_coll_loom_shm_reduce(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *plan, const void *sbuf, void *rbuf, size_t count,
                              ompi_datatype_t *dtype, ompi_op_t *op, int root, ompi_communicator_t *comm,
                              unsigned call);
 void mca_coll_loom_shm_fini(mca_coll_loom_module_t *m);
@@ -549,7 +564,7 @@ void mca_coll_loom_task_fini(mca_coll_loom_task_t *t);
 /* sbuf: INPUT (MPI_IN_PLACE: rbuf), rbuf: RESULT; either may be NULL when the schedule
  * never touches that slot.  part_displ: NULL, or P+1 prefix sums of uneven parts
  * (reduce_scatter's recvcounts), see mca_coll_loom_layout_t. */
-int mca_coll_loom_exec(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s, const void *sbuf,
+int mca_coll_loom_exec(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *p, const void *sbuf,
                        void *rbuf, size_t count, ompi_datatype_t *dtype, ompi_op_t *op,
                        ompi_communicator_t *comm, int tag, unsigned call, const size_t *part_displ);
 
@@ -561,14 +576,14 @@ int mca_coll_loom_exec(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s
  * buffers): it takes every step with empty messages, so that its peers finish the call
  * (with an error where they depend on it) and the communicator stays usable.  Returns
  * rc, or the transport's error.  Layout as mca_coll_loom_exec / _exec_parts. */
-int mca_coll_loom_exec_poisoned(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s, size_t count,
+int mca_coll_loom_exec_poisoned(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *p, size_t count,
                                 ompi_datatype_t *dtype, ompi_communicator_t *comm, int tag, unsigned call,
                                 const size_t *part_displ, const mca_coll_loom_parts_t *parts, int rc);
 
 /* An alltoall(v) schedule: INPUT and RESULT laid out by `parts`, scratch slots like
  * RESULT with count elements of parts->dtype[0] (count: P parts of each[0]; 0 for
  * alltoallv, which has none). */
-int mca_coll_loom_exec_parts(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s, const void *sbuf,
+int mca_coll_loom_exec_parts(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *p, const void *sbuf,
                              void *rbuf, size_t count, const mca_coll_loom_parts_t *parts,
                              ompi_communicator_t *comm, int tag);
 
@@ -580,7 +595,7 @@ int mca_coll_loom_exec_parts(mca_coll_loom_module_t *m, const mca_coll_loom_sche
  * itself when its data is one contiguous run, else a packed copy: `pack` first takes
  * the data in (the whole buffer, or only bytes [pack_from, pack_from + pack_bytes) of
  * its packed form), `unpack` lays the result out again. */
-int mca_coll_loom_exec_bytes(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s, void *buf,
+int mca_coll_loom_exec_bytes(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *p, void *buf,
                              size_t count, ompi_datatype_t *dtype, const void *pack_src, size_t pack_count,
                              size_t pack_from, bool unpack, ompi_communicator_t *comm, int tag);
 
@@ -598,7 +613,7 @@ typedef struct {
     unsigned call;
     int transport;             /* the rules' transport for it (choice.transport) */
     int coll;                  /* its collective (mca_coll_loom_coll_t), named when it fails */
-    bool shm;                  /* through the node segment (choice.shm): no schedule runs */
+    bool shm;                  /* through the node segment (plan.shm): no schedule runs */
     bool ssp;                  /* a stale-synchronous allreduce (coll_loom_ssp.h): no schedule here */
     /* reduce_scatter(_block): P+1 prefix sums of the parts (owned by the request);
      * RESULT is then a full-size scratch buffer whose part `rank` goes to `out` */
@@ -633,8 +648,9 @@ typedef struct {
 
 /* Fills c for a call of (sbuf, rbuf, count, dtype, op) with no extras. */
 void mca_coll_loom_nb_call_init(mca_coll_loom_nb_call_t *c, mca_coll_loom_module_t *m,
-                                struct ompi_communicator_t *comm, const void *sbuf, void *rbuf, size_t count,
-                                ompi_datatype_t *dtype, ompi_op_t *op, unsigned call);
+                                struct ompi_communicator_t *comm, const mca_coll_loom_plan_t *plan,
+                                const void *sbuf, void *rbuf, size_t count, ompi_datatype_t *dtype, ompi_op_t *op,
+                                unsigned call);
 /* Makes the request of a call planned to schedule s (NULL: a call without data, which
  * completes at once) and starts it unless it is persistent.  c->displ passes to the
  * request (freed with it, or here on failure). */
@@ -942,9 +958,9 @@ static inline void mca_coll_loom_sync_verbosity(void)
  * MPI leaves the state after an error undefined; this keeps it from turning into wrong
  * results elsewhere.  Failures inside one node's segment on a communicator of one node
  * reach every rank of it through the segment and leave it usable (coll_loom_shm.c). */
-void mca_coll_loom_mark_failed(mca_coll_loom_module_t *m, struct ompi_communicator_t *comm, int rc);
+void mca_coll_loom_mark_failed(mca_coll_loom_module_t *m, struct ompi_communicator_t *comm, int coll, int rc);
 
-/* A schedule of the call being run (m->call_coll) finished with rc on this rank.  When
+/* A schedule of a call of `coll` finished with rc on this rank.  When
  * the task was aborted (mca_coll_loom_task_aborted) the communicator is marked as
  * above; otherwise every message of the call was matched (the task ran on poisoned,
  * coll_loom_exec.c): the peers whose results depend on this rank failed too, and the
@@ -964,10 +980,10 @@ void mca_coll_loom_call_failed(mca_coll_loom_module_t *m, struct ompi_communicat
  * out (coll_loom_shm.c) and the ranks its status reached, which would otherwise wait
  * for it at their next call. */
 static inline int mca_coll_loom_shm_outcome(mca_coll_loom_module_t *m, struct ompi_communicator_t *comm,
-                                            int rc)
+                                            int coll, int rc)
 {
     if (OPAL_UNLIKELY(OMPI_SUCCESS != rc) && m->topo.nnodes > 1) {
-        mca_coll_loom_mark_failed(m, comm, rc);
+        mca_coll_loom_mark_failed(m, comm, coll, rc);
     }
     return rc;
 }

@@ -20,7 +20,7 @@ int mca_coll_loom_allgather(const void *sbuf, int scount, struct ompi_datatype_t
     mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
     const int P = ompi_comm_size(comm), rank = ompi_comm_rank(comm);
     const mca_coll_loom_sched_t *s;
-    mca_coll_loom_choice_t choice;
+    mca_coll_loom_plan_t plan;
     size_t tsize = 0;
     ptrdiff_t lb, extent;
     char *mine;
@@ -30,7 +30,7 @@ int mca_coll_loom_allgather(const void *sbuf, int scount, struct ompi_datatype_t
         return OMPI_SUCCESS;
     }
     s = mca_coll_loom_plan(m, MCA_COLL_LOOM_COLL_ALLGATHER, comm, (size_t) P * rcount * tsize,
-                           MCA_COLL_LOOM_CALL_NO_OP, 0, &choice);
+                           MCA_COLL_LOOM_CALL_NO_OP, 0, &plan);
     if (NULL == s) {
         if (OPAL_UNLIKELY(m->failed)) {
             return OMPI_ERROR; /* marked failed (mca_coll_loom_plan) */
@@ -47,7 +47,7 @@ int mca_coll_loom_allgather(const void *sbuf, int scount, struct ompi_datatype_t
         if (OMPI_SUCCESS != rc) {
             /* the peers run the schedule: this rank takes its steps without data */
             const bool bytes = s->nseg > 1; /* laid out as below */
-            return mca_coll_loom_exec_poisoned(m, s, (size_t) P * (size_t) rcount * (bytes ? tsize : 1),
+            return mca_coll_loom_exec_poisoned(m, &plan, (size_t) P * (size_t) rcount * (bytes ? tsize : 1),
                                                bytes ? &ompi_mpi_byte.dt : rdtype, comm,
                                                MCA_COLL_BASE_TAG_ALLGATHER, MCA_COLL_LOOM_CALL_NO_OP, NULL, NULL, rc);
         }
@@ -56,11 +56,11 @@ int mca_coll_loom_allgather(const void *sbuf, int scount, struct ompi_datatype_t
         /* segments inside each rank's block: cut by byte, so that ranks whose datatypes
          * differ cut alike (the blocks themselves, one per rank, hold rcount elements of
          * the same signature everywhere) */
-        rc = mca_coll_loom_exec_bytes(m, s, rbuf, (size_t) P * (size_t) rcount, rdtype, mine, (size_t) rcount,
+        rc = mca_coll_loom_exec_bytes(m, &plan, rbuf, (size_t) P * (size_t) rcount, rdtype, mine, (size_t) rcount,
                                       (size_t) rank * (size_t) rcount * tsize, true, comm,
                                       MCA_COLL_BASE_TAG_ALLGATHER);
     } else {
-        rc = mca_coll_loom_exec(m, s, NULL, rbuf, (size_t) P * (size_t) rcount, rdtype, NULL, comm,
+        rc = mca_coll_loom_exec(m, &plan, NULL, rbuf, (size_t) P * (size_t) rcount, rdtype, NULL, comm,
                                 MCA_COLL_BASE_TAG_ALLGATHER, MCA_COLL_LOOM_CALL_NO_OP, NULL);
     }
     if (OMPI_ERR_NOT_AVAILABLE == rc) {
@@ -74,6 +74,7 @@ static int allgather_post(const void *sbuf, int scount, ompi_datatype_t *sdtype,
                           ompi_datatype_t *rdtype, ompi_communicator_t *comm, mca_coll_loom_module_t *m,
                           bool persistent, ompi_request_t **request)
 {
+    mca_coll_loom_plan_t plan = mca_coll_loom_plan_of(NULL, MCA_COLL_LOOM_COLL_ALLGATHER);
     const int P = ompi_comm_size(comm), rank = ompi_comm_rank(comm);
     const mca_coll_loom_sched_t *s = NULL;
     mca_coll_loom_nb_call_t c;
@@ -81,14 +82,13 @@ static int allgather_post(const void *sbuf, int scount, ompi_datatype_t *sdtype,
     ptrdiff_t lb, extent;
 
     if (!mca_coll_loom_empty((size_t) rcount, rdtype, &tsize)) {
-        mca_coll_loom_choice_t choice;
         s = mca_coll_loom_plan_nb(m, MCA_COLL_LOOM_COLL_ALLGATHER, comm, (size_t) P * rcount * tsize,
-                                  MCA_COLL_LOOM_CALL_NO_OP, 0, &choice, persistent);
+                                  MCA_COLL_LOOM_CALL_NO_OP, 0, &plan, persistent);
         if (NULL == s) {
             return OPAL_UNLIKELY(m->failed) ? OMPI_ERROR : OMPI_ERR_NOT_AVAILABLE;
         }
     }
-    mca_coll_loom_nb_call_init(&c, m, comm, NULL, rbuf, (size_t) P * (size_t) rcount, rdtype, NULL,
+    mca_coll_loom_nb_call_init(&c, m, comm, &plan, NULL, rbuf, (size_t) P * (size_t) rcount, rdtype, NULL,
                                MCA_COLL_LOOM_CALL_NO_OP);
     ompi_datatype_get_extent(rdtype, &lb, &extent);
     c.udtype = rdtype;

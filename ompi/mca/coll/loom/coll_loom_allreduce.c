@@ -23,7 +23,7 @@ int mca_coll_loom_allreduce(const void *sbuf, void *rbuf, int count, struct ompi
 {
     mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
     const mca_coll_loom_sched_t *s;
-    mca_coll_loom_choice_t choice;
+    mca_coll_loom_plan_t plan;
     size_t tsize = 0;
     unsigned call;
 
@@ -38,7 +38,7 @@ int mca_coll_loom_allreduce(const void *sbuf, void *rbuf, int count, struct ompi
     }
     call = mca_coll_loom_module_call_flags(m, op, dtype);
     s = mca_coll_loom_plan(m, MCA_COLL_LOOM_COLL_ALLREDUCE, comm, (size_t) count * tsize, call, 0,
-                           &choice);
+                           &plan);
     if (NULL == s) {
         if (OPAL_UNLIKELY(m->failed)) {
             return OMPI_ERROR; /* marked failed (mca_coll_loom_plan) */
@@ -47,14 +47,14 @@ int mca_coll_loom_allreduce(const void *sbuf, void *rbuf, int count, struct ompi
                                      m->previous_allreduce_module);
     }
 
-    if (choice.shm) {
-        int rc = mca_coll_loom_shm_allreduce(m, sbuf, rbuf, (size_t) count, dtype, op, comm, call);
+    if (plan.shm) {
+        int rc = mca_coll_loom_shm_allreduce(m, &plan, sbuf, rbuf, (size_t) count, dtype, op, comm, call);
         if (OMPI_ERR_NOT_AVAILABLE != rc) {
-            return mca_coll_loom_shm_outcome(m, comm, rc);
+            return mca_coll_loom_shm_outcome(m, comm, plan.coll, rc);
         }
     }
     {
-        const int rc = mca_coll_loom_exec(m, s, sbuf, rbuf, (size_t) count, dtype, op, comm,
+        const int rc = mca_coll_loom_exec(m, &plan, sbuf, rbuf, (size_t) count, dtype, op, comm,
                                           MCA_COLL_BASE_TAG_ALLREDUCE, call, NULL);
         return OMPI_ERR_NOT_AVAILABLE != rc
                    ? rc

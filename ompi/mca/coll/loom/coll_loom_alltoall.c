@@ -35,8 +35,8 @@ static size_t v_span(int P, const int *counts, const int *displs)
     return end;
 }
 
-/* Runs s with INPUT a copy of the first `n` elements of rbuf (MPI_IN_PLACE). */
-static int exec_in_place(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s, void *rbuf, size_t n,
+/* Runs the plan with INPUT a copy of the first `n` elements of rbuf (MPI_IN_PLACE). */
+static int exec_in_place(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *plan, void *rbuf, size_t n,
                          size_t count, const mca_coll_loom_parts_t *parts, ompi_communicator_t *comm, int tag)
 {
     ptrdiff_t gap = 0;
@@ -46,14 +46,14 @@ static int exec_in_place(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t 
 
     if (NULL == copy) {
         /* the peers run the schedule: this rank takes its steps without data */
-        return mca_coll_loom_exec_poisoned(m, s, count, NULL, comm, tag, MCA_COLL_LOOM_CALL_NO_OP, NULL, parts,
+        return mca_coll_loom_exec_poisoned(m, plan, count, NULL, comm, tag, MCA_COLL_LOOM_CALL_NO_OP, NULL, parts,
                                            OMPI_ERR_OUT_OF_RESOURCE);
     }
     rc = mca_coll_loom_copy_content(parts->dtype[0], n, copy - gap, rbuf);
     if (OMPI_SUCCESS != rc) {
-        rc = mca_coll_loom_exec_poisoned(m, s, count, NULL, comm, tag, MCA_COLL_LOOM_CALL_NO_OP, NULL, parts, rc);
+        rc = mca_coll_loom_exec_poisoned(m, plan, count, NULL, comm, tag, MCA_COLL_LOOM_CALL_NO_OP, NULL, parts, rc);
     } else {
-        rc = mca_coll_loom_exec_parts(m, s, copy - gap, rbuf, count, parts, comm, tag);
+        rc = mca_coll_loom_exec_parts(m, plan, copy - gap, rbuf, count, parts, comm, tag);
     }
     mca_coll_loom_scratch_give(copy, span);
     return rc;
@@ -67,7 +67,7 @@ int mca_coll_loom_alltoall(const void *sbuf, int scount, struct ompi_datatype_t 
     const int P = ompi_comm_size(comm);
     const bool in_place = MPI_IN_PLACE == sbuf;
     const mca_coll_loom_sched_t *s;
-    mca_coll_loom_choice_t choice;
+    mca_coll_loom_plan_t plan;
     mca_coll_loom_parts_t parts;
     size_t tsize = 0;
     int rc;
@@ -77,7 +77,7 @@ int mca_coll_loom_alltoall(const void *sbuf, int scount, struct ompi_datatype_t 
         return OMPI_SUCCESS;
     }
     s = mca_coll_loom_plan(m, MCA_COLL_LOOM_COLL_ALLTOALL, comm, (size_t) P * (size_t) rcount * tsize,
-                           MCA_COLL_LOOM_CALL_NO_OP, 0, &choice);
+                           MCA_COLL_LOOM_CALL_NO_OP, 0, &plan);
     if (NULL == s) {
         if (OPAL_UNLIKELY(m->failed)) {
             return OMPI_ERROR;
@@ -85,7 +85,7 @@ int mca_coll_loom_alltoall(const void *sbuf, int scount, struct ompi_datatype_t 
         return m->previous_alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
                                     m->previous_alltoall_module);
     }
-    if (choice.shm) {
+    if (plan.shm) {
         rc = mca_coll_loom_shm_alltoall(m, sbuf, (size_t) scount, sdtype, rbuf, (size_t) rcount, rdtype, comm);
         if (OMPI_ERR_NOT_AVAILABLE != rc) {
             return rc;
@@ -93,9 +93,9 @@ int mca_coll_loom_alltoall(const void *sbuf, int scount, struct ompi_datatype_t 
     }
     parts = (mca_coll_loom_parts_t) {.dtype = {rdtype, in_place ? rdtype : sdtype},
                                      .each = {(size_t) rcount, in_place ? (size_t) rcount : (size_t) scount}};
-    rc = in_place ? exec_in_place(m, s, rbuf, (size_t) P * (size_t) rcount, (size_t) P * (size_t) rcount, &parts,
+    rc = in_place ? exec_in_place(m, &plan, rbuf, (size_t) P * (size_t) rcount, (size_t) P * (size_t) rcount, &parts,
                                   comm, MCA_COLL_BASE_TAG_ALLTOALL)
-                  : mca_coll_loom_exec_parts(m, s, sbuf, rbuf, (size_t) P * (size_t) rcount, &parts, comm,
+                  : mca_coll_loom_exec_parts(m, &plan, sbuf, rbuf, (size_t) P * (size_t) rcount, &parts, comm,
                                              MCA_COLL_BASE_TAG_ALLTOALL);
     if (OMPI_ERR_NOT_AVAILABLE == rc) {
         rc = m->previous_alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m->previous_alltoall_module);
@@ -111,11 +111,11 @@ int mca_coll_loom_alltoallv(const void *sbuf, const int *scounts, const int *sdi
     const int P = ompi_comm_size(comm);
     const bool in_place = MPI_IN_PLACE == sbuf;
     const mca_coll_loom_sched_t *s;
-    mca_coll_loom_choice_t choice;
+    mca_coll_loom_plan_t plan;
     mca_coll_loom_parts_t parts;
     int rc;
 
-    s = mca_coll_loom_plan(m, MCA_COLL_LOOM_COLL_ALLTOALLV, comm, 0, MCA_COLL_LOOM_CALL_NO_OP, 0, &choice);
+    s = mca_coll_loom_plan(m, MCA_COLL_LOOM_COLL_ALLTOALLV, comm, 0, MCA_COLL_LOOM_CALL_NO_OP, 0, &plan);
     if (NULL == s) {
         if (OPAL_UNLIKELY(m->failed)) {
             return OMPI_ERROR;
@@ -126,9 +126,9 @@ int mca_coll_loom_alltoallv(const void *sbuf, const int *scounts, const int *sdi
     parts = (mca_coll_loom_parts_t) {.dtype = {rdtype, in_place ? rdtype : sdtype},
                                      .displ = {rdispls, in_place ? rdispls : sdispls},
                                      .counts = {rcounts, in_place ? rcounts : scounts}};
-    rc = in_place ? exec_in_place(m, s, rbuf, v_span(P, rcounts, rdispls), 0, &parts, comm,
+    rc = in_place ? exec_in_place(m, &plan, rbuf, v_span(P, rcounts, rdispls), 0, &parts, comm,
                                   MCA_COLL_BASE_TAG_ALLTOALLV)
-                  : mca_coll_loom_exec_parts(m, s, sbuf, rbuf, 0, &parts, comm, MCA_COLL_BASE_TAG_ALLTOALLV);
+                  : mca_coll_loom_exec_parts(m, &plan, sbuf, rbuf, 0, &parts, comm, MCA_COLL_BASE_TAG_ALLTOALLV);
     if (OMPI_ERR_NOT_AVAILABLE == rc) {
         rc = m->previous_alltoallv(sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype, comm,
                                    m->previous_alltoallv_module);
@@ -149,19 +149,19 @@ static int alltoall_post(mca_coll_loom_coll_t coll, const void *sbuf, int scount
     const int P = ompi_comm_size(comm);
     const bool in_place = MPI_IN_PLACE == sbuf, v = MCA_COLL_LOOM_COLL_ALLTOALLV == coll;
     const mca_coll_loom_sched_t *s = NULL;
-    mca_coll_loom_choice_t choice;
+    mca_coll_loom_plan_t plan = mca_coll_loom_plan_of(NULL, coll);
     mca_coll_loom_nb_call_t c;
     size_t tsize = 0, count = 0;
 
     if (v || !mca_coll_loom_empty((size_t) rcount, rdtype, &tsize)) {
         s = mca_coll_loom_plan_nb(m, coll, comm, v ? 0 : (size_t) P * (size_t) rcount * tsize,
-                                  MCA_COLL_LOOM_CALL_NO_OP, 0, &choice, persistent);
+                                  MCA_COLL_LOOM_CALL_NO_OP, 0, &plan, persistent);
         if (NULL == s) {
             return OPAL_UNLIKELY(m->failed) ? OMPI_ERROR : OMPI_ERR_NOT_AVAILABLE;
         }
         count = v ? 0 : (size_t) P * (size_t) rcount;
     }
-    mca_coll_loom_nb_call_init(&c, m, comm, in_place ? NULL : sbuf, rbuf, count, rdtype, NULL,
+    mca_coll_loom_nb_call_init(&c, m, comm, &plan, in_place ? NULL : sbuf, rbuf, count, rdtype, NULL,
                                MCA_COLL_LOOM_CALL_NO_OP);
     c.own_sdtype = in_place ? NULL : sdtype; /* kept alive with the request */
     if (NULL != s) {
@@ -174,7 +174,7 @@ static int alltoall_post(mca_coll_loom_coll_t coll, const void *sbuf, int scount
             c.parts_mem = malloc(4 * (size_t) P * sizeof(int));
             if (NULL == c.parts_mem) {
                 /* the other ranks run the schedule planned: this one must not fall back */
-                mca_coll_loom_mark_failed(m, comm, OMPI_ERR_OUT_OF_RESOURCE);
+                mca_coll_loom_mark_failed(m, comm, plan.coll, OMPI_ERR_OUT_OF_RESOURCE);
                 return OMPI_ERR_OUT_OF_RESOURCE;
             }
             memcpy(c.parts_mem, rcounts, (size_t) P * sizeof(int));

@@ -20,9 +20,9 @@ int mca_coll_loom_barrier(struct ompi_communicator_t *comm, mca_coll_base_module
     const unsigned call = MCA_COLL_LOOM_CALL_COMMUTATIVE | MCA_COLL_LOOM_CALL_EXACT |
                           MCA_COLL_LOOM_CALL_IDEMPOTENT;
     const mca_coll_loom_sched_t *s;
-    mca_coll_loom_choice_t choice;
+    mca_coll_loom_plan_t plan;
 
-    s = mca_coll_loom_plan(m, MCA_COLL_LOOM_COLL_BARRIER, comm, 0, call, 0, &choice);
+    s = mca_coll_loom_plan(m, MCA_COLL_LOOM_COLL_BARRIER, comm, 0, call, 0, &plan);
     if (NULL == s) {
         if (OPAL_UNLIKELY(m->failed)) {
             return OMPI_ERROR; /* marked failed (mca_coll_loom_plan) */
@@ -30,15 +30,15 @@ int mca_coll_loom_barrier(struct ompi_communicator_t *comm, mca_coll_base_module
         return m->previous_barrier(comm, m->previous_barrier_module);
     }
 
-    if (choice.shm) {
-        int rc = mca_coll_loom_shm_barrier(m, comm);
+    if (plan.shm) {
+        int rc = mca_coll_loom_shm_barrier(m, &plan, comm);
         if (OMPI_ERR_NOT_AVAILABLE != rc) {
-            return mca_coll_loom_shm_outcome(m, comm, rc);
+            return mca_coll_loom_shm_outcome(m, comm, plan.coll, rc);
         }
     }
     /* count 0: no buffers are touched and no op is applied */
     {
-        const int rc = mca_coll_loom_exec(m, s, NULL, NULL, 0, &ompi_mpi_byte.dt, NULL, comm,
+        const int rc = mca_coll_loom_exec(m, &plan, NULL, NULL, 0, &ompi_mpi_byte.dt, NULL, comm,
                                           MCA_COLL_BASE_TAG_BARRIER, call, NULL);
         return OMPI_ERR_NOT_AVAILABLE != rc ? rc : m->previous_barrier(comm, m->previous_barrier_module);
     }
@@ -51,15 +51,15 @@ static int barrier_post(ompi_communicator_t *comm, mca_coll_loom_module_t *m, bo
     const unsigned call = MCA_COLL_LOOM_CALL_COMMUTATIVE | MCA_COLL_LOOM_CALL_EXACT |
                           MCA_COLL_LOOM_CALL_IDEMPOTENT;
     const mca_coll_loom_sched_t *s;
-    mca_coll_loom_choice_t choice;
+    mca_coll_loom_plan_t plan;
     mca_coll_loom_nb_call_t c;
 
-    s = mca_coll_loom_plan_nb(m, MCA_COLL_LOOM_COLL_BARRIER, comm, 0, call, 0, &choice, persistent);
+    s = mca_coll_loom_plan_nb(m, MCA_COLL_LOOM_COLL_BARRIER, comm, 0, call, 0, &plan, persistent);
     if (NULL == s) {
         return OPAL_UNLIKELY(m->failed) ? OMPI_ERROR : OMPI_ERR_NOT_AVAILABLE;
     }
-    mca_coll_loom_nb_call_init(&c, m, comm, NULL, NULL, 0, &ompi_mpi_byte.dt, NULL, call);
-    c.shm = choice.shm;
+    mca_coll_loom_nb_call_init(&c, m, comm, &plan, NULL, NULL, 0, &ompi_mpi_byte.dt, NULL, call);
+    c.shm = plan.shm;
     return mca_coll_loom_nb_post(s, &c, persistent, request);
 }
 

@@ -17,7 +17,7 @@ int mca_coll_loom_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int
 {
     mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
     const mca_coll_loom_sched_t *s;
-    mca_coll_loom_choice_t choice;
+    mca_coll_loom_plan_t plan;
     size_t tsize = 0;
     int rc;
 
@@ -26,27 +26,27 @@ int mca_coll_loom_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int
         return OMPI_SUCCESS;
     }
     s = mca_coll_loom_plan(m, MCA_COLL_LOOM_COLL_BCAST, comm, (size_t) count * tsize,
-                           MCA_COLL_LOOM_CALL_NO_OP, root, &choice);
+                           MCA_COLL_LOOM_CALL_NO_OP, root, &plan);
     if (NULL == s) {
         if (OPAL_UNLIKELY(m->failed)) {
             return OMPI_ERROR; /* marked failed (mca_coll_loom_plan) */
         }
         return m->previous_bcast(buf, count, dtype, root, comm, m->previous_bcast_module);
     }
-    if (choice.shm) {
-        rc = mca_coll_loom_shm_bcast(m, buf, (size_t) count, dtype, root, comm);
+    if (plan.shm) {
+        rc = mca_coll_loom_shm_bcast(m, &plan, buf, (size_t) count, dtype, root, comm);
         if (OMPI_ERR_NOT_AVAILABLE != rc) {
-            return mca_coll_loom_shm_outcome(m, comm, rc);
+            return mca_coll_loom_shm_outcome(m, comm, plan.coll, rc);
         }
     }
     if (s->nblocks > 1) {
         /* a schedule that cuts the message (two-tree halves and chunks, pipelined
          * segments): by byte, so that ranks whose datatypes differ cut alike */
         const bool is_root = ompi_comm_rank(comm) == root;
-        rc = mca_coll_loom_exec_bytes(m, s, buf, (size_t) count, dtype, is_root ? buf : NULL,
+        rc = mca_coll_loom_exec_bytes(m, &plan, buf, (size_t) count, dtype, is_root ? buf : NULL,
                                       is_root ? (size_t) count : 0, 0, !is_root, comm, MCA_COLL_BASE_TAG_BCAST);
     } else {
-        rc = mca_coll_loom_exec(m, s, NULL, buf, (size_t) count, dtype, NULL, comm, MCA_COLL_BASE_TAG_BCAST,
+        rc = mca_coll_loom_exec(m, &plan, NULL, buf, (size_t) count, dtype, NULL, comm, MCA_COLL_BASE_TAG_BCAST,
                                 MCA_COLL_LOOM_CALL_NO_OP, NULL);
     }
     return OMPI_ERR_NOT_AVAILABLE != rc ? rc
@@ -57,19 +57,19 @@ int mca_coll_loom_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int
 static int bcast_post(void *buf, int count, ompi_datatype_t *dtype, int root, ompi_communicator_t *comm,
                       mca_coll_loom_module_t *m, bool persistent, ompi_request_t **request)
 {
+    mca_coll_loom_plan_t plan = mca_coll_loom_plan_of(NULL, MCA_COLL_LOOM_COLL_BCAST);
     const mca_coll_loom_sched_t *s = NULL;
     mca_coll_loom_nb_call_t c;
     size_t tsize = 0;
 
     if (!mca_coll_loom_empty((size_t) count, dtype, &tsize)) {
-        mca_coll_loom_choice_t choice;
         s = mca_coll_loom_plan_nb(m, MCA_COLL_LOOM_COLL_BCAST, comm, (size_t) count * tsize,
-                                  MCA_COLL_LOOM_CALL_NO_OP, root, &choice, persistent);
+                                  MCA_COLL_LOOM_CALL_NO_OP, root, &plan, persistent);
         if (NULL == s) {
             return OPAL_UNLIKELY(m->failed) ? OMPI_ERROR : OMPI_ERR_NOT_AVAILABLE;
         }
     }
-    mca_coll_loom_nb_call_init(&c, m, comm, NULL, buf, (size_t) count, dtype, NULL, MCA_COLL_LOOM_CALL_NO_OP);
+    mca_coll_loom_nb_call_init(&c, m, comm, &plan, NULL, buf, (size_t) count, dtype, NULL, MCA_COLL_LOOM_CALL_NO_OP);
     if (NULL != s && s->nblocks > 1) {
         /* cut by byte, as the blocking bcast does */
         const bool is_root = c.rank == root;

@@ -648,12 +648,13 @@ static inline bool any_complete(const mca_coll_loom_task_t *t)
 /* A blocking call: start, then progress the task and Open MPI until it is done.  In
  * line in both callers, as when it had one.  poison: this rank failed before the call
  * (its data is not there); the task still takes every step, without data. */
-static inline __opal_attribute_always_inline__ int exec_schedule(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s, const void *sbuf,
+static inline __opal_attribute_always_inline__ int exec_schedule(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *p, const void *sbuf,
                          void *rbuf, size_t count, ompi_datatype_t *dtype, ompi_op_t *op,
                          ompi_communicator_t *comm, int tag, unsigned call, const size_t *part_displ,
                          const mca_coll_loom_parts_t *parts, int poison)
 {
-    const int coll = m->call_coll;
+    const mca_coll_loom_sched_t *s = p->sched;
+    const int coll = p->coll;
     mca_coll_loom_task_t t;
     char *mem = NULL;
     int rc;
@@ -667,12 +668,12 @@ static inline __opal_attribute_always_inline__ int exec_schedule(mca_coll_loom_m
         mem = malloc((size_t) s->nops * MCA_COLL_LOOM_TASK_STATE_PER_OP);
         if (NULL == mem) {
             /* no state to run the task in: the peers will wait for this rank */
-            mca_coll_loom_mark_failed(m, comm, OMPI_ERR_OUT_OF_RESOURCE);
+            mca_coll_loom_mark_failed(m, comm, coll, OMPI_ERR_OUT_OF_RESOURCE);
             return OMPI_ERR_OUT_OF_RESOURCE;
         }
     }
     mca_coll_loom_task_init(&t, m, s, sbuf, rbuf, count, dtype, op, comm, tag, call, part_displ, poison, mem);
-    t.tl = mca_coll_loom_call_tl(m, m->call_transport, &t.tl_state);
+    t.tl = mca_coll_loom_call_tl(m, p->choice.transport, &t.tl_state);
     /* direct writes: blocking calls only, whose order every rank shares (UCX's window
      * has two parts that alternate by call) */
     t.direct = s->exchange && NULL != t.tl->direct_begin && t.tl->direct_begin(t.tl_state);
@@ -699,30 +700,30 @@ static inline __opal_attribute_always_inline__ int exec_schedule(mca_coll_loom_m
     return rc;
 }
 
-int mca_coll_loom_exec(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s, const void *sbuf,
+int mca_coll_loom_exec(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *p, const void *sbuf,
                        void *rbuf, size_t count, ompi_datatype_t *dtype, ompi_op_t *op,
                        ompi_communicator_t *comm, int tag, unsigned call, const size_t *part_displ)
 {
-    return exec_schedule(m, s, sbuf, rbuf, count, dtype, op, comm, tag, call, part_displ, NULL, OMPI_SUCCESS);
+    return exec_schedule(m, p, sbuf, rbuf, count, dtype, op, comm, tag, call, part_displ, NULL, OMPI_SUCCESS);
 }
 
-int mca_coll_loom_exec_poisoned(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s, size_t count,
+int mca_coll_loom_exec_poisoned(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *p, size_t count,
                                 ompi_datatype_t *dtype, ompi_communicator_t *comm, int tag, unsigned call,
                                 const size_t *part_displ, const mca_coll_loom_parts_t *parts, int rc)
 {
-    return exec_schedule(m, s, NULL, NULL, count, NULL != parts ? parts->dtype[0] : dtype, NULL, comm, tag,
+    return exec_schedule(m, p, NULL, NULL, count, NULL != parts ? parts->dtype[0] : dtype, NULL, comm, tag,
                          call, part_displ, parts, rc);
 }
 
-int mca_coll_loom_exec_parts(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s, const void *sbuf,
+int mca_coll_loom_exec_parts(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *p, const void *sbuf,
                              void *rbuf, size_t count, const mca_coll_loom_parts_t *parts,
                              ompi_communicator_t *comm, int tag)
 {
-    return exec_schedule(m, s, sbuf, rbuf, count, parts->dtype[0], NULL, comm, tag, MCA_COLL_LOOM_CALL_NO_OP,
+    return exec_schedule(m, p, sbuf, rbuf, count, parts->dtype[0], NULL, comm, tag, MCA_COLL_LOOM_CALL_NO_OP,
                          NULL, parts, OMPI_SUCCESS);
 }
 
-int mca_coll_loom_exec_bytes(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s, void *buf,
+int mca_coll_loom_exec_bytes(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *p, void *buf,
                              size_t count, ompi_datatype_t *dtype, const void *pack_src, size_t pack_count,
                              size_t pack_from, bool unpack, ompi_communicator_t *comm, int tag)
 {
@@ -736,19 +737,19 @@ int mca_coll_loom_exec_bytes(mca_coll_loom_module_t *m, const mca_coll_loom_sche
     if (count <= INT32_MAX && ompi_datatype_is_contiguous_memory_layout(dtype, (int32_t) count)) {
         ptrdiff_t lb, extent;
         ompi_datatype_get_true_extent(dtype, &lb, &extent);
-        return mca_coll_loom_exec(m, s, NULL, (char *) buf + lb, bytes, &ompi_mpi_byte.dt, NULL, comm, tag,
+        return mca_coll_loom_exec(m, p, NULL, (char *) buf + lb, bytes, &ompi_mpi_byte.dt, NULL, comm, tag,
                                   MCA_COLL_LOOM_CALL_NO_OP, NULL);
     }
     tmp = mca_coll_loom_scratch_take(bytes);
     if (NULL == tmp) {
         /* the peers wait for this rank's messages: it sends them without data */
-        return mca_coll_loom_exec_poisoned(m, s, bytes, &ompi_mpi_byte.dt, comm, tag, MCA_COLL_LOOM_CALL_NO_OP,
+        return mca_coll_loom_exec_poisoned(m, p, bytes, &ompi_mpi_byte.dt, comm, tag, MCA_COLL_LOOM_CALL_NO_OP,
                                            NULL, NULL, OMPI_ERR_OUT_OF_RESOURCE);
     }
     if (NULL != pack_src && pack_count > 0) {
         rc = mca_coll_loom_pack(pack_src, pack_count, dtype, tmp + pack_from, pack_bytes);
     }
-    rc = exec_schedule(m, s, NULL, tmp, bytes, &ompi_mpi_byte.dt, NULL, comm, tag, MCA_COLL_LOOM_CALL_NO_OP, NULL,
+    rc = exec_schedule(m, p, NULL, tmp, bytes, &ompi_mpi_byte.dt, NULL, comm, tag, MCA_COLL_LOOM_CALL_NO_OP, NULL,
                        NULL, rc);
     /* an unpack that fails after the exchange concerns this rank alone */
     if (OMPI_SUCCESS == rc && unpack) {

@@ -45,7 +45,6 @@ static void loom_module_construct(mca_coll_loom_module_t *m)
     m->flags_call = 0;
     m->settings_agreed = 0;
     m->ucx = NULL;
-    m->call_transport = 0;
     m->transport_mode = MCA_COLL_LOOM_TRANSPORT_PML;
     m->transport_decided = false;
     m->in_job = false;
@@ -299,13 +298,13 @@ static mca_coll_loom_sched_entry_t *cache_get(mca_coll_loom_module_t *m,
     return e;
 }
 
-void mca_coll_loom_mark_failed(mca_coll_loom_module_t *m, struct ompi_communicator_t *comm, int rc)
+void mca_coll_loom_mark_failed(mca_coll_loom_module_t *m, struct ompi_communicator_t *comm, int coll, int rc)
 {
     if (OMPI_SUCCESS == rc || OMPI_ERR_NOT_AVAILABLE == rc || m->failed) {
         return;
     }
     m->failed = true;
-    mca_coll_loom_show_help("collective-failed", true, mca_coll_loom_coll_name(m->call_coll), comm->c_name,
+    mca_coll_loom_show_help("collective-failed", true, coll >= 0 ? mca_coll_loom_coll_name((mca_coll_loom_coll_t) coll) : "a collective", comm->c_name,
                             mca_coll_loom_cid(comm).s, ompi_comm_rank(comm), rc, opal_strerror(rc));
 }
 
@@ -327,9 +326,8 @@ void mca_coll_loom_call_failed(mca_coll_loom_module_t *m, struct ompi_communicat
     if (OMPI_SUCCESS == rc) {
         return;
     }
-    m->call_coll = coll;
     if (aborted) {
-        mca_coll_loom_mark_failed(m, comm, rc);
+        mca_coll_loom_mark_failed(m, comm, coll, rc);
         return;
     }
     if (MCA_COLL_LOOM_VERBOSE(1)) {
@@ -673,7 +671,7 @@ plan_decide(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, struct ompi_co
          * the entry point returns the error (the other failures are the same on every
          * rank: test_sched builds every schedule of every rank) */
         if (MCA_COLL_LOOM_ERR_NOMEM == e->rc) {
-            mca_coll_loom_mark_failed(m, comm, OMPI_ERR_OUT_OF_RESOURCE);
+            mca_coll_loom_mark_failed(m, comm, coll, OMPI_ERR_OUT_OF_RESOURCE);
             choice->alg = -1;
             return NULL;
         }
@@ -742,15 +740,19 @@ static inline __opal_attribute_always_inline__ const mca_coll_loom_sched_t *plan
  * calls are decided as calls without it, and run point to point. */
 const mca_coll_loom_sched_t *mca_coll_loom_plan_nb(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll,
                                                    struct ompi_communicator_t *comm, size_t bytes,
-                                                   unsigned call, int root, mca_coll_loom_choice_t *choice,
+                                                   unsigned call, int root, mca_coll_loom_plan_t *plan,
                                                    bool persistent)
 {
     mca_coll_loom_component_t *cm = &mca_coll_loom_component;
+    mca_coll_loom_choice_t *choice = &plan->choice;
     const mca_coll_loom_sched_t *s;
 
-    choice->shm = false;
+    plan->sched = NULL;
+    plan->coll = coll;
+    plan->shm = false;
     if (OPAL_UNLIKELY(m->failed)) {
         choice->alg = -1;
+        choice->transport = 0;
         return NULL;
     }
     /* No settings check here: it is a blocking exchange, and MPI lets ranks start
@@ -777,9 +779,8 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan_nb(mca_coll_loom_module_t *m, mc
         call |= MCA_COLL_LOOM_CALL_SHM;
     }
     s = plan_call(m, coll, comm, bytes, call | MCA_COLL_LOOM_CALL_NB, root, choice);
-    m->call_transport = NULL != s ? choice->transport : 0;
-    m->call_coll = coll;
-    choice->shm = NULL != s && (call & MCA_COLL_LOOM_CALL_SHM) && choice->alg == cm->hier_alg;
+    plan->sched = s;
+    plan->shm = NULL != s && (call & MCA_COLL_LOOM_CALL_SHM) && choice->alg == cm->hier_alg;
     mca_coll_loom_count(NULL == s ? &cm->nb_fallback_calls[coll] : &cm->nb_alg_calls[coll][choice->alg]);
     return s;
 }
@@ -788,16 +789,20 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,
                                                 mca_coll_loom_coll_t coll,
                                                 struct ompi_communicator_t *comm, size_t bytes,
                                                 unsigned call, int root,
-                                                mca_coll_loom_choice_t *choice)
+                                                mca_coll_loom_plan_t *plan)
 {
     mca_coll_loom_component_t *cm = &mca_coll_loom_component;
+    mca_coll_loom_choice_t *choice = &plan->choice;
     const mca_coll_loom_sched_t *s;
 
+    plan->sched = NULL;
+    plan->coll = coll;
+    plan->shm = false;
     /* a communicator marked failed (mca_coll_loom_mark_failed): no schedule, and the entry
      * point returns the error instead of handing the call on */
     if (OPAL_UNLIKELY(m->failed)) {
         choice->alg = -1;
-        choice->shm = false;
+        choice->transport = 0;
         return NULL;
     }
     /* the communicator's first call: the settings check, before the segment's state is
@@ -810,10 +815,9 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,
         call |= MCA_COLL_LOOM_CALL_SHM;
     }
     s = plan_call(m, coll, comm, bytes, call, root, choice);
-    m->call_transport = NULL != s ? choice->transport : 0;
-    m->call_coll = coll;
+    plan->sched = s;
     /* through the segment: hierarchical's node phases, and direct's transfers on one node */
-    choice->shm = NULL != s && (call & MCA_COLL_LOOM_CALL_SHM) &&
+    plan->shm = NULL != s && (call & MCA_COLL_LOOM_CALL_SHM) &&
                   (choice->alg == cm->hier_alg ||
                    (MCA_COLL_LOOM_COLL_ALLTOALL == coll && choice->alg == cm->direct_alg));
 

@@ -484,8 +484,9 @@ int mca_coll_loom_nb_post(const mca_coll_loom_sched_t *s, mca_coll_loom_nb_call_
 }
 
 void mca_coll_loom_nb_call_init(mca_coll_loom_nb_call_t *c, mca_coll_loom_module_t *m,
-                                struct ompi_communicator_t *comm, const void *sbuf, void *rbuf, size_t count,
-                                ompi_datatype_t *dtype, ompi_op_t *op, unsigned call)
+                                struct ompi_communicator_t *comm, const mca_coll_loom_plan_t *plan,
+                                const void *sbuf, void *rbuf, size_t count, ompi_datatype_t *dtype, ompi_op_t *op,
+                                unsigned call)
 {
     memset(c, 0, sizeof(*c));
     c->module = m;
@@ -498,8 +499,8 @@ void mca_coll_loom_nb_call_init(mca_coll_loom_nb_call_t *c, mca_coll_loom_module
     c->dtype = dtype;
     c->op = op;
     c->call = call;
-    c->transport = m->call_transport; /* the rules' choice in the mca_coll_loom_plan_nb just made */
-    c->coll = m->call_coll;
+    c->transport = NULL != plan ? plan->choice.transport : 0;
+    c->coll = NULL != plan ? (int) plan->coll : -1;
 }
 
 int mca_coll_loom_nb_vector(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, const void *sbuf, void *rbuf,
@@ -507,14 +508,14 @@ int mca_coll_loom_nb_vector(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll
                             struct ompi_communicator_t *comm, bool persistent, ompi_request_t **request)
 {
     const mca_coll_loom_sched_t *s = NULL;
-    mca_coll_loom_choice_t choice = {.shm = false};
+    mca_coll_loom_plan_t plan = mca_coll_loom_plan_of(NULL, coll);
     mca_coll_loom_nb_call_t c;
     size_t tsize = 0;
     unsigned call = 0;
 
     if (!mca_coll_loom_empty((size_t) count, dtype, &tsize)) {
         call = mca_coll_loom_module_call_flags(m, op, dtype);
-        s = mca_coll_loom_plan_nb(m, coll, comm, (size_t) count * tsize, call, root, &choice, persistent);
+        s = mca_coll_loom_plan_nb(m, coll, comm, (size_t) count * tsize, call, root, &plan, persistent);
         if (NULL == s) {
             return OPAL_UNLIKELY(m->failed) ? OMPI_ERROR : OMPI_ERR_NOT_AVAILABLE;
         }
@@ -524,7 +525,7 @@ int mca_coll_loom_nb_vector(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll
         rbuf = NULL;
         sbuf = MPI_IN_PLACE != sbuf ? sbuf : NULL;
     }
-    mca_coll_loom_nb_call_init(&c, m, comm, sbuf, rbuf, (size_t) count, dtype, op, call);
-    c.shm = choice.shm;
+    mca_coll_loom_nb_call_init(&c, m, comm, &plan, sbuf, rbuf, (size_t) count, dtype, op, call);
+    c.shm = plan.shm;
     return mca_coll_loom_nb_post(s, &c, persistent, request);
 }

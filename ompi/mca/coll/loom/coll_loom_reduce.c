@@ -22,7 +22,7 @@ int mca_coll_loom_reduce(const void *sbuf, void *rbuf, int count, struct ompi_da
     mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
     const bool is_root = (ompi_comm_rank(comm) == root);
     const mca_coll_loom_sched_t *s;
-    mca_coll_loom_choice_t choice;
+    mca_coll_loom_plan_t plan;
     size_t tsize = 0;
     unsigned call;
     int rc;
@@ -37,7 +37,7 @@ int mca_coll_loom_reduce(const void *sbuf, void *rbuf, int count, struct ompi_da
     }
     call = mca_coll_loom_module_call_flags(m, op, dtype);
     s = mca_coll_loom_plan(m, MCA_COLL_LOOM_COLL_REDUCE, comm, (size_t) count * tsize, call, root,
-                           &choice);
+                           &plan);
     if (NULL == s) {
         if (OPAL_UNLIKELY(m->failed)) {
             return OMPI_ERROR; /* marked failed (mca_coll_loom_plan) */
@@ -45,14 +45,14 @@ int mca_coll_loom_reduce(const void *sbuf, void *rbuf, int count, struct ompi_da
         return m->previous_reduce(sbuf, rbuf, count, dtype, op, root, comm,
                                   m->previous_reduce_module);
     }
-    if (choice.shm) {
-        rc = mca_coll_loom_shm_reduce(m, sbuf, rbuf, (size_t) count, dtype, op, root, comm, call);
+    if (plan.shm) {
+        rc = mca_coll_loom_shm_reduce(m, &plan, sbuf, rbuf, (size_t) count, dtype, op, root, comm, call);
         if (OMPI_ERR_NOT_AVAILABLE != rc) {
-            return mca_coll_loom_shm_outcome(m, comm, rc);
+            return mca_coll_loom_shm_outcome(m, comm, plan.coll, rc);
         }
     }
     {
-        const int rc = mca_coll_loom_exec(m, s, is_root || MPI_IN_PLACE != sbuf ? sbuf : NULL,
+        const int rc = mca_coll_loom_exec(m, &plan, is_root || MPI_IN_PLACE != sbuf ? sbuf : NULL,
                                           is_root ? rbuf : NULL, (size_t) count, dtype, op, comm,
                                           MCA_COLL_BASE_TAG_REDUCE, call, NULL);
         return OMPI_ERR_NOT_AVAILABLE != rc ? rc

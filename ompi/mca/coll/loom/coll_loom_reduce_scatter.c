@@ -21,7 +21,7 @@
 
 /* Runs the schedule for `total` elements laid out by displ (P+1 prefix sums) and
  * copies part `rank` to rbuf. */
-static int run(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s, const void *sbuf,
+static int run(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *plan, const void *sbuf,
                void *rbuf, const size_t *displ, ompi_datatype_t *dtype, ompi_op_t *op,
                ompi_communicator_t *comm, int tag, unsigned call)
 {
@@ -35,11 +35,11 @@ static int run(mca_coll_loom_module_t *m, const mca_coll_loom_sched_t *s, const 
 
     if (NULL == tmp) {
         /* the peers run the schedule: this rank takes its steps without data */
-        return mca_coll_loom_exec_poisoned(m, s, total, dtype, comm, tag, call, displ, NULL,
+        return mca_coll_loom_exec_poisoned(m, plan, total, dtype, comm, tag, call, displ, NULL,
                                            OMPI_ERR_OUT_OF_RESOURCE);
     }
     ompi_datatype_get_extent(dtype, &lb, &extent);
-    rc = mca_coll_loom_exec(m, s, input, tmp - gap, total, dtype, op, comm, tag, call, displ);
+    rc = mca_coll_loom_exec(m, plan, input, tmp - gap, total, dtype, op, comm, tag, call, displ);
     if (OMPI_SUCCESS == rc && displ[rank + 1] > displ[rank]) {
         rc = mca_coll_loom_copy_content(dtype, displ[rank + 1] - displ[rank], (char *) rbuf,
                                         tmp - gap + (ptrdiff_t) displ[rank] * extent);
@@ -55,14 +55,14 @@ int mca_coll_loom_reduce_scatter(const void *sbuf, void *rbuf, const int *rcount
     mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
     const int P = ompi_comm_size(comm);
     const mca_coll_loom_sched_t *s;
-    mca_coll_loom_choice_t choice;
+    mca_coll_loom_plan_t plan;
     size_t tsize = 0, *displ;
     unsigned call;
     int rc;
 
     displ = malloc((size_t) (P + 1) * sizeof(*displ));
     if (NULL == displ) {
-        mca_coll_loom_mark_failed(m, comm, OMPI_ERR_OUT_OF_RESOURCE); /* the peers may run a schedule */
+        mca_coll_loom_mark_failed(m, comm, MCA_COLL_LOOM_COLL_REDUCE_SCATTER, OMPI_ERR_OUT_OF_RESOURCE); /* the peers may run a schedule */
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     displ[0] = 0;
@@ -75,7 +75,7 @@ int mca_coll_loom_reduce_scatter(const void *sbuf, void *rbuf, const int *rcount
     }
     call = mca_coll_loom_module_call_flags(m, op, dtype);
     s = mca_coll_loom_plan(m, MCA_COLL_LOOM_COLL_REDUCE_SCATTER, comm, displ[P] * tsize, call, 0,
-                           &choice);
+                           &plan);
     if (NULL == s) {
         free(displ);
         if (OPAL_UNLIKELY(m->failed)) {
@@ -84,7 +84,7 @@ int mca_coll_loom_reduce_scatter(const void *sbuf, void *rbuf, const int *rcount
         return m->previous_reduce_scatter(sbuf, rbuf, rcounts, dtype, op, comm,
                                           m->previous_reduce_scatter_module);
     }
-    rc = run(m, s, sbuf, rbuf, displ, dtype, op, comm, MCA_COLL_BASE_TAG_REDUCE_SCATTER, call);
+    rc = run(m, &plan, sbuf, rbuf, displ, dtype, op, comm, MCA_COLL_BASE_TAG_REDUCE_SCATTER, call);
     free(displ);
     if (OMPI_ERR_NOT_AVAILABLE == rc) {
         rc = m->previous_reduce_scatter(sbuf, rbuf, rcounts, dtype, op, comm, m->previous_reduce_scatter_module);
@@ -100,7 +100,7 @@ int mca_coll_loom_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
     mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
     const int P = ompi_comm_size(comm);
     const mca_coll_loom_sched_t *s;
-    mca_coll_loom_choice_t choice;
+    mca_coll_loom_plan_t plan;
     size_t tsize = 0, *displ;
     unsigned call;
     int rc;
@@ -110,7 +110,7 @@ int mca_coll_loom_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
     }
     call = mca_coll_loom_module_call_flags(m, op, dtype);
     s = mca_coll_loom_plan(m, MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK, comm,
-                           (size_t) P * (size_t) rcount * tsize, call, 0, &choice);
+                           (size_t) P * (size_t) rcount * tsize, call, 0, &plan);
     if (NULL == s) {
         if (OPAL_UNLIKELY(m->failed)) {
             return OMPI_ERROR; /* marked failed (mca_coll_loom_plan) */
@@ -120,13 +120,13 @@ int mca_coll_loom_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
     }
     displ = malloc((size_t) (P + 1) * sizeof(*displ));
     if (NULL == displ) {
-        mca_coll_loom_mark_failed(m, comm, OMPI_ERR_OUT_OF_RESOURCE); /* the peers run the schedule */
+        mca_coll_loom_mark_failed(m, comm, plan.coll, OMPI_ERR_OUT_OF_RESOURCE); /* the peers run the schedule */
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     for (int i = 0; i <= P; ++i) {
         displ[i] = (size_t) i * (size_t) rcount;
     }
-    rc = run(m, s, sbuf, rbuf, displ, dtype, op, comm, MCA_COLL_BASE_TAG_REDUCE_SCATTER_BLOCK, call);
+    rc = run(m, &plan, sbuf, rbuf, displ, dtype, op, comm, MCA_COLL_BASE_TAG_REDUCE_SCATTER_BLOCK, call);
     free(displ);
     if (OMPI_ERR_NOT_AVAILABLE == rc) {
         rc = m->previous_reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm,
@@ -141,6 +141,7 @@ static int rs_post(mca_coll_loom_coll_t coll, const void *sbuf, void *rbuf, size
                    ompi_datatype_t *dtype, ompi_op_t *op, ompi_communicator_t *comm, mca_coll_loom_module_t *m,
                    bool persistent, ompi_request_t **request)
 {
+    mca_coll_loom_plan_t plan = mca_coll_loom_plan_of(NULL, coll);
     const int P = ompi_comm_size(comm);
     const mca_coll_loom_sched_t *s = NULL;
     mca_coll_loom_nb_call_t c;
@@ -151,15 +152,14 @@ static int rs_post(mca_coll_loom_coll_t coll, const void *sbuf, void *rbuf, size
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     if (!mca_coll_loom_empty(displ[P], dtype, &tsize)) {
-        mca_coll_loom_choice_t choice;
         call = mca_coll_loom_module_call_flags(m, op, dtype);
-        s = mca_coll_loom_plan_nb(m, coll, comm, displ[P] * tsize, call, 0, &choice, persistent);
+        s = mca_coll_loom_plan_nb(m, coll, comm, displ[P] * tsize, call, 0, &plan, persistent);
         if (NULL == s) {
             free(displ);
             return OPAL_UNLIKELY(m->failed) ? OMPI_ERROR : OMPI_ERR_NOT_AVAILABLE;
         }
     }
-    mca_coll_loom_nb_call_init(&c, m, comm, sbuf, NULL, displ[P], dtype, op, call);
+    mca_coll_loom_nb_call_init(&c, m, comm, &plan, sbuf, NULL, displ[P], dtype, op, call);
     if (NULL != s) {
         c.displ = displ;
         c.out = rbuf;

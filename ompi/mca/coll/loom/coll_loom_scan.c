@@ -22,7 +22,7 @@ static int prefix(mca_coll_loom_coll_t coll, const void *sbuf, void *rbuf, int c
                   mca_coll_base_module_t *previous_module)
 {
     const mca_coll_loom_sched_t *s;
-    mca_coll_loom_choice_t choice;
+    mca_coll_loom_plan_t plan;
     size_t tsize = 0;
     unsigned call;
 
@@ -30,7 +30,7 @@ static int prefix(mca_coll_loom_coll_t coll, const void *sbuf, void *rbuf, int c
         return OMPI_SUCCESS;
     }
     call = mca_coll_loom_module_call_flags(m, op, dtype);
-    s = mca_coll_loom_plan(m, coll, comm, (size_t) count * tsize, call, 0, &choice);
+    s = mca_coll_loom_plan(m, coll, comm, (size_t) count * tsize, call, 0, &plan);
     if (NULL == s) {
         if (OPAL_UNLIKELY(m->failed)) {
             return OMPI_ERROR; /* marked failed (mca_coll_loom_plan) */
@@ -38,7 +38,7 @@ static int prefix(mca_coll_loom_coll_t coll, const void *sbuf, void *rbuf, int c
         return previous(sbuf, rbuf, count, dtype, op, comm, previous_module);
     }
     {
-        const int rc = mca_coll_loom_exec(m, s, sbuf, rbuf, (size_t) count, dtype, op, comm, tag, call, NULL);
+        const int rc = mca_coll_loom_exec(m, &plan, sbuf, rbuf, (size_t) count, dtype, op, comm, tag, call, NULL);
         return OMPI_ERR_NOT_AVAILABLE != rc ? rc : previous(sbuf, rbuf, count, dtype, op, comm, previous_module);
     }
 }

@@ -281,11 +281,13 @@ static int combine(const mca_coll_loom_shm_t *seg, loom_src_t src, int self, con
 /* ------------------------------------------------------------------------------------ */
 /* the collectives                                                                       */
 
-static int run_leaders(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, ompi_communicator_t *comm,
+/* The representatives' phase of the call planned as `plan`, on the plan's transport. */
+static int run_leaders(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *plan, ompi_communicator_t *comm,
                        const void *sbuf, void *rbuf, size_t count, ompi_datatype_t *dtype, ompi_op_t *op,
                        unsigned call, int root, int tag)
 {
-    const mca_coll_loom_sched_t *s = mca_coll_loom_plan_leaders(m, coll, comm, call, root);
+    const mca_coll_loom_sched_t *s = mca_coll_loom_plan_leaders(m, plan->coll, comm, call, root);
+    mca_coll_loom_plan_t leaders;
 
     if (NULL == s) {
         return OMPI_ERROR;
@@ -295,7 +297,9 @@ static int run_leaders(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, omp
     }
     /* never the code that sends the caller to its point-to-point schedule: this call
      * has run already */
-    const int rc = mca_coll_loom_exec(m, s, sbuf, rbuf, count, dtype, op, comm, tag, call, NULL);
+    leaders = *plan;
+    leaders.sched = s;
+    const int rc = mca_coll_loom_exec(m, &leaders, sbuf, rbuf, count, dtype, op, comm, tag, call, NULL);
     return OMPI_ERR_NOT_AVAILABLE == rc ? OMPI_ERROR : rc;
 }
 
@@ -506,7 +510,7 @@ bool mca_coll_loom_shm_nb_progress(mca_coll_loom_module_t *m, mca_coll_loom_shm_
     return true;
 }
 
-int mca_coll_loom_shm_allreduce(mca_coll_loom_module_t *m, const void *sbuf, void *rbuf, size_t count,
+int mca_coll_loom_shm_allreduce(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *plan, const void *sbuf, void *rbuf, size_t count,
                                 ompi_datatype_t *dtype, ompi_op_t *op, ompi_communicator_t *comm,
                                 unsigned call)
 {
@@ -522,7 +526,7 @@ int mca_coll_loom_shm_allreduce(mca_coll_loom_module_t *m, const void *sbuf, voi
     }
     if (NULL == seg->base) {
         /* alone on the node: the leaders' phase is the whole call */
-        return run_leaders(m, MCA_COLL_LOOM_COLL_ALLREDUCE, comm, sbuf, rbuf, count, dtype, op, call, 0,
+        return run_leaders(m, plan, comm, sbuf, rbuf, count, dtype, op, call, 0,
                            MCA_COLL_BASE_TAG_ALLREDUCE);
     }
     ompi_datatype_type_size(dtype, &tsize);
@@ -559,7 +563,7 @@ int mca_coll_loom_shm_allreduce(mca_coll_loom_module_t *m, const void *sbuf, voi
                      bytes, 0 != (call & MCA_COLL_LOOM_CALL_COMMUTATIVE));
     }
     if (OMPI_SUCCESS == rc) {
-        rc = run_leaders(m, MCA_COLL_LOOM_COLL_ALLREDUCE, comm, MPI_IN_PLACE, rbuf, count, dtype, op, call,
+        rc = run_leaders(m, plan, comm, MPI_IN_PLACE, rbuf, count, dtype, op, call,
                          0, MCA_COLL_BASE_TAG_ALLREDUCE);
     }
     if (OMPI_SUCCESS == rc) {
@@ -570,7 +574,7 @@ int mca_coll_loom_shm_allreduce(mca_coll_loom_module_t *m, const void *sbuf, voi
     return rc;
 }
 
-int mca_coll_loom_shm_barrier(mca_coll_loom_module_t *m, ompi_communicator_t *comm)
+int mca_coll_loom_shm_barrier(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *plan, ompi_communicator_t *comm)
 {
     const unsigned call = MCA_COLL_LOOM_CALL_COMMUTATIVE | MCA_COLL_LOOM_CALL_EXACT |
                           MCA_COLL_LOOM_CALL_IDEMPOTENT;
@@ -583,7 +587,7 @@ int mca_coll_loom_shm_barrier(mca_coll_loom_module_t *m, ompi_communicator_t *co
         return rc;
     }
     if (NULL == seg->base) {
-        return run_leaders(m, MCA_COLL_LOOM_COLL_BARRIER, comm, NULL, NULL, 0, &ompi_mpi_byte.dt, NULL,
+        return run_leaders(m, plan, comm, NULL, NULL, 0, &ompi_mpi_byte.dt, NULL,
                            call, 0, MCA_COLL_BASE_TAG_BARRIER);
     }
     seq = mca_coll_loom_shm_next_call(m, &w, &wl);
@@ -599,7 +603,7 @@ int mca_coll_loom_shm_barrier(mca_coll_loom_module_t *m, ompi_communicator_t *co
         return peer_status(mca_coll_loom_shm_area(seg, seq));
     }
     mca_coll_loom_shm_wait_arrived(seg, seq, &w);
-    rc = run_leaders(m, MCA_COLL_LOOM_COLL_BARRIER, comm, NULL, NULL, 0, &ompi_mpi_byte.dt, NULL, call, 0,
+    rc = run_leaders(m, plan, comm, NULL, NULL, 0, &ompi_mpi_byte.dt, NULL, call, 0,
                      MCA_COLL_BASE_TAG_BARRIER);
     mca_coll_loom_shm_set_status(mca_coll_loom_shm_area(seg, seq), rc);
     mca_coll_loom_shm_release(seg, seq);
@@ -619,7 +623,7 @@ static int coordinator(const mca_coll_loom_module_t *m, int rank, int root)
     return me;
 }
 
-int mca_coll_loom_shm_bcast(mca_coll_loom_module_t *m, void *buf, size_t count, ompi_datatype_t *dtype,
+int mca_coll_loom_shm_bcast(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *plan, void *buf, size_t count, ompi_datatype_t *dtype,
                             int root, ompi_communicator_t *comm)
 {
     mca_coll_loom_shm_t *seg = &m->shm.seg;
@@ -635,7 +639,7 @@ int mca_coll_loom_shm_bcast(mca_coll_loom_module_t *m, void *buf, size_t count, 
         return rc;
     }
     if (NULL == seg->base) {
-        return run_leaders(m, MCA_COLL_LOOM_COLL_BCAST, comm, NULL, buf, count, dtype, NULL,
+        return run_leaders(m, plan, comm, NULL, buf, count, dtype, NULL,
                            MCA_COLL_LOOM_CALL_NO_OP, root, MCA_COLL_BASE_TAG_BCAST);
     }
     ompi_datatype_type_size(dtype, &tsize);
@@ -666,7 +670,7 @@ int mca_coll_loom_shm_bcast(mca_coll_loom_module_t *m, void *buf, size_t count, 
     mca_coll_loom_shm_enter(seg, seq, &w);
     mca_coll_loom_shm_arrive(seg, seq);
     if (rank != root) {
-        rc = run_leaders(m, MCA_COLL_LOOM_COLL_BCAST, comm, NULL, buf, count, dtype, NULL,
+        rc = run_leaders(m, plan, comm, NULL, buf, count, dtype, NULL,
                          MCA_COLL_LOOM_CALL_NO_OP, root, MCA_COLL_BASE_TAG_BCAST);
     }
     if (small) {
@@ -680,7 +684,7 @@ int mca_coll_loom_shm_bcast(mca_coll_loom_module_t *m, void *buf, size_t count, 
     mca_coll_loom_shm_set_status(area, rc);
     mca_coll_loom_shm_release(seg, seq);
     if (rank == root && OMPI_SUCCESS == rc) {
-        rc = run_leaders(m, MCA_COLL_LOOM_COLL_BCAST, comm, NULL, buf, count, dtype, NULL,
+        rc = run_leaders(m, plan, comm, NULL, buf, count, dtype, NULL,
                          MCA_COLL_LOOM_CALL_NO_OP, root, MCA_COLL_BASE_TAG_BCAST);
     }
     return rc;
@@ -758,7 +762,7 @@ static int node_reduce(mca_coll_loom_module_t *m, uint32_t seq, mca_coll_loom_sh
     return rc;
 }
 
-int mca_coll_loom_shm_reduce(mca_coll_loom_module_t *m, const void *sbuf, void *rbuf, size_t count,
+int mca_coll_loom_shm_reduce(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *plan, const void *sbuf, void *rbuf, size_t count,
                              ompi_datatype_t *dtype, ompi_op_t *op, int root, ompi_communicator_t *comm,
                              unsigned call)
 {
@@ -777,7 +781,7 @@ int mca_coll_loom_shm_reduce(mca_coll_loom_module_t *m, const void *sbuf, void *
         return rc;
     }
     if (NULL == seg->base) {
-        return run_leaders(m, MCA_COLL_LOOM_COLL_REDUCE, comm, is_root || !in_place ? sbuf : NULL,
+        return run_leaders(m, plan, comm, is_root || !in_place ? sbuf : NULL,
                            is_root ? rbuf : NULL, count, dtype, op, call, root, MCA_COLL_BASE_TAG_REDUCE);
     }
     ompi_datatype_type_size(dtype, &tsize);
@@ -802,7 +806,7 @@ int mca_coll_loom_shm_reduce(mca_coll_loom_module_t *m, const void *sbuf, void *
     rc = node_reduce(m, seq, &w, true, is_root && in_place ? rbuf : sbuf, part, count, per, tsize, dtype, op,
                      rc);
     if (OMPI_SUCCESS == rc) {
-        rc = run_leaders(m, MCA_COLL_LOOM_COLL_REDUCE, comm, is_root ? MPI_IN_PLACE : part,
+        rc = run_leaders(m, plan, comm, is_root ? MPI_IN_PLACE : part,
                          is_root ? rbuf : NULL, count, dtype, op, call, root, MCA_COLL_BASE_TAG_REDUCE);
     }
     if (NULL != acc.mem) {

@@ -400,7 +400,7 @@ static void call_complete(ssp_t *st, ssp_call_t *call, int rc)
     if (OMPI_SUCCESS == rc) {
         st->m->ssp_oldest = range_clock(st, MCA_COLL_LOOM_SLOT_RESULT, 0, st->nb);
     } else {
-        mca_coll_loom_mark_failed(st->m, st->comm, rc);
+        mca_coll_loom_mark_failed(st->m, st->comm, MCA_COLL_LOOM_COLL_ALLREDUCE, rc);
     }
     st->head = call->next;
     if (NULL == st->head) {

@@ -180,8 +180,9 @@ int mca_coll_loom_ssp_iallreduce(mca_coll_loom_module_t *m, const void *sbuf, vo
         !ssp_serves(m, comm, op, dtype, false, &flags)) {
         return OMPI_ERR_NOT_AVAILABLE;
     }
-    mca_coll_loom_nb_call_init(&c, m, comm, sbuf, rbuf, (size_t) count, dtype, op, flags);
+    mca_coll_loom_nb_call_init(&c, m, comm, NULL, sbuf, rbuf, (size_t) count, dtype, op, flags);
     c.ssp = true;
+    c.coll = MCA_COLL_LOOM_COLL_ALLREDUCE;
     return mca_coll_loom_nb_post(NULL, &c, persistent, request);
 }
 

@@ -159,6 +159,7 @@ int mca_coll_loom_reduce_engaged_run(mca_coll_loom_module_t *m, const void *sbuf
 {
     const bool is_root = ompi_comm_rank(comm) == root;
     mca_coll_loom_sched_t s;
+    mca_coll_loom_plan_t plan;
     size_t tsize = 0;
     unsigned call;
     int rc;
@@ -185,7 +186,7 @@ int mca_coll_loom_reduce_engaged_run(mca_coll_loom_module_t *m, const void *sbuf
     rc = mca_coll_loom_engage_schedule(m, comm, root, call, &s);
     if (MCA_COLL_LOOM_OK != rc) {
         mca_coll_loom_sched_fini(&s);
-        mca_coll_loom_mark_failed(m, comm, OMPI_ERR_OUT_OF_RESOURCE); /* the others run theirs */
+        mca_coll_loom_mark_failed(m, comm, MCA_COLL_LOOM_COLL_REDUCE, OMPI_ERR_OUT_OF_RESOURCE); /* the others run theirs */
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     {
@@ -206,12 +207,14 @@ int mca_coll_loom_reduce_engaged_run(mca_coll_loom_module_t *m, const void *sbuf
         rbuf = NULL;
         sbuf = MPI_IN_PLACE != sbuf ? sbuf : NULL;
     }
+    /* a schedule of its own, not the planner's: on the PML (every rank alike) */
+    plan = mca_coll_loom_plan_of(&s, MCA_COLL_LOOM_COLL_REDUCE);
     if (NULL == request) {
-        rc = mca_coll_loom_exec(m, &s, sbuf, rbuf, (size_t) count, dtype, op, comm, MCA_COLL_BASE_TAG_REDUCE, call,
-                                NULL);
+        rc = mca_coll_loom_exec(m, &plan, sbuf, rbuf, (size_t) count, dtype, op, comm, MCA_COLL_BASE_TAG_REDUCE,
+                                call, NULL);
     } else {
         mca_coll_loom_nb_call_t c;
-        mca_coll_loom_nb_call_init(&c, m, comm, sbuf, rbuf, (size_t) count, dtype, op, call);
+        mca_coll_loom_nb_call_init(&c, m, comm, &plan, sbuf, rbuf, (size_t) count, dtype, op, call);
         rc = mca_coll_loom_nb_post(&s, &c, persistent, request);
     }
     mca_coll_loom_sched_fini(&s);
