@@ -320,6 +320,22 @@ void mca_coll_loom_apply_verbosity(void);
  * them at a communicator's first call. */
 uint64_t mca_coll_loom_settings_fingerprint(void);
 
+/* The settings agreement of a communicator (a blocking exchange through the previous
+ * component) and, when it was taken from MPI_COMM_WORLD's, its transport decision
+ * (coll_loom_module.c). */
+void mca_coll_loom_agree_on_settings(mca_coll_loom_module_t *m, struct ompi_communicator_t *comm);
+void mca_coll_loom_decide_transport(mca_coll_loom_module_t *m, struct ompi_communicator_t *comm);
+/* What a communicator's first blocking call settles, collectively: every rank makes it
+ * at the same point of the communicator's sequence of calls. */
+static inline void mca_coll_loom_blocking_call_setup(mca_coll_loom_module_t *m, struct ompi_communicator_t *comm)
+{
+    if (OPAL_UNLIKELY(0 == m->settings_agreed)) {
+        mca_coll_loom_agree_on_settings(m, comm);
+    } else if (OPAL_UNLIKELY(!m->transport_decided) && m->settings_agreed > 0) {
+        mca_coll_loom_decide_transport(m, comm);
+    }
+}
+
 /* Whether every rank of comm decides with the same settings: a blocking call compares
  * them when that is not known yet, a non-blocking one only takes the job's comparison
  * (see mca_coll_loom_plan_nb).  For paths that bypass the planner. */
@@ -598,79 +614,6 @@ int mca_coll_loom_exec_parts(mca_coll_loom_module_t *m, const mca_coll_loom_plan
 int mca_coll_loom_exec_bytes(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *p, void *buf,
                              size_t count, ompi_datatype_t *dtype, const void *pack_src, size_t pack_count,
                              size_t pack_from, bool unpack, ompi_communicator_t *comm, int tag);
-
-/* Non-blocking and persistent calls (coll_loom_nbc.c): what one call needs besides its
- * schedule, kept by the request for every start. */
-typedef struct {
-    mca_coll_loom_module_t *module;
-    struct ompi_communicator_t *comm;
-    int P, rank;
-    const void *sbuf;          /* INPUT (MPI_IN_PLACE as given) */
-    void *rbuf;                /* RESULT */
-    size_t count;
-    ompi_datatype_t *dtype;
-    ompi_op_t *op;             /* NULL: no op */
-    unsigned call;
-    int transport;             /* the rules' transport for it (choice.transport) */
-    int coll;                  /* its collective (mca_coll_loom_coll_t), named when it fails */
-    bool shm;                  /* through the node segment (plan.shm): no schedule runs */
-    bool ssp;                  /* a stale-synchronous allreduce (coll_loom_ssp.h): no schedule here */
-    /* reduce_scatter(_block): P+1 prefix sums of the parts (owned by the request);
-     * RESULT is then a full-size scratch buffer whose part `rank` goes to `out` */
-    size_t *displ;
-    void *out;
-    /* allgather: this rank's block, from (own_src, own_scount, own_sdtype) into own_dst
-     * (own_rcount elements of udtype) at every start */
-    const void *own_src;
-    int own_scount;
-    ompi_datatype_t *own_sdtype;
-    void *own_dst;
-    int own_rcount;
-    /* bytes: the schedule runs on the bytes of (ubuf, ucount, udtype), packed first when
-     * they are not contiguous (mca_coll_loom_exec_bytes): pack_count elements from
-     * pack_src to byte pack_from, unpacked into ubuf at the end when unpack */
-    /* alltoall(v): RESULT and INPUT laid out by parts (counts and displacements of
-     * alltoallv copied into parts_mem, owned by the request); in_place: INPUT is a copy
-     * of the first in_place_count elements of rbuf, taken at every start */
-    bool has_parts;
-    mca_coll_loom_parts_t parts;
-    int *parts_mem;
-    bool in_place;
-    size_t in_place_count;
-    bool bytes;
-    void *ubuf;
-    size_t ucount, utsize;
-    ompi_datatype_t *udtype;
-    const void *pack_src;
-    size_t pack_count, pack_from;
-    bool unpack;
-} mca_coll_loom_nb_call_t;
-
-/* Fills c for a call of (sbuf, rbuf, count, dtype, op) with no extras. */
-void mca_coll_loom_nb_call_init(mca_coll_loom_nb_call_t *c, mca_coll_loom_module_t *m,
-                                struct ompi_communicator_t *comm, const mca_coll_loom_plan_t *plan,
-                                const void *sbuf, void *rbuf, size_t count, ompi_datatype_t *dtype, ompi_op_t *op,
-                                unsigned call);
-/* Makes the request of a call planned to schedule s (NULL: a call without data, which
- * completes at once) and starts it unless it is persistent.  c->displ passes to the
- * request (freed with it, or here on failure). */
-int mca_coll_loom_nb_post(const mca_coll_loom_sched_t *s, mca_coll_loom_nb_call_t *c, bool persistent,
-                          ompi_request_t **request);
-/* The non-blocking or persistent form of allreduce, reduce (root), scan or exscan: one
- * vector in, one out, an op.  OMPI_ERR_NOT_AVAILABLE: the previous component's form
- * is to serve the call (nothing was posted). */
-int mca_coll_loom_nb_vector(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, const void *sbuf, void *rbuf,
-                            int count, ompi_datatype_t *dtype, ompi_op_t *op, int root,
-                            struct ompi_communicator_t *comm, bool persistent, ompi_request_t **request);
-/* Registers loom's progress callback, once (it moves requests and SSP exchanges on). */
-void mca_coll_loom_nb_progress_register(void);
-/* A transport that must be polled whenever Open MPI progresses (loom's UCX worker): added
- * to loom's progress callback, and removed, at its process-wide setup and end. */
-void mca_coll_loom_nb_poll_add(int (*poll)(void));
-void mca_coll_loom_nb_poll_remove(int (*poll)(void));
-/* at component open / close */
-void mca_coll_loom_nbc_init(void);
-void mca_coll_loom_nbc_fini(void);
 
 /* (buf, count, dtype) to or from its packed form at `packed` (bytes long,
  * coll_loom_data.c): a copy when the layout is one contiguous run, the convertor

@@ -12,6 +12,7 @@
 #include "ompi/mca/coll/base/coll_tags.h"
 
 #include "coll_loom.h"
+#include "coll_loom_nbc.h"
 
 int mca_coll_loom_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
                             int rcount, struct ompi_datatype_t *rdtype,

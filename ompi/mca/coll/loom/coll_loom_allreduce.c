@@ -15,6 +15,7 @@
 #include "ompi/op/op.h"
 
 #include "coll_loom.h"
+#include "coll_loom_nbc.h"
 #include "coll_loom_ssp.h"
 
 int mca_coll_loom_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,

@@ -21,6 +21,7 @@
 #include "ompi/mca/coll/base/coll_tags.h"
 
 #include "coll_loom.h"
+#include "coll_loom_nbc.h"
 
 /* Elements of rbuf an in-place alltoallv spans: up to the end of its last part. */
 static size_t v_span(int P, const int *counts, const int *displs)

@@ -11,6 +11,7 @@
 #include "ompi/mca/coll/base/coll_tags.h"
 
 #include "coll_loom.h"
+#include "coll_loom_nbc.h"
 
 int mca_coll_loom_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
                         struct ompi_communicator_t *comm, mca_coll_base_module_t *module)

@@ -18,6 +18,7 @@
 #include "ompi/op/op.h"
 
 #include "coll_loom.h"
+#include "coll_loom_nbc.h"
 
 /* Runs the schedule for `total` elements laid out by displ (P+1 prefix sums) and
  * copies part `rank` to rbuf. */

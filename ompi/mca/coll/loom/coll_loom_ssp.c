@@ -61,6 +61,7 @@
 #include "ompi/op/op.h"
 
 #include "coll_loom.h"
+#include "coll_loom_nbc.h"
 #include "coll_loom_ssp.h"
 #include "coll_loom_tl.h"
 

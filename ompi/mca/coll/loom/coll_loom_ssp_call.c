@@ -21,6 +21,7 @@
 #include "ompi/op/op.h"
 
 #include "coll_loom.h"
+#include "coll_loom_nbc.h"
 #include "coll_loom_ssp.h"
 
 static int comm_keyval = MPI_KEYVAL_INVALID, self_keyval = MPI_KEYVAL_INVALID;

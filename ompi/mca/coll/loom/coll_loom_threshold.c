@@ -34,6 +34,7 @@
 #include "ompi/mca/coll/base/coll_tags.h"
 
 #include "coll_loom.h"
+#include "coll_loom_nbc.h"
 #include "coll_loom_ssp.h"
 
 static const char *const keys[MCA_COLL_LOOM_NUM_THRESHOLDS] = {"loom_bcast_threshold", "loom_reduce_threshold",

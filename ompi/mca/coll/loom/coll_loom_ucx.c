@@ -20,6 +20,7 @@
 #include <ucp/api/ucp.h>
 
 #include "coll_loom.h"
+#include "coll_loom_nbc.h"
 
 /* One communicator on the UCX transport. */
 struct mca_coll_loom_ucx_comm_t {
