@@ -600,8 +600,8 @@ static int loom_close(void)
 {
     mca_coll_loom_component_t *cm = &mca_coll_loom_component;
 
-    mca_coll_loom_ssp_close();
-    mca_coll_loom_ucx_finalize(); /* leaves loom's progress callback, which goes next */
+    mca_coll_loom_ssp_close();   /* these two leave loom's progress callback, */
+    mca_coll_loom_ucx_finalize(); /* which goes next */
     mca_coll_loom_nbc_fini();
 
     mca_coll_loom_rules_free(&cm->rules);

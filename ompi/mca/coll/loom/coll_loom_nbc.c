@@ -119,15 +119,16 @@ static bool request_progress(loom_request_t *r, int *rc)
     return done;
 }
 
-/* transports whose progress is their own (loom's UCX worker), polled by loom_progress */
+/* work that is not a request, polled by loom_progress: loom's UCX worker, the SSP
+ * exchanges (added when the first one is set up) */
 #define LOOM_MAX_POLLS 4
 static int (*polls[LOOM_MAX_POLLS])(void);
 static volatile int npolls;
 
-/* loom's one progress callback, registered once the first request starts, the first SSP
- * exchange is set up or a transport asks to be polled: the transports first, then the
- * exchanges (their calls complete there), then the requests.  Not re-entered: a request
- * that fails waits for its transfers, which calls opal_progress again. */
+/* loom's one progress callback, registered once the first request starts or something
+ * asks to be polled: the polls first (an SSP call completes there, its request below),
+ * then the requests.  Not re-entered: a request that fails waits for its transfers,
+ * which calls opal_progress again. */
 static int loom_progress(void)
 {
     mca_coll_loom_component_t *cm = &mca_coll_loom_component;
@@ -138,7 +139,6 @@ static int loom_progress(void)
     for (int i = 0; i < npolls; ++i) {
         completed += polls[i]();
     }
-    completed += mca_coll_loom_ssp_progress();
 
     if (opal_list_is_empty(&cm->active)) {
         return completed;

@@ -124,6 +124,7 @@ typedef struct mca_coll_loom_ssp_t ssp_t;
  * not enter an exchange that is being moved on already (trylock fails then). */
 static ssp_t *active;
 static opal_mutex_t ssp_lock;
+static bool polled; /* mca_coll_loom_ssp_progress is one of loom's progress polls */
 /* Channels keep a receive posted from one call to the next, which only the PML's
  * matching serves (loom's UCX transport posts per call). */
 static const mca_coll_loom_tl_t *const tl = &mca_coll_loom_tl_pml;
@@ -766,9 +767,12 @@ int mca_coll_loom_ssp_submit(mca_coll_loom_module_t *m, ompi_communicator_t *com
         opal_mutex_lock(&ssp_lock);
         st->next = active;
         active = st;
+        if (!polled) {
+            polled = true;
+            mca_coll_loom_nb_poll_add(mca_coll_loom_ssp_progress);
+        }
         opal_mutex_unlock(&ssp_lock);
         m->ssp = st;
-        mca_coll_loom_nb_progress_register();
     }
     /* counted like the planner's calls: the algorithm whose schedule runs */
     mca_coll_loom_count(blocking ? &mca_coll_loom_component.alg_calls[MCA_COLL_LOOM_COLL_ALLREDUCE][alg]
@@ -828,11 +832,16 @@ void mca_coll_loom_ssp_exchange_open(void)
 {
     OBJ_CONSTRUCT(&ssp_lock, opal_mutex_t);
     active = NULL;
+    polled = false;
     alg_pairwise = mca_coll_loom_alg_find(MCA_COLL_LOOM_COLL_ALLREDUCE, "pairwise");
     alg_ring = mca_coll_loom_alg_find(MCA_COLL_LOOM_COLL_ALLREDUCE, "ring");
 }
 
 void mca_coll_loom_ssp_exchange_close(void)
 {
+    if (polled) {
+        mca_coll_loom_nb_poll_remove(mca_coll_loom_ssp_progress);
+        polled = false;
+    }
     OBJ_DESTRUCT(&ssp_lock);
 }

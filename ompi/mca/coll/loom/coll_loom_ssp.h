@@ -59,8 +59,8 @@ int mca_coll_loom_ssp_submit(mca_coll_loom_module_t *m, struct ompi_communicator
                              mca_coll_loom_ssp_call_t *call);
 /* Waits for a queued call (a blocking MPI_Allreduce). */
 void mca_coll_loom_ssp_wait(mca_coll_loom_module_t *m, mca_coll_loom_ssp_call_t *call);
-/* Moves every exchange with work on (pending sends, queued calls); called by loom's
- * progress callback (coll_loom_nbc.c). */
+/* Moves every exchange with work on (pending sends, queued calls): one of the polls of
+ * loom's progress callback (coll_loom_nbc.c), from the first exchange on. */
 int mca_coll_loom_ssp_progress(void);
 /* Drains every exchange still open (MPI_Finalize). */
 void mca_coll_loom_ssp_drain_all(void);
