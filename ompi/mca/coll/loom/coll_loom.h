@@ -584,36 +584,10 @@ int mca_coll_loom_exec(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *p,
                        void *rbuf, size_t count, ompi_datatype_t *dtype, ompi_op_t *op,
                        ompi_communicator_t *comm, int tag, unsigned call, const size_t *part_displ);
 
-/* mca_coll_loom_exec, _exec_parts, _exec_bytes and _exec_poisoned return
- * OMPI_ERR_NOT_AVAILABLE, having sent nothing, when the schedule cannot run the call's
- * layout (mca_coll_loom_task_fits): the caller hands the call to the previous component. */
-
-/* Runs s on a rank that failed before the call could start (rc: why; no data, no
- * buffers): it takes every step with empty messages, so that its peers finish the call
- * (with an error where they depend on it) and the communicator stays usable.  Returns
- * rc, or the transport's error.  Layout as mca_coll_loom_exec / _exec_parts. */
-int mca_coll_loom_exec_poisoned(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *p, size_t count,
-                                ompi_datatype_t *dtype, ompi_communicator_t *comm, int tag, unsigned call,
-                                const size_t *part_displ, const mca_coll_loom_parts_t *parts, int rc);
-
-/* An alltoall(v) schedule: INPUT and RESULT laid out by `parts`, scratch slots like
- * RESULT with count elements of parts->dtype[0] (count: P parts of each[0]; 0 for
- * alltoallv, which has none). */
-int mca_coll_loom_exec_parts(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *p, const void *sbuf,
-                             void *rbuf, size_t count, const mca_coll_loom_parts_t *parts,
-                             ompi_communicator_t *comm, int tag);
-
-/* A data-movement schedule (bcast, allgather; no op) run on the bytes of (buf, count,
- * dtype) instead of its elements.  MPI lets ranks describe the same data with different
- * datatypes whose type signatures match (1000 ints here, one type of 1000 ints there);
- * a schedule that cuts the message into blocks by element would then cut it at
- * different bytes on different ranks.  Cut by byte, every rank cuts alike.  The buffer
- * itself when its data is one contiguous run, else a packed copy: `pack` first takes
- * the data in (the whole buffer, or only bytes [pack_from, pack_from + pack_bytes) of
- * its packed form), `unpack` lays the result out again. */
-int mca_coll_loom_exec_bytes(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *p, void *buf,
-                             size_t count, ompi_datatype_t *dtype, const void *pack_src, size_t pack_count,
-                             size_t pack_from, bool unpack, ompi_communicator_t *comm, int tag);
+/* mca_coll_loom_exec and mca_coll_loom_exec_call (a call with steps before and after its
+ * schedule, coll_loom_call.h) return OMPI_ERR_NOT_AVAILABLE, having sent nothing, when
+ * the schedule cannot run the call's layout (mca_coll_loom_task_fits): the caller hands
+ * the call to the previous component. */
 
 /* (buf, count, dtype) to or from its packed form at `packed` (bytes long,
  * coll_loom_data.c): a copy when the layout is one contiguous run, the convertor

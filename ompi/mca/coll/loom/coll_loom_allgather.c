@@ -12,19 +12,55 @@
 #include "ompi/mca/coll/base/coll_tags.h"
 
 #include "coll_loom.h"
+#include "coll_loom_call.h"
 #include "coll_loom_nbc.h"
+
+/* The call, for every form: this rank's block of the result from its send buffer (not
+ * in place); by byte when the schedule cuts segments inside each rank's block, so that
+ * ranks whose datatypes differ cut alike (the blocks themselves, one per rank, hold
+ * rcount elements of the same signature everywhere). */
+static void describe(mca_coll_loom_call_t *c, mca_coll_loom_module_t *m, ompi_communicator_t *comm,
+                     const mca_coll_loom_plan_t *plan, const void *sbuf, int scount, ompi_datatype_t *sdtype,
+                     void *rbuf, int rcount, ompi_datatype_t *rdtype, size_t tsize)
+{
+    const mca_coll_loom_sched_t *s = plan->sched;
+    ptrdiff_t lb, extent;
+    char *mine;
+
+    mca_coll_loom_call_init(c, m, comm, plan, NULL, rbuf, (size_t) ompi_comm_size(comm) * (size_t) rcount, rdtype,
+                            NULL, MCA_COLL_LOOM_CALL_NO_OP);
+    ompi_datatype_get_extent(rdtype, &lb, &extent);
+    mine = (char *) rbuf + (ptrdiff_t) c->rank * rcount * extent;
+    c->udtype = rdtype;
+    if (NULL != s && MPI_IN_PLACE != sbuf) {
+        c->own_src = sbuf;
+        c->own_scount = scount;
+        c->own_sdtype = sdtype;
+        c->own_dst = mine;
+        c->own_rcount = rcount;
+    }
+    if (NULL != s && s->nseg > 1) {
+        c->bytes = true;
+        c->ubuf = rbuf;
+        c->ucount = c->count;
+        c->utsize = tsize;
+        c->pack_src = mine;
+        c->pack_count = (size_t) rcount;
+        c->pack_from = (size_t) c->rank * (size_t) rcount * tsize;
+        c->unpack = true;
+    }
+}
 
 int mca_coll_loom_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
                             int rcount, struct ompi_datatype_t *rdtype,
                             struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
-    const int P = ompi_comm_size(comm), rank = ompi_comm_rank(comm);
+    const int P = ompi_comm_size(comm);
     const mca_coll_loom_sched_t *s;
     mca_coll_loom_plan_t plan;
+    mca_coll_loom_call_t c;
     size_t tsize = 0;
-    ptrdiff_t lb, extent;
-    char *mine;
     int rc;
 
     if (mca_coll_loom_empty((size_t) rcount, rdtype, &tsize)) {
@@ -40,30 +76,8 @@ int mca_coll_loom_allgather(const void *sbuf, int scount, struct ompi_datatype_t
                                      m->previous_allgather_module);
     }
 
-    /* this rank's block of the result */
-    ompi_datatype_get_extent(rdtype, &lb, &extent);
-    mine = (char *) rbuf + (ptrdiff_t) rank * rcount * extent;
-    if (MPI_IN_PLACE != sbuf) {
-        rc = ompi_datatype_sndrcv(sbuf, scount, sdtype, mine, rcount, rdtype);
-        if (OMPI_SUCCESS != rc) {
-            /* the peers run the schedule: this rank takes its steps without data */
-            const bool bytes = s->nseg > 1; /* laid out as below */
-            return mca_coll_loom_exec_poisoned(m, &plan, (size_t) P * (size_t) rcount * (bytes ? tsize : 1),
-                                               bytes ? &ompi_mpi_byte.dt : rdtype, comm,
-                                               MCA_COLL_BASE_TAG_ALLGATHER, MCA_COLL_LOOM_CALL_NO_OP, NULL, NULL, rc);
-        }
-    }
-    if (s->nseg > 1) {
-        /* segments inside each rank's block: cut by byte, so that ranks whose datatypes
-         * differ cut alike (the blocks themselves, one per rank, hold rcount elements of
-         * the same signature everywhere) */
-        rc = mca_coll_loom_exec_bytes(m, &plan, rbuf, (size_t) P * (size_t) rcount, rdtype, mine, (size_t) rcount,
-                                      (size_t) rank * (size_t) rcount * tsize, true, comm,
-                                      MCA_COLL_BASE_TAG_ALLGATHER);
-    } else {
-        rc = mca_coll_loom_exec(m, &plan, NULL, rbuf, (size_t) P * (size_t) rcount, rdtype, NULL, comm,
-                                MCA_COLL_BASE_TAG_ALLGATHER, MCA_COLL_LOOM_CALL_NO_OP, NULL);
-    }
+    describe(&c, m, comm, &plan, sbuf, scount, sdtype, rbuf, rcount, rdtype, tsize);
+    rc = mca_coll_loom_exec_call(m, &plan, &c, MCA_COLL_BASE_TAG_ALLGATHER);
     if (OMPI_ERR_NOT_AVAILABLE == rc) {
         rc = m->previous_allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m->previous_allgather_module);
     }
@@ -76,11 +90,10 @@ static int allgather_post(const void *sbuf, int scount, ompi_datatype_t *sdtype,
                           bool persistent, ompi_request_t **request)
 {
     mca_coll_loom_plan_t plan = mca_coll_loom_plan_of(NULL, MCA_COLL_LOOM_COLL_ALLGATHER);
-    const int P = ompi_comm_size(comm), rank = ompi_comm_rank(comm);
+    const int P = ompi_comm_size(comm);
     const mca_coll_loom_sched_t *s = NULL;
-    mca_coll_loom_nb_call_t c;
+    mca_coll_loom_call_t c;
     size_t tsize = 0;
-    ptrdiff_t lb, extent;
 
     if (!mca_coll_loom_empty((size_t) rcount, rdtype, &tsize)) {
         s = mca_coll_loom_plan_nb(m, MCA_COLL_LOOM_COLL_ALLGATHER, comm, (size_t) P * rcount * tsize,
@@ -89,28 +102,7 @@ static int allgather_post(const void *sbuf, int scount, ompi_datatype_t *sdtype,
             return OPAL_UNLIKELY(m->failed) ? OMPI_ERROR : OMPI_ERR_NOT_AVAILABLE;
         }
     }
-    mca_coll_loom_nb_call_init(&c, m, comm, &plan, NULL, rbuf, (size_t) P * (size_t) rcount, rdtype, NULL,
-                               MCA_COLL_LOOM_CALL_NO_OP);
-    ompi_datatype_get_extent(rdtype, &lb, &extent);
-    c.udtype = rdtype;
-    if (NULL != s && MPI_IN_PLACE != sbuf) {
-        c.own_src = sbuf;
-        c.own_scount = scount;
-        c.own_sdtype = sdtype;
-        c.own_dst = (char *) rbuf + (ptrdiff_t) rank * rcount * extent;
-        c.own_rcount = rcount;
-    }
-    if (NULL != s && s->nseg > 1) {
-        /* segments inside each rank's block: cut by byte, as the blocking allgather does */
-        c.bytes = true;
-        c.ubuf = rbuf;
-        c.ucount = (size_t) P * (size_t) rcount;
-        c.utsize = tsize;
-        c.pack_src = (char *) rbuf + (ptrdiff_t) rank * rcount * extent;
-        c.pack_count = (size_t) rcount;
-        c.pack_from = (size_t) rank * (size_t) rcount * tsize;
-        c.unpack = true;
-    }
+    describe(&c, m, comm, &plan, sbuf, scount, sdtype, rbuf, rcount, rdtype, tsize);
     return mca_coll_loom_nb_post(s, &c, persistent, request);
 }
 

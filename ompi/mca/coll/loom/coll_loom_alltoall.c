@@ -21,6 +21,7 @@
 #include "ompi/mca/coll/base/coll_tags.h"
 
 #include "coll_loom.h"
+#include "coll_loom_call.h"
 #include "coll_loom_nbc.h"
 
 /* Elements of rbuf an in-place alltoallv spans: up to the end of its last part. */
@@ -36,28 +37,59 @@ static size_t v_span(int P, const int *counts, const int *displs)
     return end;
 }
 
-/* Runs the plan with INPUT a copy of the first `n` elements of rbuf (MPI_IN_PLACE). */
-static int exec_in_place(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *plan, void *rbuf, size_t n,
-                         size_t count, const mca_coll_loom_parts_t *parts, ompi_communicator_t *comm, int tag)
+/* The call, for every form: INPUT and RESULT laid out by their parts (counts NULL:
+ * scount / rcount per part; else alltoallv's arrays, copied into c->parts_mem when
+ * `copy`: a request outlives the call that made it), and for MPI_IN_PLACE, INPUT a copy
+ * of what rbuf holds at the start.  OMPI_ERR_OUT_OF_RESOURCE: no memory for the copy. */
+static int describe(mca_coll_loom_call_t *c, mca_coll_loom_module_t *m, ompi_communicator_t *comm,
+                    const mca_coll_loom_plan_t *plan, const void *sbuf, int scount, const int *scounts,
+                    const int *sdispls, ompi_datatype_t *sdtype, void *rbuf, int rcount, const int *rcounts,
+                    const int *rdispls, ompi_datatype_t *rdtype, bool copy)
 {
-    ptrdiff_t gap = 0;
-    const size_t span = (size_t) opal_datatype_span(&parts->dtype[0]->super, n, &gap);
-    char *copy = mca_coll_loom_scratch_take(span);
-    int rc;
+    const int P = ompi_comm_size(comm);
+    const bool in_place = MPI_IN_PLACE == sbuf, v = NULL != rcounts;
+    const size_t count = NULL == plan->sched || v ? 0 : (size_t) P * (size_t) rcount;
 
-    if (NULL == copy) {
-        /* the peers run the schedule: this rank takes its steps without data */
-        return mca_coll_loom_exec_poisoned(m, plan, count, NULL, comm, tag, MCA_COLL_LOOM_CALL_NO_OP, NULL, parts,
-                                           OMPI_ERR_OUT_OF_RESOURCE);
+    mca_coll_loom_call_init(c, m, comm, plan, in_place ? NULL : sbuf, rbuf, count, rdtype, NULL,
+                            MCA_COLL_LOOM_CALL_NO_OP);
+    c->own_sdtype = in_place ? NULL : sdtype; /* kept alive with a request */
+    if (NULL == plan->sched) {
+        return OMPI_SUCCESS;
     }
-    rc = mca_coll_loom_copy_content(parts->dtype[0], n, copy - gap, rbuf);
-    if (OMPI_SUCCESS != rc) {
-        rc = mca_coll_loom_exec_poisoned(m, plan, count, NULL, comm, tag, MCA_COLL_LOOM_CALL_NO_OP, NULL, parts, rc);
+    c->has_parts = true;
+    c->parts.dtype[0] = rdtype;
+    c->parts.dtype[1] = in_place ? rdtype : sdtype;
+    if (v && copy) {
+        c->parts_mem = malloc(4 * (size_t) P * sizeof(int));
+        if (NULL == c->parts_mem) {
+            return OMPI_ERR_OUT_OF_RESOURCE;
+        }
+        memcpy(c->parts_mem, rcounts, (size_t) P * sizeof(int));
+        memcpy(c->parts_mem + P, rdispls, (size_t) P * sizeof(int));
+        memcpy(c->parts_mem + 2 * P, in_place ? rcounts : scounts, (size_t) P * sizeof(int));
+        memcpy(c->parts_mem + 3 * P, in_place ? rdispls : sdispls, (size_t) P * sizeof(int));
+        rcounts = c->parts_mem;
+        rdispls = c->parts_mem + P;
+        scounts = c->parts_mem + 2 * P;
+        sdispls = c->parts_mem + 3 * P;
+    } else if (v && in_place) {
+        scounts = rcounts;
+        sdispls = rdispls;
+    }
+    if (v) {
+        c->parts.counts[0] = rcounts;
+        c->parts.displ[0] = rdispls;
+        c->parts.counts[1] = scounts;
+        c->parts.displ[1] = sdispls;
     } else {
-        rc = mca_coll_loom_exec_parts(m, plan, copy - gap, rbuf, count, parts, comm, tag);
+        c->parts.each[0] = (size_t) rcount;
+        c->parts.each[1] = in_place ? (size_t) rcount : (size_t) scount;
     }
-    mca_coll_loom_scratch_give(copy, span);
-    return rc;
+    if (in_place) {
+        c->in_place = true;
+        c->in_place_count = v ? v_span(P, rcounts, rdispls) : count;
+    }
+    return OMPI_SUCCESS;
 }
 
 int mca_coll_loom_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
@@ -66,10 +98,9 @@ int mca_coll_loom_alltoall(const void *sbuf, int scount, struct ompi_datatype_t 
 {
     mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
     const int P = ompi_comm_size(comm);
-    const bool in_place = MPI_IN_PLACE == sbuf;
     const mca_coll_loom_sched_t *s;
     mca_coll_loom_plan_t plan;
-    mca_coll_loom_parts_t parts;
+    mca_coll_loom_call_t c;
     size_t tsize = 0;
     int rc;
 
@@ -92,12 +123,8 @@ int mca_coll_loom_alltoall(const void *sbuf, int scount, struct ompi_datatype_t 
             return rc;
         }
     }
-    parts = (mca_coll_loom_parts_t) {.dtype = {rdtype, in_place ? rdtype : sdtype},
-                                     .each = {(size_t) rcount, in_place ? (size_t) rcount : (size_t) scount}};
-    rc = in_place ? exec_in_place(m, &plan, rbuf, (size_t) P * (size_t) rcount, (size_t) P * (size_t) rcount, &parts,
-                                  comm, MCA_COLL_BASE_TAG_ALLTOALL)
-                  : mca_coll_loom_exec_parts(m, &plan, sbuf, rbuf, (size_t) P * (size_t) rcount, &parts, comm,
-                                             MCA_COLL_BASE_TAG_ALLTOALL);
+    (void) describe(&c, m, comm, &plan, sbuf, scount, NULL, NULL, sdtype, rbuf, rcount, NULL, NULL, rdtype, false);
+    rc = mca_coll_loom_exec_call(m, &plan, &c, MCA_COLL_BASE_TAG_ALLTOALL);
     if (OMPI_ERR_NOT_AVAILABLE == rc) {
         rc = m->previous_alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m->previous_alltoall_module);
     }
@@ -109,11 +136,9 @@ int mca_coll_loom_alltoallv(const void *sbuf, const int *scounts, const int *sdi
                             struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
-    const int P = ompi_comm_size(comm);
-    const bool in_place = MPI_IN_PLACE == sbuf;
     const mca_coll_loom_sched_t *s;
     mca_coll_loom_plan_t plan;
-    mca_coll_loom_parts_t parts;
+    mca_coll_loom_call_t c;
     int rc;
 
     s = mca_coll_loom_plan(m, MCA_COLL_LOOM_COLL_ALLTOALLV, comm, 0, MCA_COLL_LOOM_CALL_NO_OP, 0, &plan);
@@ -124,12 +149,8 @@ int mca_coll_loom_alltoallv(const void *sbuf, const int *scounts, const int *sdi
         return m->previous_alltoallv(sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype, comm,
                                      m->previous_alltoallv_module);
     }
-    parts = (mca_coll_loom_parts_t) {.dtype = {rdtype, in_place ? rdtype : sdtype},
-                                     .displ = {rdispls, in_place ? rdispls : sdispls},
-                                     .counts = {rcounts, in_place ? rcounts : scounts}};
-    rc = in_place ? exec_in_place(m, &plan, rbuf, v_span(P, rcounts, rdispls), 0, &parts, comm,
-                                  MCA_COLL_BASE_TAG_ALLTOALLV)
-                  : mca_coll_loom_exec_parts(m, &plan, sbuf, rbuf, 0, &parts, comm, MCA_COLL_BASE_TAG_ALLTOALLV);
+    (void) describe(&c, m, comm, &plan, sbuf, 0, scounts, sdispls, sdtype, rbuf, 0, rcounts, rdispls, rdtype, false);
+    rc = mca_coll_loom_exec_call(m, &plan, &c, MCA_COLL_BASE_TAG_ALLTOALLV);
     if (OMPI_ERR_NOT_AVAILABLE == rc) {
         rc = m->previous_alltoallv(sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype, comm,
                                    m->previous_alltoallv_module);
@@ -148,11 +169,11 @@ static int alltoall_post(mca_coll_loom_coll_t coll, const void *sbuf, int scount
                          mca_coll_loom_module_t *m, bool persistent, ompi_request_t **request)
 {
     const int P = ompi_comm_size(comm);
-    const bool in_place = MPI_IN_PLACE == sbuf, v = MCA_COLL_LOOM_COLL_ALLTOALLV == coll;
+    const bool v = MCA_COLL_LOOM_COLL_ALLTOALLV == coll;
     const mca_coll_loom_sched_t *s = NULL;
     mca_coll_loom_plan_t plan = mca_coll_loom_plan_of(NULL, coll);
-    mca_coll_loom_nb_call_t c;
-    size_t tsize = 0, count = 0;
+    mca_coll_loom_call_t c;
+    size_t tsize = 0;
 
     if (v || !mca_coll_loom_empty((size_t) rcount, rdtype, &tsize)) {
         s = mca_coll_loom_plan_nb(m, coll, comm, v ? 0 : (size_t) P * (size_t) rcount * tsize,
@@ -160,40 +181,12 @@ static int alltoall_post(mca_coll_loom_coll_t coll, const void *sbuf, int scount
         if (NULL == s) {
             return OPAL_UNLIKELY(m->failed) ? OMPI_ERROR : OMPI_ERR_NOT_AVAILABLE;
         }
-        count = v ? 0 : (size_t) P * (size_t) rcount;
     }
-    mca_coll_loom_nb_call_init(&c, m, comm, &plan, in_place ? NULL : sbuf, rbuf, count, rdtype, NULL,
-                               MCA_COLL_LOOM_CALL_NO_OP);
-    c.own_sdtype = in_place ? NULL : sdtype; /* kept alive with the request */
-    if (NULL != s) {
-        c.has_parts = true;
-        c.parts.dtype[0] = rdtype;
-        c.parts.dtype[1] = in_place ? rdtype : sdtype;
-        if (v) {
-            /* the arrays are the caller's: a copy, since a persistent request outlives
-             * the call that made it */
-            c.parts_mem = malloc(4 * (size_t) P * sizeof(int));
-            if (NULL == c.parts_mem) {
-                /* the other ranks run the schedule planned: this one must not fall back */
-                mca_coll_loom_mark_failed(m, comm, plan.coll, OMPI_ERR_OUT_OF_RESOURCE);
-                return OMPI_ERR_OUT_OF_RESOURCE;
-            }
-            memcpy(c.parts_mem, rcounts, (size_t) P * sizeof(int));
-            memcpy(c.parts_mem + P, rdispls, (size_t) P * sizeof(int));
-            memcpy(c.parts_mem + 2 * P, in_place ? rcounts : scounts, (size_t) P * sizeof(int));
-            memcpy(c.parts_mem + 3 * P, in_place ? rdispls : sdispls, (size_t) P * sizeof(int));
-            c.parts.counts[0] = c.parts_mem;
-            c.parts.displ[0] = c.parts_mem + P;
-            c.parts.counts[1] = c.parts_mem + 2 * P;
-            c.parts.displ[1] = c.parts_mem + 3 * P;
-        } else {
-            c.parts.each[0] = (size_t) rcount;
-            c.parts.each[1] = in_place ? (size_t) rcount : (size_t) scount;
-        }
-        if (in_place) {
-            c.in_place = true;
-            c.in_place_count = v ? v_span(P, rcounts, rdispls) : count;
-        }
+    if (OMPI_SUCCESS != describe(&c, m, comm, &plan, sbuf, scount, scounts, sdispls, sdtype, rbuf, rcount, rcounts,
+                                 rdispls, rdtype, true)) {
+        /* the other ranks run the schedule planned: this one must not fall back */
+        mca_coll_loom_mark_failed(m, comm, plan.coll, OMPI_ERR_OUT_OF_RESOURCE);
+        return OMPI_ERR_OUT_OF_RESOURCE;
     }
     return mca_coll_loom_nb_post(s, &c, persistent, request);
 }

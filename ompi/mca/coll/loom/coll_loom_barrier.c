@@ -53,13 +53,13 @@ static int barrier_post(ompi_communicator_t *comm, mca_coll_loom_module_t *m, bo
                           MCA_COLL_LOOM_CALL_IDEMPOTENT;
     const mca_coll_loom_sched_t *s;
     mca_coll_loom_plan_t plan;
-    mca_coll_loom_nb_call_t c;
+    mca_coll_loom_call_t c;
 
     s = mca_coll_loom_plan_nb(m, MCA_COLL_LOOM_COLL_BARRIER, comm, 0, call, 0, &plan, persistent);
     if (NULL == s) {
         return OPAL_UNLIKELY(m->failed) ? OMPI_ERROR : OMPI_ERR_NOT_AVAILABLE;
     }
-    mca_coll_loom_nb_call_init(&c, m, comm, &plan, NULL, NULL, 0, &ompi_mpi_byte.dt, NULL, call);
+    mca_coll_loom_call_init(&c, m, comm, &plan, NULL, NULL, 0, &ompi_mpi_byte.dt, NULL, call);
     c.shm = plan.shm;
     return mca_coll_loom_nb_post(s, &c, persistent, request);
 }

@@ -11,7 +11,29 @@
 #include "ompi/mca/coll/base/coll_tags.h"
 
 #include "coll_loom.h"
+#include "coll_loom_call.h"
 #include "coll_loom_nbc.h"
+
+/* The call, for every form: a schedule that cuts the message (two-tree halves and
+ * chunks, pipelined segments) runs on its bytes, so that ranks whose datatypes differ
+ * cut alike. */
+static void describe(mca_coll_loom_call_t *c, mca_coll_loom_module_t *m, ompi_communicator_t *comm,
+                     const mca_coll_loom_plan_t *plan, void *buf, int count, ompi_datatype_t *dtype, int root,
+                     size_t tsize)
+{
+    mca_coll_loom_call_init(c, m, comm, plan, NULL, buf, (size_t) count, dtype, NULL, MCA_COLL_LOOM_CALL_NO_OP);
+    if (NULL != plan->sched && plan->sched->nblocks > 1) {
+        const bool is_root = c->rank == root;
+        c->bytes = true;
+        c->ubuf = buf;
+        c->ucount = (size_t) count;
+        c->utsize = tsize;
+        c->udtype = dtype;
+        c->pack_src = is_root ? buf : NULL;
+        c->pack_count = is_root ? (size_t) count : 0;
+        c->unpack = !is_root;
+    }
+}
 
 int mca_coll_loom_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
                         struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
@@ -19,6 +41,7 @@ int mca_coll_loom_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int
     mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
     const mca_coll_loom_sched_t *s;
     mca_coll_loom_plan_t plan;
+    mca_coll_loom_call_t c;
     size_t tsize = 0;
     int rc;
 
@@ -40,16 +63,8 @@ int mca_coll_loom_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int
             return mca_coll_loom_shm_outcome(m, comm, plan.coll, rc);
         }
     }
-    if (s->nblocks > 1) {
-        /* a schedule that cuts the message (two-tree halves and chunks, pipelined
-         * segments): by byte, so that ranks whose datatypes differ cut alike */
-        const bool is_root = ompi_comm_rank(comm) == root;
-        rc = mca_coll_loom_exec_bytes(m, &plan, buf, (size_t) count, dtype, is_root ? buf : NULL,
-                                      is_root ? (size_t) count : 0, 0, !is_root, comm, MCA_COLL_BASE_TAG_BCAST);
-    } else {
-        rc = mca_coll_loom_exec(m, &plan, NULL, buf, (size_t) count, dtype, NULL, comm, MCA_COLL_BASE_TAG_BCAST,
-                                MCA_COLL_LOOM_CALL_NO_OP, NULL);
-    }
+    describe(&c, m, comm, &plan, buf, count, dtype, root, tsize);
+    rc = mca_coll_loom_exec_call(m, &plan, &c, MCA_COLL_BASE_TAG_BCAST);
     return OMPI_ERR_NOT_AVAILABLE != rc ? rc
                                         : m->previous_bcast(buf, count, dtype, root, comm, m->previous_bcast_module);
 }
@@ -60,7 +75,7 @@ static int bcast_post(void *buf, int count, ompi_datatype_t *dtype, int root, om
 {
     mca_coll_loom_plan_t plan = mca_coll_loom_plan_of(NULL, MCA_COLL_LOOM_COLL_BCAST);
     const mca_coll_loom_sched_t *s = NULL;
-    mca_coll_loom_nb_call_t c;
+    mca_coll_loom_call_t c;
     size_t tsize = 0;
 
     if (!mca_coll_loom_empty((size_t) count, dtype, &tsize)) {
@@ -70,19 +85,7 @@ static int bcast_post(void *buf, int count, ompi_datatype_t *dtype, int root, om
             return OPAL_UNLIKELY(m->failed) ? OMPI_ERROR : OMPI_ERR_NOT_AVAILABLE;
         }
     }
-    mca_coll_loom_nb_call_init(&c, m, comm, &plan, NULL, buf, (size_t) count, dtype, NULL, MCA_COLL_LOOM_CALL_NO_OP);
-    if (NULL != s && s->nblocks > 1) {
-        /* cut by byte, as the blocking bcast does */
-        const bool is_root = c.rank == root;
-        c.bytes = true;
-        c.ubuf = buf;
-        c.ucount = (size_t) count;
-        c.utsize = tsize;
-        c.udtype = dtype;
-        c.pack_src = is_root ? buf : NULL;
-        c.pack_count = is_root ? (size_t) count : 0;
-        c.unpack = !is_root;
-    }
+    describe(&c, m, comm, &plan, buf, count, dtype, root, tsize);
     return mca_coll_loom_nb_post(s, &c, persistent, request);
 }
 

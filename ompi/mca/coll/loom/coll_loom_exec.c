@@ -31,6 +31,7 @@
 #include "ompi/request/request.h"
 
 #include "coll_loom.h"
+#include "coll_loom_call.h"
 #include "opal/loom/loom_copy.h"
 
 /* Scratch slots are aligned so vectorised op kernels see aligned buffers. */
@@ -707,54 +708,13 @@ int mca_coll_loom_exec(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *p,
     return exec_schedule(m, p, sbuf, rbuf, count, dtype, op, comm, tag, call, part_displ, NULL, OMPI_SUCCESS);
 }
 
-int mca_coll_loom_exec_poisoned(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *p, size_t count,
-                                ompi_datatype_t *dtype, ompi_communicator_t *comm, int tag, unsigned call,
-                                const size_t *part_displ, const mca_coll_loom_parts_t *parts, int rc)
+int mca_coll_loom_exec_call(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *p, const mca_coll_loom_call_t *c,
+                            int tag)
 {
-    return exec_schedule(m, p, NULL, NULL, count, NULL != parts ? parts->dtype[0] : dtype, NULL, comm, tag,
-                         call, part_displ, parts, rc);
-}
+    mca_coll_loom_call_run_t run;
+    int rc = mca_coll_loom_call_begin(c, &run);
 
-int mca_coll_loom_exec_parts(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *p, const void *sbuf,
-                             void *rbuf, size_t count, const mca_coll_loom_parts_t *parts,
-                             ompi_communicator_t *comm, int tag)
-{
-    return exec_schedule(m, p, sbuf, rbuf, count, parts->dtype[0], NULL, comm, tag, MCA_COLL_LOOM_CALL_NO_OP,
-                         NULL, parts, OMPI_SUCCESS);
-}
-
-int mca_coll_loom_exec_bytes(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *p, void *buf,
-                             size_t count, ompi_datatype_t *dtype, const void *pack_src, size_t pack_count,
-                             size_t pack_from, bool unpack, ompi_communicator_t *comm, int tag)
-{
-    size_t tsize = 0, bytes, pack_bytes;
-    char *tmp;
-    int rc = OMPI_SUCCESS;
-
-    ompi_datatype_type_size(dtype, &tsize);
-    bytes = count * tsize;
-    pack_bytes = pack_count * tsize;
-    if (count <= INT32_MAX && ompi_datatype_is_contiguous_memory_layout(dtype, (int32_t) count)) {
-        ptrdiff_t lb, extent;
-        ompi_datatype_get_true_extent(dtype, &lb, &extent);
-        return mca_coll_loom_exec(m, p, NULL, (char *) buf + lb, bytes, &ompi_mpi_byte.dt, NULL, comm, tag,
-                                  MCA_COLL_LOOM_CALL_NO_OP, NULL);
-    }
-    tmp = mca_coll_loom_scratch_take(bytes);
-    if (NULL == tmp) {
-        /* the peers wait for this rank's messages: it sends them without data */
-        return mca_coll_loom_exec_poisoned(m, p, bytes, &ompi_mpi_byte.dt, comm, tag, MCA_COLL_LOOM_CALL_NO_OP,
-                                           NULL, NULL, OMPI_ERR_OUT_OF_RESOURCE);
-    }
-    if (NULL != pack_src && pack_count > 0) {
-        rc = mca_coll_loom_pack(pack_src, pack_count, dtype, tmp + pack_from, pack_bytes);
-    }
-    rc = exec_schedule(m, p, NULL, tmp, bytes, &ompi_mpi_byte.dt, NULL, comm, tag, MCA_COLL_LOOM_CALL_NO_OP, NULL,
-                       NULL, rc);
-    /* an unpack that fails after the exchange concerns this rank alone */
-    if (OMPI_SUCCESS == rc && unpack) {
-        rc = mca_coll_loom_unpack(tmp, bytes, buf, count, dtype);
-    }
-    mca_coll_loom_scratch_give(tmp, bytes);
-    return rc;
+    rc = exec_schedule(m, p, run.sbuf, run.rbuf, run.count, run.dtype, c->op, c->comm, tag, c->call, c->displ,
+                       c->has_parts ? &c->parts : NULL, rc);
+    return mca_coll_loom_call_end(c, &run, rc);
 }

@@ -32,14 +32,11 @@ typedef struct {
     char *mem;
     bool empty;                  /* nothing to move: completes at every start */
     int tag;                     /* a persistent request's, reserved at its _init */
-    mca_coll_loom_nb_call_t c;
+    mca_coll_loom_call_t c;
     mca_coll_loom_shm_nb_t shm;  /* c.shm: the call on the node segment */
     mca_coll_loom_ssp_call_t ssp; /* c.ssp: the call on the stale-synchronous exchange */
     bool task_ready;             /* this start's task was set up (not a marked communicator's) */
-    char *packed;                /* byte-mode buffer of a non-contiguous call */
-    char *tmp;                   /* full-size RESULT of a reduce_scatter */
-    size_t tmp_span;
-    ptrdiff_t tmp_gap;
+    mca_coll_loom_call_run_t run; /* what this start's steps before the schedule took */
 } loom_request_t;
 
 static int request_free(ompi_request_t **rptr);
@@ -54,8 +51,8 @@ static void request_construct(loom_request_t *r)
     r->super.super.req_cancel = request_cancel;
     r->super.super.req_start = request_start;
     r->mem = NULL;
-    r->packed = NULL;
-    r->tmp = NULL;
+    r->run.packed = NULL;
+    r->run.tmp = NULL;
     r->c.displ = NULL;
     r->c.parts_mem = NULL;
     r->task_ready = false;
@@ -69,7 +66,7 @@ static OBJ_CLASS_INSTANCE(loom_request_t, ompi_coll_base_nbc_request_t, request_
 /* Finishes a started request: its epilogue, then MPI completion. */
 static void request_finish(loom_request_t *r, int rc)
 {
-    mca_coll_loom_nb_call_t *c = &r->c;
+    mca_coll_loom_call_t *c = &r->c;
 
     if (r->task_ready) {
         /* (a start on a communicator marked failed has no task: nothing to say) */
@@ -78,23 +75,7 @@ static void request_finish(loom_request_t *r, int rc)
                                       r->task.poison_peer);
         }
         mca_coll_loom_task_fini(&r->task);
-        /* a copy-out or unpack that fails after the exchange concerns this rank alone */
-        if (OMPI_SUCCESS == rc && NULL != c->displ && NULL != r->tmp && c->displ[c->rank + 1] > c->displ[c->rank]) {
-            ptrdiff_t lb, extent;
-            ompi_datatype_get_extent(c->dtype, &lb, &extent);
-            rc = mca_coll_loom_copy_content(c->dtype, c->displ[c->rank + 1] - c->displ[c->rank],
-                                            (char *) c->out,
-                                            r->tmp - r->tmp_gap + (ptrdiff_t) c->displ[c->rank] * extent);
-        }
-        if (OMPI_SUCCESS == rc && NULL != r->packed && c->unpack) {
-            rc = mca_coll_loom_unpack(r->packed, c->ucount * c->utsize, c->ubuf, c->ucount, c->udtype);
-        }
-    }
-    free(r->packed);
-    r->packed = NULL;
-    if (NULL != r->tmp) {
-        mca_coll_loom_scratch_give(r->tmp, r->tmp_span);
-        r->tmp = NULL;
+        rc = mca_coll_loom_call_end(c, &r->run, rc);
     }
     r->super.super.req_status.MPI_ERROR = rc;
     ompi_request_complete(&r->super.super, true);
@@ -103,7 +84,7 @@ static void request_finish(loom_request_t *r, int rc)
 /* Moves r on: true once it is complete, its outcome in *rc. */
 static bool request_progress(loom_request_t *r, int *rc)
 {
-    mca_coll_loom_nb_call_t *c = &r->c;
+    mca_coll_loom_call_t *c = &r->c;
     bool done;
 
     if (c->shm) {
@@ -254,12 +235,8 @@ static int request_run(loom_request_t *r)
 /* One start of r: prologue (own block, packing, buffers), tag, task. */
 static int request_start_one(loom_request_t *r)
 {
-    mca_coll_loom_nb_call_t *c = &r->c;
-    const void *sbuf = c->sbuf;
-    void *rbuf = c->rbuf;
-    size_t count = c->count;
-    ompi_datatype_t *dtype = c->dtype;
-    int rc = OMPI_SUCCESS, tag;
+    mca_coll_loom_call_t *c = &r->c;
+    int rc, tag;
 
     r->super.super.req_state = OMPI_REQUEST_ACTIVE;
     r->super.super.req_complete = REQUEST_PENDING;
@@ -269,6 +246,8 @@ static int request_start_one(loom_request_t *r)
     r->task.scratch = NULL;
     r->task.scratch_owned = false;
     r->task_ready = false;
+    r->run.packed = NULL;
+    r->run.tmp = NULL;
     if (r->empty) {
         request_finish(r, OMPI_SUCCESS);
         return OMPI_SUCCESS;
@@ -281,7 +260,7 @@ static int request_start_one(loom_request_t *r)
         /* the exchange's channels have their own tags (coll_loom_ssp.c) */
         r->ssp.sbuf = c->sbuf;
         r->ssp.rbuf = c->rbuf;
-        rc = mca_coll_loom_ssp_start(c->module, c->comm, c->count, dtype, c->op, c->call, false, &r->ssp);
+        rc = mca_coll_loom_ssp_start(c->module, c->comm, c->count, c->dtype, c->op, c->call, false, &r->ssp);
         if (OMPI_SUCCESS != rc) {
             request_finish(r, rc);
             return OMPI_SUCCESS;
@@ -291,67 +270,16 @@ static int request_start_one(loom_request_t *r)
     if (c->shm) {
         /* no message: no tag (every rank decides alike) */
         size_t tsize;
-        ompi_datatype_type_size(dtype, &tsize);
-        mca_coll_loom_shm_nb_start(c->module, &r->shm, count * tsize);
+        ompi_datatype_type_size(c->dtype, &tsize);
+        mca_coll_loom_shm_nb_start(c->module, &r->shm, c->count * tsize);
         return request_run(r);
     }
     tag = r->super.super.req_persistent ? r->tag : ompi_coll_base_nbc_reserve_tags(c->comm, 1);
-
-    if (NULL != c->own_src) {
-        /* allgather: this rank's block of the result, from its send buffer */
-        rc = ompi_datatype_sndrcv(c->own_src, c->own_scount, c->own_sdtype, c->own_dst, c->own_rcount,
-                                  c->udtype);
-    }
-    if (OMPI_SUCCESS == rc && c->bytes) {
-        /* a schedule that cuts the message runs on its bytes (mca_coll_loom_exec_bytes) */
-        const size_t bytes = c->ucount * c->utsize;
-        if (c->ucount <= INT32_MAX && ompi_datatype_is_contiguous_memory_layout(c->udtype, (int32_t) c->ucount)) {
-            ptrdiff_t lb, extent;
-            ompi_datatype_get_true_extent(c->udtype, &lb, &extent);
-            rbuf = (char *) c->ubuf + lb;
-        } else {
-            r->packed = malloc(bytes > 0 ? bytes : 1);
-            if (NULL == r->packed) {
-                rc = OMPI_ERR_OUT_OF_RESOURCE;
-            } else if (NULL != c->pack_src && c->pack_count > 0) {
-                rc = mca_coll_loom_pack(c->pack_src, c->pack_count, c->udtype, r->packed + c->pack_from,
-                                        c->pack_count * c->utsize);
-            }
-            rbuf = r->packed;
-        }
-        sbuf = NULL;
-        count = bytes;
-        dtype = &ompi_mpi_byte.dt;
-    }
-    if (OMPI_SUCCESS == rc && NULL != c->displ) {
-        /* reduce_scatter: RESULT is a full-size scratch buffer, part `rank` copied out */
-        r->tmp_span = (size_t) opal_datatype_span(&dtype->super, c->displ[c->P], &r->tmp_gap);
-        r->tmp = mca_coll_loom_scratch_take(r->tmp_span);
-        if (NULL == r->tmp) {
-            rc = OMPI_ERR_OUT_OF_RESOURCE;
-        }
-        sbuf = MPI_IN_PLACE == sbuf ? c->out : sbuf;
-        rbuf = r->tmp - r->tmp_gap;
-    }
-    if (OMPI_SUCCESS == rc && c->in_place) {
-        /* alltoall(v) in place: INPUT is what rbuf held at the start */
-        r->tmp_span = (size_t) opal_datatype_span(&dtype->super, c->in_place_count, &r->tmp_gap);
-        r->tmp = mca_coll_loom_scratch_take(r->tmp_span);
-        if (NULL == r->tmp) {
-            rc = OMPI_ERR_OUT_OF_RESOURCE;
-        } else {
-            sbuf = r->tmp - r->tmp_gap;
-            rc = mca_coll_loom_copy_content(dtype, c->in_place_count, r->tmp - r->tmp_gap, rbuf);
-        }
-    }
-    /* a failure so far is this rank's alone, and the peers run the schedule: the task
-     * takes its steps without data (poisoned, coll_loom_exec.c) */
-    if (OMPI_SUCCESS != rc) {
-        sbuf = NULL;
-        rbuf = NULL;
-    }
-    mca_coll_loom_task_init(&r->task, NULL, &r->sched, sbuf, rbuf, count, dtype, c->op, c->comm, tag, c->call,
-                            c->displ, rc, r->mem + mca_coll_loom_sched_copy_bytes(&r->sched));
+    /* this rank's own block, the packed form, scratch buffers (coll_loom_call.c); a
+     * failure is this rank's alone and its task takes its steps without data */
+    rc = mca_coll_loom_call_begin(c, &r->run);
+    mca_coll_loom_task_init(&r->task, NULL, &r->sched, r->run.sbuf, r->run.rbuf, r->run.count, r->run.dtype, c->op,
+                            c->comm, tag, c->call, c->displ, rc, r->mem + mca_coll_loom_sched_copy_bytes(&r->sched));
     /* the communicator's transport as of this start: every rank sees the same sequence
      * of calls, and the transport is set up at a blocking one */
     r->task.tl = mca_coll_loom_call_tl(c->module, c->transport, &r->task.tl_state);
@@ -424,7 +352,7 @@ static void retain(loom_request_t *r, int k, opal_object_t *obj)
     }
 }
 
-int mca_coll_loom_nb_post(const mca_coll_loom_sched_t *s, mca_coll_loom_nb_call_t *c, bool persistent,
+int mca_coll_loom_nb_post(const mca_coll_loom_sched_t *s, mca_coll_loom_call_t *c, bool persistent,
                           ompi_request_t **request)
 {
     loom_request_t *r;
@@ -484,33 +412,13 @@ int mca_coll_loom_nb_post(const mca_coll_loom_sched_t *s, mca_coll_loom_nb_call_
     return OMPI_SUCCESS;
 }
 
-void mca_coll_loom_nb_call_init(mca_coll_loom_nb_call_t *c, mca_coll_loom_module_t *m,
-                                struct ompi_communicator_t *comm, const mca_coll_loom_plan_t *plan,
-                                const void *sbuf, void *rbuf, size_t count, ompi_datatype_t *dtype, ompi_op_t *op,
-                                unsigned call)
-{
-    memset(c, 0, sizeof(*c));
-    c->module = m;
-    c->comm = comm;
-    c->P = ompi_comm_size(comm);
-    c->rank = ompi_comm_rank(comm);
-    c->sbuf = sbuf;
-    c->rbuf = rbuf;
-    c->count = count;
-    c->dtype = dtype;
-    c->op = op;
-    c->call = call;
-    c->transport = NULL != plan ? plan->choice.transport : 0;
-    c->coll = NULL != plan ? (int) plan->coll : -1;
-}
-
 int mca_coll_loom_nb_vector(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, const void *sbuf, void *rbuf,
                             int count, ompi_datatype_t *dtype, ompi_op_t *op, int root,
                             struct ompi_communicator_t *comm, bool persistent, ompi_request_t **request)
 {
     const mca_coll_loom_sched_t *s = NULL;
     mca_coll_loom_plan_t plan = mca_coll_loom_plan_of(NULL, coll);
-    mca_coll_loom_nb_call_t c;
+    mca_coll_loom_call_t c;
     size_t tsize = 0;
     unsigned call = 0;
 
@@ -526,7 +434,7 @@ int mca_coll_loom_nb_vector(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll
         rbuf = NULL;
         sbuf = MPI_IN_PLACE != sbuf ? sbuf : NULL;
     }
-    mca_coll_loom_nb_call_init(&c, m, comm, &plan, sbuf, rbuf, (size_t) count, dtype, op, call);
+    mca_coll_loom_call_init(&c, m, comm, &plan, sbuf, rbuf, (size_t) count, dtype, op, call);
     c.shm = plan.shm;
     return mca_coll_loom_nb_post(s, &c, persistent, request);
 }

@@ -18,35 +18,21 @@
 #include "ompi/op/op.h"
 
 #include "coll_loom.h"
+#include "coll_loom_call.h"
 #include "coll_loom_nbc.h"
 
-/* Runs the schedule for `total` elements laid out by displ (P+1 prefix sums) and
- * copies part `rank` to rbuf. */
-static int run(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *plan, const void *sbuf,
-               void *rbuf, const size_t *displ, ompi_datatype_t *dtype, ompi_op_t *op,
-               ompi_communicator_t *comm, int tag, unsigned call)
+/* Runs the planned schedule for displ[P] elements laid out by displ (P+1 prefix sums,
+ * the caller's) into a full-size RESULT whose part `rank` goes to rbuf. */
+static int run(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *plan, const void *sbuf, void *rbuf,
+               size_t *displ, ompi_datatype_t *dtype, ompi_op_t *op, ompi_communicator_t *comm, int tag,
+               unsigned call)
 {
-    const int P = ompi_comm_size(comm), rank = ompi_comm_rank(comm);
-    const size_t total = displ[P];
-    const void *input = MPI_IN_PLACE == sbuf ? rbuf : sbuf;
-    ptrdiff_t gap = 0, lb, extent;
-    size_t span = (size_t) opal_datatype_span(&dtype->super, total, &gap);
-    char *tmp = mca_coll_loom_scratch_take(span);
-    int rc;
+    mca_coll_loom_call_t c;
 
-    if (NULL == tmp) {
-        /* the peers run the schedule: this rank takes its steps without data */
-        return mca_coll_loom_exec_poisoned(m, plan, total, dtype, comm, tag, call, displ, NULL,
-                                           OMPI_ERR_OUT_OF_RESOURCE);
-    }
-    ompi_datatype_get_extent(dtype, &lb, &extent);
-    rc = mca_coll_loom_exec(m, plan, input, tmp - gap, total, dtype, op, comm, tag, call, displ);
-    if (OMPI_SUCCESS == rc && displ[rank + 1] > displ[rank]) {
-        rc = mca_coll_loom_copy_content(dtype, displ[rank + 1] - displ[rank], (char *) rbuf,
-                                        tmp - gap + (ptrdiff_t) displ[rank] * extent);
-    }
-    mca_coll_loom_scratch_give(tmp, span);
-    return rc;
+    mca_coll_loom_call_init(&c, m, comm, plan, sbuf, NULL, displ[ompi_comm_size(comm)], dtype, op, call);
+    c.displ = displ;
+    c.out = rbuf;
+    return mca_coll_loom_exec_call(m, plan, &c, tag);
 }
 
 int mca_coll_loom_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
@@ -145,7 +131,7 @@ static int rs_post(mca_coll_loom_coll_t coll, const void *sbuf, void *rbuf, size
     mca_coll_loom_plan_t plan = mca_coll_loom_plan_of(NULL, coll);
     const int P = ompi_comm_size(comm);
     const mca_coll_loom_sched_t *s = NULL;
-    mca_coll_loom_nb_call_t c;
+    mca_coll_loom_call_t c;
     size_t tsize = 0;
     unsigned call = 0;
 
@@ -160,7 +146,7 @@ static int rs_post(mca_coll_loom_coll_t coll, const void *sbuf, void *rbuf, size
             return OPAL_UNLIKELY(m->failed) ? OMPI_ERROR : OMPI_ERR_NOT_AVAILABLE;
         }
     }
-    mca_coll_loom_nb_call_init(&c, m, comm, &plan, sbuf, NULL, displ[P], dtype, op, call);
+    mca_coll_loom_call_init(&c, m, comm, &plan, sbuf, NULL, displ[P], dtype, op, call);
     if (NULL != s) {
         c.displ = displ;
         c.out = rbuf;

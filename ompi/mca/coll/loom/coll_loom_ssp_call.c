@@ -173,7 +173,7 @@ int mca_coll_loom_ssp_iallreduce(mca_coll_loom_module_t *m, const void *sbuf, vo
                                  ompi_datatype_t *dtype, ompi_op_t *op, ompi_communicator_t *comm, bool persistent,
                                  ompi_request_t **request)
 {
-    mca_coll_loom_nb_call_t c;
+    mca_coll_loom_call_t c;
     size_t tsize;
     unsigned flags;
 
@@ -181,7 +181,7 @@ int mca_coll_loom_ssp_iallreduce(mca_coll_loom_module_t *m, const void *sbuf, vo
         !ssp_serves(m, comm, op, dtype, false, &flags)) {
         return OMPI_ERR_NOT_AVAILABLE;
     }
-    mca_coll_loom_nb_call_init(&c, m, comm, NULL, sbuf, rbuf, (size_t) count, dtype, op, flags);
+    mca_coll_loom_call_init(&c, m, comm, NULL, sbuf, rbuf, (size_t) count, dtype, op, flags);
     c.ssp = true;
     c.coll = MCA_COLL_LOOM_COLL_ALLREDUCE;
     return mca_coll_loom_nb_post(NULL, &c, persistent, request);

@@ -214,8 +214,8 @@ int mca_coll_loom_reduce_engaged_run(mca_coll_loom_module_t *m, const void *sbuf
         rc = mca_coll_loom_exec(m, &plan, sbuf, rbuf, (size_t) count, dtype, op, comm, MCA_COLL_BASE_TAG_REDUCE,
                                 call, NULL);
     } else {
-        mca_coll_loom_nb_call_t c;
-        mca_coll_loom_nb_call_init(&c, m, comm, &plan, sbuf, rbuf, (size_t) count, dtype, op, call);
+        mca_coll_loom_call_t c;
+        mca_coll_loom_call_init(&c, m, comm, &plan, sbuf, rbuf, (size_t) count, dtype, op, call);
         rc = mca_coll_loom_nb_post(&s, &c, persistent, request);
     }
     mca_coll_loom_sched_fini(&s);
