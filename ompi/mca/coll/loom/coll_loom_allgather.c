@@ -89,7 +89,7 @@ static int allgather_post(const void *sbuf, int scount, ompi_datatype_t *sdtype,
                           ompi_datatype_t *rdtype, ompi_communicator_t *comm, mca_coll_loom_module_t *m,
                           bool persistent, ompi_request_t **request)
 {
-    mca_coll_loom_plan_t plan = mca_coll_loom_plan_of(NULL, MCA_COLL_LOOM_COLL_ALLGATHER);
+    mca_coll_loom_plan_t plan;
     const int P = ompi_comm_size(comm);
     const mca_coll_loom_sched_t *s = NULL;
     mca_coll_loom_call_t c;
@@ -101,6 +101,8 @@ static int allgather_post(const void *sbuf, int scount, ompi_datatype_t *sdtype,
         if (NULL == s) {
             return OPAL_UNLIKELY(m->failed) ? OMPI_ERROR : OMPI_ERR_NOT_AVAILABLE;
         }
+    } else {
+        plan = mca_coll_loom_plan_of(NULL, MCA_COLL_LOOM_COLL_ALLGATHER); /* nothing to move */
     }
     describe(&c, m, comm, &plan, sbuf, scount, sdtype, rbuf, rcount, rdtype, tsize);
     return mca_coll_loom_nb_post(s, &c, persistent, request);

@@ -171,7 +171,7 @@ static int alltoall_post(mca_coll_loom_coll_t coll, const void *sbuf, int scount
     const int P = ompi_comm_size(comm);
     const bool v = MCA_COLL_LOOM_COLL_ALLTOALLV == coll;
     const mca_coll_loom_sched_t *s = NULL;
-    mca_coll_loom_plan_t plan = mca_coll_loom_plan_of(NULL, coll);
+    mca_coll_loom_plan_t plan;
     mca_coll_loom_call_t c;
     size_t tsize = 0;
 
@@ -181,6 +181,8 @@ static int alltoall_post(mca_coll_loom_coll_t coll, const void *sbuf, int scount
         if (NULL == s) {
             return OPAL_UNLIKELY(m->failed) ? OMPI_ERROR : OMPI_ERR_NOT_AVAILABLE;
         }
+    } else {
+        plan = mca_coll_loom_plan_of(NULL, coll); /* nothing to move */
     }
     if (OMPI_SUCCESS != describe(&c, m, comm, &plan, sbuf, scount, scounts, sdispls, sdtype, rbuf, rcount, rcounts,
                                  rdispls, rdtype, true)) {

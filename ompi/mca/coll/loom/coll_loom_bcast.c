@@ -35,13 +35,23 @@ static void describe(mca_coll_loom_call_t *c, mca_coll_loom_module_t *m, ompi_co
     }
 }
 
+/* A blocking bcast whose schedule cuts the message: described, then run on its bytes. */
+static __opal_attribute_noinline__ int run_on_bytes(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *plan,
+                                                    void *buf, int count, ompi_datatype_t *dtype, int root,
+                                                    ompi_communicator_t *comm, size_t tsize)
+{
+    mca_coll_loom_call_t c;
+
+    describe(&c, m, comm, plan, buf, count, dtype, root, tsize);
+    return mca_coll_loom_exec_call(m, plan, &c, MCA_COLL_BASE_TAG_BCAST);
+}
+
 int mca_coll_loom_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
                         struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
     const mca_coll_loom_sched_t *s;
     mca_coll_loom_plan_t plan;
-    mca_coll_loom_call_t c;
     size_t tsize = 0;
     int rc;
 
@@ -63,8 +73,14 @@ int mca_coll_loom_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int
             return mca_coll_loom_shm_outcome(m, comm, plan.coll, rc);
         }
     }
-    describe(&c, m, comm, &plan, buf, count, dtype, root, tsize);
-    rc = mca_coll_loom_exec_call(m, &plan, &c, MCA_COLL_BASE_TAG_BCAST);
+    if (s->nblocks > 1) {
+        rc = run_on_bytes(m, &plan, buf, count, dtype, root, comm, tsize);
+    } else {
+        /* nothing around the schedule: straight to the engine, for the small bcast's
+         * per-call cost (docs/dev/developing.md, "Performance notes") */
+        rc = mca_coll_loom_exec(m, &plan, NULL, buf, (size_t) count, dtype, NULL, comm, MCA_COLL_BASE_TAG_BCAST,
+                                MCA_COLL_LOOM_CALL_NO_OP, NULL);
+    }
     return OMPI_ERR_NOT_AVAILABLE != rc ? rc
                                         : m->previous_bcast(buf, count, dtype, root, comm, m->previous_bcast_module);
 }
@@ -73,7 +89,7 @@ int mca_coll_loom_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int
 static int bcast_post(void *buf, int count, ompi_datatype_t *dtype, int root, ompi_communicator_t *comm,
                       mca_coll_loom_module_t *m, bool persistent, ompi_request_t **request)
 {
-    mca_coll_loom_plan_t plan = mca_coll_loom_plan_of(NULL, MCA_COLL_LOOM_COLL_BCAST);
+    mca_coll_loom_plan_t plan;
     const mca_coll_loom_sched_t *s = NULL;
     mca_coll_loom_call_t c;
     size_t tsize = 0;
@@ -84,6 +100,8 @@ static int bcast_post(void *buf, int count, ompi_datatype_t *dtype, int root, om
         if (NULL == s) {
             return OPAL_UNLIKELY(m->failed) ? OMPI_ERROR : OMPI_ERR_NOT_AVAILABLE;
         }
+    } else {
+        plan = mca_coll_loom_plan_of(NULL, MCA_COLL_LOOM_COLL_BCAST); /* nothing to move */
     }
     describe(&c, m, comm, &plan, buf, count, dtype, root, tsize);
     return mca_coll_loom_nb_post(s, &c, persistent, request);

@@ -34,11 +34,11 @@ void mca_coll_loom_call_init(mca_coll_loom_call_t *c, mca_coll_loom_module_t *m,
     c->coll = NULL != plan ? (int) plan->coll : -1;
 }
 
-int mca_coll_loom_call_begin(const mca_coll_loom_call_t *c, mca_coll_loom_call_run_t *run)
+int mca_coll_loom_call_begin_steps(const mca_coll_loom_call_t *c, mca_coll_loom_call_run_t *run)
 {
     int rc = OMPI_SUCCESS;
 
-    *run = (mca_coll_loom_call_run_t) {.sbuf = c->sbuf, .rbuf = c->rbuf, .count = c->count, .dtype = c->dtype};
+    /* (the fields mca_coll_loom_call_begin set are the call's own) */
     if (NULL != c->own_src) {
         /* allgather: this rank's block of the result, from its send buffer */
         rc = ompi_datatype_sndrcv(c->own_src, c->own_scount, c->own_sdtype, c->own_dst, c->own_rcount,
@@ -96,7 +96,7 @@ int mca_coll_loom_call_begin(const mca_coll_loom_call_t *c, mca_coll_loom_call_r
     return rc;
 }
 
-int mca_coll_loom_call_end(const mca_coll_loom_call_t *c, mca_coll_loom_call_run_t *run, int rc)
+int mca_coll_loom_call_end_steps(const mca_coll_loom_call_t *c, mca_coll_loom_call_run_t *run, int rc)
 {
     /* a copy-out or unpack that fails after the exchange concerns this rank alone */
     if (OMPI_SUCCESS == rc && NULL != c->displ && NULL != run->tmp && c->displ[c->rank + 1] > c->displ[c->rank]) {

@@ -83,11 +83,29 @@ typedef struct {
 
 /* The steps before the schedule: this rank's own block, the packed form, scratch
  * buffers.  Returns this rank's local error (then the schedule runs poisoned, without
- * data: the peers run theirs).  Every field of *run is set, also on error. */
-int mca_coll_loom_call_begin(const mca_coll_loom_call_t *c, mca_coll_loom_call_run_t *run);
+ * data: the peers run theirs).  Every field of *run is set, also on error.  In line up
+ * to the test whether the call has such steps: most calls have none. */
+int mca_coll_loom_call_begin_steps(const mca_coll_loom_call_t *c, mca_coll_loom_call_run_t *run);
+static inline int mca_coll_loom_call_begin(const mca_coll_loom_call_t *c, mca_coll_loom_call_run_t *run)
+{
+    run->sbuf = c->sbuf;
+    run->rbuf = c->rbuf;
+    run->count = c->count;
+    run->dtype = c->dtype;
+    run->packed = NULL;
+    run->tmp = NULL;
+    if (NULL == c->own_src && !c->bytes && NULL == c->displ && !c->in_place) {
+        return OMPI_SUCCESS;
+    }
+    return mca_coll_loom_call_begin_steps(c, run);
+}
 /* The steps after it, when the schedule returned rc: the copy-out and the unpack when it
  * succeeded, and the release of what begin took in any case.  Returns rc or their error. */
-int mca_coll_loom_call_end(const mca_coll_loom_call_t *c, mca_coll_loom_call_run_t *run, int rc);
+int mca_coll_loom_call_end_steps(const mca_coll_loom_call_t *c, mca_coll_loom_call_run_t *run, int rc);
+static inline int mca_coll_loom_call_end(const mca_coll_loom_call_t *c, mca_coll_loom_call_run_t *run, int rc)
+{
+    return NULL == run->packed && NULL == run->tmp ? rc : mca_coll_loom_call_end_steps(c, run, rc);
+}
 /* A blocking call: begin, the schedule of plan p on the engine with `tag`, end.
  * OMPI_ERR_NOT_AVAILABLE (nothing sent): the previous component is to serve it. */
 int mca_coll_loom_exec_call(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *p, const mca_coll_loom_call_t *c,

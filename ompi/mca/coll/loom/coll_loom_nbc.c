@@ -417,7 +417,7 @@ int mca_coll_loom_nb_vector(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll
                             struct ompi_communicator_t *comm, bool persistent, ompi_request_t **request)
 {
     const mca_coll_loom_sched_t *s = NULL;
-    mca_coll_loom_plan_t plan = mca_coll_loom_plan_of(NULL, coll);
+    mca_coll_loom_plan_t plan;
     mca_coll_loom_call_t c;
     size_t tsize = 0;
     unsigned call = 0;
@@ -428,6 +428,8 @@ int mca_coll_loom_nb_vector(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll
         if (NULL == s) {
             return OPAL_UNLIKELY(m->failed) ? OMPI_ERROR : OMPI_ERR_NOT_AVAILABLE;
         }
+    } else {
+        plan = mca_coll_loom_plan_of(NULL, coll); /* nothing to move */
     }
     if (MCA_COLL_LOOM_COLL_REDUCE == coll && ompi_comm_rank(comm) != root) {
         /* the receive buffer is the root's alone (coll_loom_reduce.c) */

@@ -325,12 +325,9 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan_nb(mca_coll_loom_module_t *m, mc
     mca_coll_loom_choice_t *choice = &plan->choice;
     const mca_coll_loom_sched_t *s;
 
-    plan->sched = NULL;
     plan->coll = coll;
-    plan->shm = false;
     if (OPAL_UNLIKELY(m->failed)) {
-        choice->alg = -1;
-        choice->transport = 0;
+        *plan = mca_coll_loom_plan_of(NULL, coll);
         return NULL;
     }
     /* No settings check here: it is a blocking exchange, and MPI lets ranks start
@@ -345,6 +342,7 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan_nb(mca_coll_loom_module_t *m, mc
         if (1 == cm->job_agreed && m->in_job) {
             m->settings_agreed = 1;
         } else {
+            *plan = mca_coll_loom_plan_of(NULL, coll);
             *choice = (mca_coll_loom_choice_t){.alg = -1, .why = "settings not compared yet on this communicator"};
             if (MCA_COLL_LOOM_VERBOSE(20)) {
                 print_call(m, coll, comm, bytes, call | MCA_COLL_LOOM_CALL_NB, choice, NULL);
@@ -373,14 +371,11 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan(mca_coll_loom_module_t *m,
     mca_coll_loom_choice_t *choice = &plan->choice;
     const mca_coll_loom_sched_t *s;
 
-    plan->sched = NULL;
     plan->coll = coll;
-    plan->shm = false;
     /* a communicator marked failed (mca_coll_loom_mark_failed): no schedule, and the entry
      * point returns the error instead of handing the call on */
     if (OPAL_UNLIKELY(m->failed)) {
-        choice->alg = -1;
-        choice->transport = 0;
+        *plan = mca_coll_loom_plan_of(NULL, coll);
         return NULL;
     }
     /* the communicator's first call: the settings check, before the segment's state is

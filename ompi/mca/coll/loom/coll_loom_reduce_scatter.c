@@ -128,7 +128,7 @@ static int rs_post(mca_coll_loom_coll_t coll, const void *sbuf, void *rbuf, size
                    ompi_datatype_t *dtype, ompi_op_t *op, ompi_communicator_t *comm, mca_coll_loom_module_t *m,
                    bool persistent, ompi_request_t **request)
 {
-    mca_coll_loom_plan_t plan = mca_coll_loom_plan_of(NULL, coll);
+    mca_coll_loom_plan_t plan;
     const int P = ompi_comm_size(comm);
     const mca_coll_loom_sched_t *s = NULL;
     mca_coll_loom_call_t c;
@@ -145,6 +145,8 @@ static int rs_post(mca_coll_loom_coll_t coll, const void *sbuf, void *rbuf, size
             free(displ);
             return OPAL_UNLIKELY(m->failed) ? OMPI_ERROR : OMPI_ERR_NOT_AVAILABLE;
         }
+    } else {
+        plan = mca_coll_loom_plan_of(NULL, coll); /* nothing to move */
     }
     mca_coll_loom_call_init(&c, m, comm, &plan, sbuf, NULL, displ[P], dtype, op, call);
     if (NULL != s) {

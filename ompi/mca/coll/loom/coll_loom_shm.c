@@ -281,13 +281,29 @@ static int combine(const mca_coll_loom_shm_t *seg, loom_src_t src, int self, con
 /* ------------------------------------------------------------------------------------ */
 /* the collectives                                                                       */
 
-/* The representatives' phase of the call planned as `plan`, on the plan's transport. */
+/* Runs the representatives' schedule s on the plan's transport (out of line: the plan's
+ * copy would make every segment call pay for a stack frame it rarely needs). */
+static __opal_attribute_noinline__ int exec_leaders(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *plan,
+                                                    const mca_coll_loom_sched_t *s, ompi_communicator_t *comm,
+                                                    const void *sbuf, void *rbuf, size_t count,
+                                                    ompi_datatype_t *dtype, ompi_op_t *op, unsigned call, int tag)
+{
+    mca_coll_loom_plan_t leaders = *plan;
+    int rc;
+
+    leaders.sched = s;
+    /* never the code that sends the caller to its point-to-point schedule: this call
+     * has run already */
+    rc = mca_coll_loom_exec(m, &leaders, sbuf, rbuf, count, dtype, op, comm, tag, call, NULL);
+    return OMPI_ERR_NOT_AVAILABLE == rc ? OMPI_ERROR : rc;
+}
+
+/* The representatives' phase of the call planned as `plan`. */
 static int run_leaders(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *plan, ompi_communicator_t *comm,
                        const void *sbuf, void *rbuf, size_t count, ompi_datatype_t *dtype, ompi_op_t *op,
                        unsigned call, int root, int tag)
 {
     const mca_coll_loom_sched_t *s = mca_coll_loom_plan_leaders(m, plan->coll, comm, call, root);
-    mca_coll_loom_plan_t leaders;
 
     if (NULL == s) {
         return OMPI_ERROR;
@@ -295,12 +311,7 @@ static int run_leaders(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *pl
     if (0 == s->nops) {
         return OMPI_SUCCESS;
     }
-    /* never the code that sends the caller to its point-to-point schedule: this call
-     * has run already */
-    leaders = *plan;
-    leaders.sched = s;
-    const int rc = mca_coll_loom_exec(m, &leaders, sbuf, rbuf, count, dtype, op, comm, tag, call, NULL);
-    return OMPI_ERR_NOT_AVAILABLE == rc ? OMPI_ERROR : rc;
+    return exec_leaders(m, plan, s, comm, sbuf, rbuf, count, dtype, op, call, tag);
 }
 
 /* A call without coordinator (loom_shm.h): a communicator of one node, at most
