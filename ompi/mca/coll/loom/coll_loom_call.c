@@ -15,25 +15,6 @@
 #include "coll_loom.h"
 #include "coll_loom_call.h"
 
-void mca_coll_loom_call_init(mca_coll_loom_call_t *c, mca_coll_loom_module_t *m, struct ompi_communicator_t *comm,
-                             const mca_coll_loom_plan_t *plan, const void *sbuf, void *rbuf, size_t count,
-                             ompi_datatype_t *dtype, ompi_op_t *op, unsigned call)
-{
-    memset(c, 0, sizeof(*c));
-    c->module = m;
-    c->comm = comm;
-    c->P = ompi_comm_size(comm);
-    c->rank = ompi_comm_rank(comm);
-    c->sbuf = sbuf;
-    c->rbuf = rbuf;
-    c->count = count;
-    c->dtype = dtype;
-    c->op = op;
-    c->call = call;
-    c->transport = NULL != plan ? plan->choice.transport : 0;
-    c->coll = NULL != plan ? (int) plan->coll : -1;
-}
-
 int mca_coll_loom_call_begin_steps(const mca_coll_loom_call_t *c, mca_coll_loom_call_run_t *run)
 {
     int rc = OMPI_SUCCESS;

@@ -8,6 +8,8 @@
 #ifndef MCA_COLL_LOOM_CALL_H
 #define MCA_COLL_LOOM_CALL_H
 
+#include <string.h>
+
 #include "coll_loom.h"
 
 /* A call as every form runs it: its buffers and what its collective does before and
@@ -62,11 +64,28 @@ typedef struct {
     bool unpack;
 } mca_coll_loom_call_t;
 
-/* Fills c for a call of (sbuf, rbuf, count, dtype, op) with no extras. */
-void mca_coll_loom_call_init(mca_coll_loom_call_t *c, mca_coll_loom_module_t *m,
-                                struct ompi_communicator_t *comm, const mca_coll_loom_plan_t *plan,
-                                const void *sbuf, void *rbuf, size_t count, ompi_datatype_t *dtype, ompi_op_t *op,
-                                unsigned call);
+/* Fills c for a call of (sbuf, rbuf, count, dtype, op) with no steps of its own; plan:
+ * the call's (its transport and collective), NULL for a call the planner did not see.
+ * In line: every non-blocking call makes one. */
+static inline void mca_coll_loom_call_init(mca_coll_loom_call_t *c, mca_coll_loom_module_t *m,
+                                           struct ompi_communicator_t *comm, const mca_coll_loom_plan_t *plan,
+                                           const void *sbuf, void *rbuf, size_t count, ompi_datatype_t *dtype,
+                                           ompi_op_t *op, unsigned call)
+{
+    memset(c, 0, sizeof(*c));
+    c->module = m;
+    c->comm = comm;
+    c->P = ompi_comm_size(comm);
+    c->rank = ompi_comm_rank(comm);
+    c->sbuf = sbuf;
+    c->rbuf = rbuf;
+    c->count = count;
+    c->dtype = dtype;
+    c->op = op;
+    c->call = call;
+    c->transport = NULL != plan ? plan->choice.transport : 0;
+    c->coll = NULL != plan ? (int) plan->coll : -1;
+}
 
 /* What the steps before the schedule leave for one run of it, and hold until after. */
 typedef struct {
