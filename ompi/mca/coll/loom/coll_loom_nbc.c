@@ -25,7 +25,7 @@
 #include "coll_loom_nbc.h"
 #include "coll_loom_ssp.h"
 
-typedef struct {
+typedef struct loom_request_t {
     ompi_coll_base_nbc_request_t super;
     mca_coll_loom_task_t task;
     mca_coll_loom_sched_t sched; /* the request's copy (arrays inside mem) */
@@ -37,6 +37,8 @@ typedef struct {
     mca_coll_loom_ssp_call_t ssp; /* c.ssp: the call on the stale-synchronous exchange */
     bool task_ready;             /* this start's task was set up (not a marked communicator's) */
     mca_coll_loom_call_run_t run; /* what this start's steps before the schedule took */
+    struct loom_request_t *done_next; /* loom_progress: done, to be finished after the walk */
+    int done_rc;
 } loom_request_t;
 
 static int request_free(ompi_request_t **rptr);
@@ -108,13 +110,16 @@ static volatile int npolls;
 
 /* loom's one progress callback, registered once the first request starts or something
  * asks to be polled: the polls first (an SSP call completes there, its request below),
- * then the requests.  Not re-entered: a request that fails waits for its transfers,
- * which calls opal_progress again. */
+ * then the requests.  The walk is not re-entered; the requests it found done are finished
+ * after it, without the lock: a request that fails waits for its transfers, and that
+ * opal_progress may start requests of this process (Open MPI's communicator creation
+ * posts its agreements from progress callbacks), which take the lock. */
 static int loom_progress(void)
 {
     mca_coll_loom_component_t *cm = &mca_coll_loom_component;
     static bool busy;
     opal_list_item_t *item, *next;
+    loom_request_t *done = NULL, **tail = &done;
     int completed = 0;
 
     for (int i = 0; i < npolls; ++i) {
@@ -138,13 +143,21 @@ static int loom_progress(void)
         next = opal_list_get_next(item);
         if (request_progress(r, &rc)) {
             opal_list_remove_item(&cm->active, item);
-            request_finish(r, rc);
-            completed++;
+            r->done_rc = rc;
+            r->done_next = NULL;
+            *tail = r;
+            tail = &r->done_next;
         }
     }
     busy = false;
     if (opal_using_threads()) {
         opal_mutex_unlock(&cm->active_lock);
+    }
+    while (NULL != done) {
+        loom_request_t *r = done;
+        done = r->done_next;
+        request_finish(r, r->done_rc);
+        completed++;
     }
     return completed;
 }
