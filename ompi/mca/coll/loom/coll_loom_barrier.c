@@ -12,6 +12,7 @@
 #include "ompi/mca/coll/base/coll_tags.h"
 
 #include "coll_loom.h"
+#include "coll_loom_shm.h"
 #include "coll_loom_nbc.h"
 
 int mca_coll_loom_barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *module)

@@ -19,6 +19,7 @@
 #include "ompi/mca/coll/base/base.h"
 
 #include "coll_loom.h"
+#include "coll_loom_shm.h"
 #include "coll_loom_ssp.h"
 
 static void loom_module_construct(mca_coll_loom_module_t *m)

@@ -18,6 +18,7 @@
 #include "ompi/constants.h"
 
 #include "coll_loom.h"
+#include "coll_loom_shm.h"
 
 /* ------------------------------------------------------------------------------------ */
 /* per-call planning and the schedule cache                                              */

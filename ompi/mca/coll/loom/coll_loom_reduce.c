@@ -14,6 +14,7 @@
 #include "ompi/op/op.h"
 
 #include "coll_loom.h"
+#include "coll_loom_shm.h"
 #include "coll_loom_nbc.h"
 
 int mca_coll_loom_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,

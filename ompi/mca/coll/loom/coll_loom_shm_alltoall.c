@@ -40,6 +40,7 @@
 #include "ompi/datatype/ompi_datatype.h"
 
 #include "coll_loom.h"
+#include "coll_loom_shm.h"
 
 /* The small form's send buffer follows a line of its own in the sym slot. */
 #define LOOM_A2A_SMALL_OFF   64

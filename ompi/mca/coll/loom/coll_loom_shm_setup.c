@@ -33,6 +33,7 @@
 #include "ompi/op/op.h"
 
 #include "coll_loom.h"
+#include "coll_loom_shm.h"
 
 /* ------------------------------------------------------------------------------------ */
 /* setup                                                                                 */
