@@ -285,6 +285,13 @@ typedef struct mca_coll_loom_module_t {
     double threshold[MCA_COLL_LOOM_NUM_THRESHOLDS];
     size_t delivered[MCA_COLL_LOOM_NUM_THRESHOLDS];
     bool warned_engage;
+    /* loom_reduce_engage's schedule, kept for the next call of the same root, call
+     * flags and key value (engage_valid) */
+    mca_coll_loom_sched_t engage_sched;
+    bool engage_valid;
+    int engage_root;
+    unsigned engage_call;
+    double engage_fraction;
 
     /* the stale-synchronous allreduce (coll_loom_ssp.c): the info key
      * loom_allreduce_slack (-1: off), this rank's clock, the oldest clock in the last
@@ -747,10 +754,12 @@ static inline int mca_coll_loom_reduce_engaged(mca_coll_loom_module_t *m, const 
     }
     return mca_coll_loom_reduce_engaged_run(m, sbuf, rbuf, count, dtype, op, root, comm, persistent, request);
 }
-/* The reduce of loom_reduce_engage: a finished schedule in s (caller's to fini), the
- * binomial reduce among the engaged ranks, empty on the others. */
-int mca_coll_loom_engage_schedule(mca_coll_loom_module_t *m, struct ompi_communicator_t *comm, int root,
-                                  unsigned call, mca_coll_loom_sched_t *s);
+/* The reduce of loom_reduce_engage: the binomial reduce among the engaged ranks, empty on
+ * the others; the module's, built again only when the root, the call flags or the key's
+ * value change.  NULL: out of memory (*rc). */
+const mca_coll_loom_sched_t *mca_coll_loom_engage_schedule(mca_coll_loom_module_t *m,
+                                                           struct ompi_communicator_t *comm, int root,
+                                                           unsigned call, int *rc);
 
 /* The module serving comm's collectives, also while it is being enabled (for info-key
  * callbacks and MPI_T variables bound to communicators; NULL: not loom's). */

@@ -114,44 +114,64 @@ size_t mca_coll_loom_threshold_count(mca_coll_loom_module_t *m, int which, size_
     return count;
 }
 
-int mca_coll_loom_engage_schedule(mca_coll_loom_module_t *m, ompi_communicator_t *comm, int root, unsigned call,
-                                  mca_coll_loom_sched_t *s)
+const mca_coll_loom_sched_t *mca_coll_loom_engage_schedule(mca_coll_loom_module_t *m, ompi_communicator_t *comm,
+                                                           int root, unsigned call, int *rc)
 {
     const int P = ompi_comm_size(comm), rank = ompi_comm_rank(comm);
     const int vrank = (rank - root + P) % P;
-    int engaged = 1, *peers, rc;
+    const double fraction = m->threshold[MCA_COLL_LOOM_THRESHOLD_ENGAGE];
+    mca_coll_loom_sched_t *s = &m->engage_sched;
+    int engaged = 1, *peers;
     mca_coll_loom_sched_t sub;
     mca_coll_loom_params_t p = {.root = 0, .call = call, .coll = MCA_COLL_LOOM_COLL_REDUCE};
 
-    while (engaged < P && engaged < ceil(m->threshold[MCA_COLL_LOOM_THRESHOLD_ENGAGE] * P)) {
+    while (engaged < P && engaged < ceil(fraction * P)) {
         engaged *= 2; /* the binomial tree's stages */
     }
     engaged = engaged < P ? engaged : P;
     m->delivered[MCA_COLL_LOOM_THRESHOLD_ENGAGE] = (size_t) engaged;
+    *rc = MCA_COLL_LOOM_OK;
+    if (m->engage_valid && m->engage_root == root && m->engage_call == call && m->engage_fraction == fraction) {
+        return s;
+    }
+    if (m->engage_valid) {
+        mca_coll_loom_sched_fini(s);
+        m->engage_valid = false;
+    }
     mca_coll_loom_sched_init(s);
-    if (vrank >= engaged) {
-        return mca_coll_loom_sched_finish(s); /* not engaged: nothing to do */
-    }
-    peers = malloc(sizeof(int) * (size_t) engaged);
-    if (NULL == peers) {
+    if (vrank < engaged) {
+        peers = malloc(sizeof(int) * (size_t) engaged);
+        if (NULL == peers) {
+            mca_coll_loom_sched_fini(s);
+            *rc = MCA_COLL_LOOM_ERR_NOMEM;
+            return NULL;
+        }
+        for (int v = 0; v < engaged; ++v) {
+            peers[v] = (v + root) % P;
+        }
+        p.P = engaged;
+        p.rank = vrank;
+        mca_coll_loom_sched_init(&sub);
+        *rc = mca_coll_loom_build_binomial(&sub, &p);
+        if (MCA_COLL_LOOM_OK == *rc) {
+            mca_coll_loom_sched_append_mapped(s, &sub, peers, MCA_COLL_LOOM_SLOT_RESULT, MCA_COLL_LOOM_SLOT_INPUT,
+                                              MCA_COLL_LOOM_SLOT_SCRATCH0);
+        }
+        mca_coll_loom_sched_fini(&sub);
         free(peers);
-        return MCA_COLL_LOOM_ERR_NOMEM;
+    } /* else not engaged: nothing to do */
+    if (MCA_COLL_LOOM_OK == *rc) {
+        *rc = mca_coll_loom_sched_finish(s);
     }
-    for (int v = 0; v < engaged; ++v) {
-        peers[v] = (v + root) % P;
+    if (MCA_COLL_LOOM_OK != *rc) {
+        mca_coll_loom_sched_fini(s);
+        return NULL;
     }
-    p.P = engaged;
-    p.rank = vrank;
-    mca_coll_loom_sched_init(&sub);
-    rc = mca_coll_loom_build_binomial(&sub, &p);
-    if (MCA_COLL_LOOM_OK == rc) {
-        mca_coll_loom_sched_append_mapped(s, &sub, peers, MCA_COLL_LOOM_SLOT_RESULT, MCA_COLL_LOOM_SLOT_INPUT,
-                                          MCA_COLL_LOOM_SLOT_SCRATCH0);
-        rc = mca_coll_loom_sched_finish(s);
-    }
-    mca_coll_loom_sched_fini(&sub);
-    free(peers);
-    return rc;
+    m->engage_valid = true;
+    m->engage_root = root;
+    m->engage_call = call;
+    m->engage_fraction = fraction;
+    return s;
 }
 
 int mca_coll_loom_reduce_engaged_run(mca_coll_loom_module_t *m, const void *sbuf, void *rbuf, int count,
@@ -159,7 +179,7 @@ int mca_coll_loom_reduce_engaged_run(mca_coll_loom_module_t *m, const void *sbuf
                                      bool persistent, ompi_request_t **request)
 {
     const bool is_root = ompi_comm_rank(comm) == root;
-    mca_coll_loom_sched_t s;
+    const mca_coll_loom_sched_t *s;
     mca_coll_loom_plan_t plan;
     size_t tsize = 0;
     unsigned call;
@@ -184,9 +204,8 @@ int mca_coll_loom_reduce_engaged_run(mca_coll_loom_module_t *m, const void *sbuf
     if (OPAL_UNLIKELY(m->failed)) {
         return OMPI_ERROR;
     }
-    rc = mca_coll_loom_engage_schedule(m, comm, root, call, &s);
-    if (MCA_COLL_LOOM_OK != rc) {
-        mca_coll_loom_sched_fini(&s);
+    s = mca_coll_loom_engage_schedule(m, comm, root, call, &rc);
+    if (NULL == s) {
         mca_coll_loom_mark_failed(m, comm, MCA_COLL_LOOM_COLL_REDUCE, OMPI_ERR_OUT_OF_RESOURCE); /* the others run theirs */
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
@@ -209,16 +228,15 @@ int mca_coll_loom_reduce_engaged_run(mca_coll_loom_module_t *m, const void *sbuf
         sbuf = MPI_IN_PLACE != sbuf ? sbuf : NULL;
     }
     /* a schedule of its own, not the planner's: on the PML (every rank alike) */
-    plan = mca_coll_loom_plan_of(&s, MCA_COLL_LOOM_COLL_REDUCE);
+    plan = mca_coll_loom_plan_of(s, MCA_COLL_LOOM_COLL_REDUCE);
     if (NULL == request) {
         rc = mca_coll_loom_exec(m, &plan, sbuf, rbuf, (size_t) count, dtype, op, comm, MCA_COLL_BASE_TAG_REDUCE,
                                 call, NULL);
     } else {
         mca_coll_loom_call_t c;
         mca_coll_loom_call_init(&c, m, comm, &plan, sbuf, rbuf, (size_t) count, dtype, op, call);
-        rc = mca_coll_loom_nb_post(&s, &c, persistent, request);
+        rc = mca_coll_loom_nb_post(s, &c, persistent, request); /* the request keeps a copy */
     }
-    mca_coll_loom_sched_fini(&s);
     return rc;
 }
 
