@@ -21,6 +21,7 @@
 #include "ompi/mca/coll/base/coll_tags.h"
 
 #include "coll_loom.h"
+#include "coll_loom_exec.h"
 #include "coll_loom_shm.h"
 #include "coll_loom_call.h"
 #include "coll_loom_nbc.h"

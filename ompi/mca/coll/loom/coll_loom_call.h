@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "coll_loom.h"
+#include "coll_loom_exec.h"
 
 /* A call as every form runs it: its buffers and what its collective does before and
  * after the schedule (the prologue and epilogue below).  An entry point describes it

@@ -31,6 +31,7 @@
 #include "ompi/request/request.h"
 
 #include "coll_loom.h"
+#include "coll_loom_exec.h"
 #include "coll_loom_call.h"
 #include "opal/loom/loom_copy.h"
 

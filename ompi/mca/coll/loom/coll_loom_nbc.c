@@ -22,6 +22,7 @@
 #include "ompi/request/request.h"
 
 #include "coll_loom.h"
+#include "coll_loom_exec.h"
 #include "coll_loom_shm.h"
 #include "coll_loom_nbc.h"
 #include "coll_loom_ssp.h"

@@ -14,6 +14,7 @@
 #include "ompi/op/op.h"
 
 #include "coll_loom.h"
+#include "coll_loom_exec.h"
 #include "coll_loom_shm.h"
 #include "coll_loom_nbc.h"
 

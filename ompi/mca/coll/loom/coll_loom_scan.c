@@ -13,6 +13,7 @@
 #include "ompi/op/op.h"
 
 #include "coll_loom.h"
+#include "coll_loom_exec.h"
 #include "coll_loom_nbc.h"
 
 /* One scan or exscan: loom's schedule, or the previous component's function (scan

@@ -43,6 +43,7 @@
 #include "ompi/op/op.h"
 
 #include "coll_loom.h"
+#include "coll_loom_exec.h"
 #include "coll_loom_shm.h"
 
 /* Checks before sleeping when coll_loom_shm_spin is -1.  Ranks with a core each spin

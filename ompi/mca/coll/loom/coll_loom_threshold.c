@@ -34,6 +34,7 @@
 #include "ompi/mca/coll/base/coll_tags.h"
 
 #include "coll_loom.h"
+#include "coll_loom_exec.h"
 #include "coll_loom_nbc.h"
 #include "coll_loom_ssp.h"
 
