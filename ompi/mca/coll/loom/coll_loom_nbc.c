@@ -15,6 +15,7 @@
 
 #include "mpi.h"
 #include "opal/runtime/opal_progress.h"
+#include "opal/sys/atomic.h"
 #include "ompi/communicator/communicator.h"
 #include "ompi/constants.h"
 #include "ompi/datatype/ompi_datatype.h"
@@ -204,6 +205,7 @@ void mca_coll_loom_nb_poll_add(int (*poll)(void))
     OPAL_THREAD_LOCK(&cm->active_lock);
     if (npolls < LOOM_MAX_POLLS) {
         polls[npolls] = poll;
+        opal_atomic_wmb(); /* loom_progress reads the table without the lock */
         ++npolls;
     }
     OPAL_THREAD_UNLOCK(&cm->active_lock);
