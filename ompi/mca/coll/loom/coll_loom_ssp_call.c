@@ -92,6 +92,9 @@ static int attach_attributes(mca_coll_loom_module_t *m, ompi_communicator_t *com
 {
     int rc = OMPI_SUCCESS;
 
+    if (m->ssp_attached) {
+        return OMPI_SUCCESS; /* every call after the first */
+    }
     opal_mutex_lock(&keyval_lock); /* threads may set up their first exchanges at once */
     if (MPI_KEYVAL_INVALID == comm_keyval) {
         rc = create_keyvals();
