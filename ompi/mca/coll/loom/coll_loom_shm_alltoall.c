@@ -3,7 +3,7 @@
  * (Iakymchuk et al., section IV.B: every block goes straight to its destination, all at once,
  * and each receiver notices per source that its block is there).
  *
- * The schedule is `direct`'s (opal/loom/loom_alg_direct.c); only how its transfers are
+ * The schedule is `direct`'s (opal/loom/alg/loom_alg_direct.c); only how its transfers are
  * carried changes.  A call is one call without coordinator of the node segment's
  * protocol (opal/loom/loom_shm.h): each rank copies the other ranks' parts of its send
  * buffer to a place of its own in shared memory, raises the flag of its small (sym)
