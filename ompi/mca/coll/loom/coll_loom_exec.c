@@ -650,10 +650,10 @@ static inline bool any_complete(const mca_coll_loom_task_t *t)
 /* A blocking call: start, then progress the task and Open MPI until it is done.  In
  * line in both callers, as when it had one.  poison: this rank failed before the call
  * (its data is not there); the task still takes every step, without data. */
-static inline __opal_attribute_always_inline__ int exec_schedule(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *p, const void *sbuf,
-                         void *rbuf, size_t count, ompi_datatype_t *dtype, ompi_op_t *op,
-                         ompi_communicator_t *comm, int tag, unsigned call, const size_t *part_displ,
-                         const mca_coll_loom_parts_t *parts, int poison)
+static inline __opal_attribute_always_inline__ int
+exec_schedule(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *p, const void *sbuf, void *rbuf, size_t count,
+              ompi_datatype_t *dtype, ompi_op_t *op, ompi_communicator_t *comm, int tag, unsigned call,
+              const size_t *part_displ, const mca_coll_loom_parts_t *parts, int poison)
 {
     const mca_coll_loom_sched_t *s = p->sched;
     const int coll = p->coll;

@@ -49,7 +49,8 @@ int mca_coll_loom_reduce_scatter(const void *sbuf, void *rbuf, const int *rcount
 
     displ = malloc((size_t) (P + 1) * sizeof(*displ));
     if (NULL == displ) {
-        mca_coll_loom_mark_failed(m, comm, MCA_COLL_LOOM_COLL_REDUCE_SCATTER, OMPI_ERR_OUT_OF_RESOURCE); /* the peers may run a schedule */
+        /* the peers may run a schedule */
+        mca_coll_loom_mark_failed(m, comm, MCA_COLL_LOOM_COLL_REDUCE_SCATTER, OMPI_ERR_OUT_OF_RESOURCE);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     displ[0] = 0;

@@ -523,7 +523,8 @@ bool mca_coll_loom_shm_nb_progress(mca_coll_loom_module_t *m, mca_coll_loom_shm_
     return true;
 }
 
-int mca_coll_loom_shm_allreduce(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *plan, const void *sbuf, void *rbuf, size_t count,
+int mca_coll_loom_shm_allreduce(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *plan, const void *sbuf,
+                                void *rbuf, size_t count,
                                 ompi_datatype_t *dtype, ompi_op_t *op, ompi_communicator_t *comm,
                                 unsigned call)
 {
@@ -636,7 +637,8 @@ static int coordinator(const mca_coll_loom_module_t *m, int rank, int root)
     return me;
 }
 
-int mca_coll_loom_shm_bcast(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *plan, void *buf, size_t count, ompi_datatype_t *dtype,
+int mca_coll_loom_shm_bcast(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *plan, void *buf, size_t count,
+                            ompi_datatype_t *dtype,
                             int root, ompi_communicator_t *comm)
 {
     mca_coll_loom_shm_t *seg = &m->shm.seg;
@@ -775,7 +777,8 @@ static int node_reduce(mca_coll_loom_module_t *m, uint32_t seq, mca_coll_loom_sh
     return rc;
 }
 
-int mca_coll_loom_shm_reduce(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *plan, const void *sbuf, void *rbuf, size_t count,
+int mca_coll_loom_shm_reduce(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *plan, const void *sbuf,
+                             void *rbuf, size_t count,
                              ompi_datatype_t *dtype, ompi_op_t *op, int root, ompi_communicator_t *comm,
                              unsigned call)
 {

@@ -18,13 +18,16 @@
  * before the coll_loom_shm_setup_call-th call that could (each call counts, on every
  * rank alike): a communicator used for a few calls never pays for a segment. */
 bool mca_coll_loom_shm_usable(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, size_t bytes);
-int mca_coll_loom_shm_allreduce(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *plan, const void *sbuf, void *rbuf, size_t count,
+int mca_coll_loom_shm_allreduce(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *plan, const void *sbuf,
+                                void *rbuf, size_t count,
                                 ompi_datatype_t *dtype, ompi_op_t *op, ompi_communicator_t *comm,
                                 unsigned call);
 int mca_coll_loom_shm_barrier(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *plan, ompi_communicator_t *comm);
-int mca_coll_loom_shm_bcast(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *plan, void *buf, size_t count, ompi_datatype_t *dtype,
+int mca_coll_loom_shm_bcast(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *plan, void *buf, size_t count,
+                            ompi_datatype_t *dtype,
                             int root, ompi_communicator_t *comm);
-int mca_coll_loom_shm_reduce(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *plan, const void *sbuf, void *rbuf, size_t count,
+int mca_coll_loom_shm_reduce(mca_coll_loom_module_t *m, const mca_coll_loom_plan_t *plan, const void *sbuf,
+                             void *rbuf, size_t count,
                              ompi_datatype_t *dtype, ompi_op_t *op, int root, ompi_communicator_t *comm,
                              unsigned call);
 void mca_coll_loom_shm_fini(mca_coll_loom_module_t *m);

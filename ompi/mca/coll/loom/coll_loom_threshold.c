@@ -207,7 +207,8 @@ int mca_coll_loom_reduce_engaged_run(mca_coll_loom_module_t *m, const void *sbuf
     }
     s = mca_coll_loom_engage_schedule(m, comm, root, call, &rc);
     if (NULL == s) {
-        mca_coll_loom_mark_failed(m, comm, MCA_COLL_LOOM_COLL_REDUCE, OMPI_ERR_OUT_OF_RESOURCE); /* the others run theirs */
+        /* the others run theirs */
+        mca_coll_loom_mark_failed(m, comm, MCA_COLL_LOOM_COLL_REDUCE, OMPI_ERR_OUT_OF_RESOURCE);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     {
