@@ -109,13 +109,16 @@ static int attach_attributes(mca_coll_loom_module_t *m, ompi_communicator_t *com
 
 /* ---- calls --------------------------------------------------------------------------- */
 
-/* Whether this call runs stale-synchronously; else (a non-commutative op, settings
- * that differ between ranks: each could choose another algorithm) the caller runs the
- * ordinary allreduce. */
-static bool ssp_serves(mca_coll_loom_module_t *m, ompi_communicator_t *comm, ompi_op_t *op,
+/* Whether this call runs stale-synchronously; else (one rank, nothing to reduce, a
+ * non-commutative op, settings that differ between ranks: each could choose another
+ * algorithm) the caller runs the ordinary allreduce. */
+static bool ssp_serves(mca_coll_loom_module_t *m, ompi_communicator_t *comm, int count, ompi_op_t *op,
                        ompi_datatype_t *dtype, bool blocking, unsigned *call)
 {
-    if (!mca_coll_loom_settings_ok(m, comm, blocking)) {
+    size_t tsize;
+
+    if (ompi_comm_size(comm) < 2 || mca_coll_loom_empty((size_t) count, dtype, &tsize) ||
+        !mca_coll_loom_settings_ok(m, comm, blocking)) {
         return false;
     }
     *call = mca_coll_loom_module_call_flags(m, op, dtype);
@@ -154,12 +157,10 @@ int mca_coll_loom_ssp_allreduce(mca_coll_loom_module_t *m, const void *sbuf, voi
                                 ompi_datatype_t *dtype, ompi_op_t *op, ompi_communicator_t *comm)
 {
     mca_coll_loom_ssp_call_t call = {.sbuf = sbuf, .rbuf = rbuf};
-    size_t tsize;
     unsigned flags;
     int rc;
 
-    if (ompi_comm_size(comm) < 2 || mca_coll_loom_empty((size_t) count, dtype, &tsize) ||
-        !ssp_serves(m, comm, op, dtype, true, &flags)) {
+    if (!ssp_serves(m, comm, count, op, dtype, true, &flags)) {
         return OMPI_ERR_NOT_AVAILABLE;
     }
     rc = mca_coll_loom_ssp_start(m, comm, (size_t) count, dtype, op, flags, true, &call);
@@ -177,11 +178,9 @@ int mca_coll_loom_ssp_iallreduce(mca_coll_loom_module_t *m, const void *sbuf, vo
                                  ompi_request_t **request)
 {
     mca_coll_loom_call_t c;
-    size_t tsize;
     unsigned flags;
 
-    if (ompi_comm_size(comm) < 2 || mca_coll_loom_empty((size_t) count, dtype, &tsize) ||
-        !ssp_serves(m, comm, op, dtype, false, &flags)) {
+    if (!ssp_serves(m, comm, count, op, dtype, false, &flags)) {
         return OMPI_ERR_NOT_AVAILABLE;
     }
     mca_coll_loom_call_init(&c, m, comm, NULL, sbuf, rbuf, (size_t) count, dtype, op, flags);
