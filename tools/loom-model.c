@@ -393,7 +393,7 @@ static int build_grouped(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t 
     q.node_of = grp.gnode_of;
     q.torus_coords = c->coords + (size_t) (first / c->ppn) * c->t.ndims;
     q.root = c->root < q.P ? c->root : 0;
-    rc = mca_coll_loom_algs[grp.alg].build(s, &q);
+    rc = mca_coll_loom_algs[grp.alg]->build(s, &q);
     for (int i = 0; i < s->nops; ++i) {
         if (MCA_COLL_LOOM_OP_SEND == s->ops[i].kind || MCA_COLL_LOOM_OP_RECV == s->ops[i].kind) {
             s->ops[i].peer += first;
@@ -421,7 +421,7 @@ static void run_one(const cli_t *c, int alg, int P, size_t bytes, double bound)
 
     fmt_bytes(bytes, bstr, sizeof(bstr));
     const int gP = c->groups > 1 ? P / c->groups : P; /* a communicator's ranks */
-    if (0 == segs && c->torus && 0 == strcmp(mca_coll_loom_algs[alg].name, "torus")) {
+    if (0 == segs && c->torus && 0 == strcmp(mca_coll_loom_algs[alg]->name, "torus")) {
         /* the component's segments of the chain (coll_loom_torus_segment_size 0) */
         segs = mca_coll_loom_torus_auto_segs(c->coll, gP, bytes);
         segs_how = "*";
@@ -471,7 +471,7 @@ static void run_one(const cli_t *c, int alg, int P, size_t bytes, double bound)
     if (c->csv) {
         if (MCA_COLL_LOOM_OK == rc) {
             printf("%s,%d,%zu,%s,%d,%.6g,%.6g,%.4f,%s,%d,%ld,%.4f,%.4f,", mca_coll_loom_coll_name(c->coll),
-                   P, bytes, mca_coll_loom_algs[alg].name, segs, res.time * 1e6, bound * 1e6,
+                   P, bytes, mca_coll_loom_algs[alg]->name, segs, res.time * 1e6, bound * 1e6,
                    bound > 0 ? res.time / bound : 0.0, mca_coll_loom_model_method_name(res.method),
                    res.rounds, res.ops, t0, tchoose);
             if (c->torus) {
@@ -483,7 +483,7 @@ static void run_one(const cli_t *c, int alg, int P, size_t bytes, double bound)
             printf("\n");
         } else {
             printf("%s,%d,%zu,%s,%d,,%.6g,,none,,,%.4f,%.4f,\"%s\"", mca_coll_loom_coll_name(c->coll), P, bytes,
-                   mca_coll_loom_algs[alg].name, segs, bound * 1e6, t0, tchoose, res.note ? res.note : "error");
+                   mca_coll_loom_algs[alg]->name, segs, bound * 1e6, t0, tchoose, res.note ? res.note : "error");
             if (c->torus) {
                 printf(",,");
             }
@@ -494,7 +494,7 @@ static void run_one(const cli_t *c, int alg, int P, size_t bytes, double bound)
         }
     } else if (MCA_COLL_LOOM_OK == rc) {
         printf("%9d %8s  %-14s %5d%-1s %14.3f %8.2f  %-9s %7d %11ld %9.3f", P, bstr,
-               mca_coll_loom_algs[alg].name, segs, segs_how, res.time * 1e6,
+               mca_coll_loom_algs[alg]->name, segs, segs_how, res.time * 1e6,
                bound > 0 ? res.time / bound : 0.0, mca_coll_loom_model_method_name(res.method),
                res.rounds, res.ops, t0 + tchoose);
         if (c->torus) {
@@ -509,7 +509,7 @@ static void run_one(const cli_t *c, int alg, int P, size_t bytes, double bound)
         }
         printf("\n");
     } else {
-        printf("%9d %8s  %-14s %5d%-1s %14s %8s  %-9s  (%s)\n", P, bstr, mca_coll_loom_algs[alg].name, segs,
+        printf("%9d %8s  %-14s %5d%-1s %14s %8s  %-9s  (%s)\n", P, bstr, mca_coll_loom_algs[alg]->name, segs,
                segs_how, "n/a", "", "none", res.note ? res.note : "error");
     }
     if (NULL != finish && MCA_COLL_LOOM_OK == rc) {
@@ -753,7 +753,7 @@ int main(int argc, char **argv)
             }
             for (int alg = 0; alg < mca_coll_loom_num_algs; ++alg) {
                 if (!mca_coll_loom_alg_serves(alg, c.coll) ||
-                    (NULL != c.alg && 0 != strcmp(c.alg, mca_coll_loom_algs[alg].name))) {
+                    (NULL != c.alg && 0 != strcmp(c.alg, mca_coll_loom_algs[alg]->name))) {
                     continue;
                 }
                 run_one(&c, alg, (int) P, b, bound);

@@ -118,7 +118,15 @@ typedef struct {
                                   params.segs per call (0: the cost model chooses) */
 } mca_coll_loom_alg_t;
 
-extern const mca_coll_loom_alg_t mca_coll_loom_algs[];
+/* An algorithm's registry entry, in its own file (opal/loom/alg/loom_alg_<name>.c):
+ *     MCA_COLL_LOOM_ALGORITHM(<name>) = { .name = "<name>", .colls = ..., .build = ... };
+ * at the start of a line; the build collects the entries of the files in LOOM_ALG_SOURCES
+ * (Makefile.am) into mca_coll_loom_algs[], in that list's order. */
+#define MCA_COLL_LOOM_ALGORITHM(name) const mca_coll_loom_alg_t mca_coll_loom_alg_##name
+/* .colls bit of a collective: MCA_COLL_LOOM_SERVES(ALLREDUCE) */
+#define MCA_COLL_LOOM_SERVES(coll) (1u << MCA_COLL_LOOM_COLL_##coll)
+
+extern const mca_coll_loom_alg_t *const mca_coll_loom_algs[];
 extern const int mca_coll_loom_num_algs;
 
 const char *mca_coll_loom_coll_name(mca_coll_loom_coll_t coll);
@@ -128,7 +136,7 @@ int mca_coll_loom_alg_find(mca_coll_loom_coll_t coll, const char *name);
 
 static inline bool mca_coll_loom_alg_serves(int alg, mca_coll_loom_coll_t coll)
 {
-    return 0 != (mca_coll_loom_algs[alg].colls & (1u << coll));
+    return 0 != (mca_coll_loom_algs[alg]->colls & (1u << coll));
 }
 
 /* Why `alg` cannot run this call, or NULL when it can.  Checks the declared

@@ -351,13 +351,13 @@ static int parse_alg(ctx_t *c, const token_t *a, mca_coll_loom_rule_t *r)
         size_t used = strlen(known);
         for (int j = 0; j < mca_coll_loom_num_algs; ++j) {
             if (mca_coll_loom_alg_serves(j, r->coll)) {
-                used = append(known, sizeof(known), used, ", %s", mca_coll_loom_algs[j].name);
+                used = append(known, sizeof(known), used, ", %s", mca_coll_loom_algs[j]->name);
             }
         }
         return fail(c, a->col, "%s has no algorithm '%.*s' (known: %s)", mca_coll_loom_coll_name(r->coll), a->len,
                     a->s, known);
     }
-    r->alg = mca_coll_loom_algs[alg].name;
+    r->alg = mca_coll_loom_algs[alg]->name;
     return 0;
 }
 
@@ -377,7 +377,7 @@ static int parse_knob(ctx_t *c, const token_t *kt, int more, mca_coll_loom_rule_
     if (NULL == r->alg) {
         return fail(c, kt->col, "'previous' takes no knob");
     }
-    a = &mca_coll_loom_algs[mca_coll_loom_alg_find(r->coll, r->alg)];
+    a = mca_coll_loom_algs[mca_coll_loom_alg_find(r->coll, r->alg)];
     if (NULL == eq || NULL == a->knob || (int) strlen(a->knob) != klen ||
         0 != strncmp(kt->s, a->knob, (size_t) klen)) {
         if (NULL == a->knob) {
@@ -642,8 +642,8 @@ void mca_coll_loom_rule_format(const mca_coll_loom_rule_t *r, char *buf, size_t 
     used = append(buf, len, used, " -> %s", NULL == r->alg ? "previous" : r->alg);
     if (NULL != r->alg && (r->knob > 0 || MCA_COLL_LOOM_KNOB_AUTO == r->knob)) {
         int alg = mca_coll_loom_alg_find(r->coll, r->alg);
-        if (alg >= 0 && NULL != mca_coll_loom_algs[alg].knob) {
-            append(buf, len, used, " %s=%d", mca_coll_loom_algs[alg].knob, r->knob > 0 ? r->knob : 0);
+        if (alg >= 0 && NULL != mca_coll_loom_algs[alg]->knob) {
+            append(buf, len, used, " %s=%d", mca_coll_loom_algs[alg]->knob, r->knob > 0 ? r->knob : 0);
         }
     }
 }

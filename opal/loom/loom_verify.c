@@ -1471,7 +1471,7 @@ int mca_coll_loom_verify(int alg, mca_coll_loom_coll_t coll, const mca_coll_loom
         snprintf(err, errlen, "no algorithm %d", alg);
         return -1;
     }
-    a = &mca_coll_loom_algs[alg];
+    a = mca_coll_loom_algs[alg];
     /* rank order is owed on non-commutative calls by the algorithms that serve them;
      * a commutative call may be combined in any order (binomial reduce then uses a
      * tree rooted at the root) */

@@ -116,7 +116,7 @@ static void round_and_graph(int alg, mca_coll_loom_coll_t coll, int P, size_t n,
     o.method = MCA_COLL_LOOM_MODEL_GRAPH;
     *tg = MCA_COLL_LOOM_OK == mca_coll_loom_model_predict(alg, coll, &shape, n, 8, m, &o, NULL, &res) ? res.time
                                                                                                   : -1.0;
-    CHECK(*tg < 0 || MCA_COLL_LOOM_MODEL_GRAPH == res.method, "%s %s: method %d", mca_coll_loom_algs[alg].name,
+    CHECK(*tg < 0 || MCA_COLL_LOOM_MODEL_GRAPH == res.method, "%s %s: method %d", mca_coll_loom_algs[alg]->name,
           mca_coll_loom_coll_name(coll), res.method);
 }
 
@@ -200,7 +200,7 @@ int main(void)
                     break;
                 }
                 CHECK(res.time >= prev * (1 - 1e-9), "%s P=%d: %zu B takes %g, less than %g",
-                      mca_coll_loom_algs[alg].name, Ps[i], n, res.time, prev);
+                      mca_coll_loom_algs[alg]->name, Ps[i], n, res.time, prev);
                 prev = res.time;
             }
         }
@@ -218,12 +218,12 @@ int main(void)
         rc = mca_coll_loom_model_predict(alg, MCA_COLL_LOOM_COLL_ALLREDUCE, &shape, 1 << 20, 8, &m, NULL, NULL,
                                          &res);
         dt = now() - t0;
-        printf("P=65536 %-14s %s %s: %.1f us, simulated in %.3f s\n", mca_coll_loom_algs[alg].name,
+        printf("P=65536 %-14s %s %s: %.1f us, simulated in %.3f s\n", mca_coll_loom_algs[alg]->name,
                MCA_COLL_LOOM_OK == rc ? "ok" : "refused", mca_coll_loom_model_method_name(res.method),
                res.time * 1e6, dt);
-        CHECK(dt < 10.0, "%s at P = 2^16 took %.1f s", mca_coll_loom_algs[alg].name, dt);
+        CHECK(dt < 10.0, "%s at P = 2^16 took %.1f s", mca_coll_loom_algs[alg]->name, dt);
         CHECK(MCA_COLL_LOOM_OK == rc || NULL != mca_coll_loom_alg_refusal(alg, &shape), "%s at P = 2^16: %s",
-              mca_coll_loom_algs[alg].name, res.note ? res.note : "?");
+              mca_coll_loom_algs[alg]->name, res.note ? res.note : "?");
     }
 
     /* choose_segs: 1 for the unsegmented algorithms ... */
@@ -245,7 +245,7 @@ int main(void)
         if (!uses) {
             int s = mca_coll_loom_model_choose_segs(alg, MCA_COLL_LOOM_COLL_ALLREDUCE, 8, 1 << 20, 8, &m, NULL,
                                                     NULL, NULL);
-            CHECK(1 == s, "%s does not use segs, choose_segs says %d", mca_coll_loom_algs[alg].name, s);
+            CHECK(1 == s, "%s does not use segs, choose_segs says %d", mca_coll_loom_algs[alg]->name, s);
         }
     }
     /* ... and for a pipelined chain the optimum brute force finds (within 0.5%).
@@ -452,7 +452,7 @@ int main(void)
                     }
                     for (unsigned pi = 0; pi < sizeof(Ps) / sizeof(Ps[0]); ++pi) {
                         for (unsigned ni = 0; ni < sizeof(ns) / sizeof(ns[0]); ++ni) {
-                            for (unsigned si = 0; si < (mca_coll_loom_algs[alg].pipelined ? 3u : 1u); ++si) {
+                            for (unsigned si = 0; si < (mca_coll_loom_algs[alg]->pipelined ? 3u : 1u); ++si) {
                                 /* alltoall's calls are P equal parts: a size that is not
                                  * (one element of 8 B split 8 ways) never runs */
                                 const bool parts = MCA_COLL_LOOM_COLL_ALLTOALL == coll ||
@@ -461,7 +461,7 @@ int main(void)
                                 double tr, tg;
                                 round_and_graph(alg, coll, Ps[pi], n, ss[si], &dm, &tr, &tg);
                                 CHECK((tr < 0) == (tg < 0), "%s %s P=%d: round %g, graph %g (refused: -1)",
-                                      mca_coll_loom_algs[alg].name, mca_coll_loom_coll_name(coll), Ps[pi], tr, tg);
+                                      mca_coll_loom_algs[alg]->name, mca_coll_loom_coll_name(coll), Ps[pi], tr, tg);
                                 if (tr < 0 || tg < 0) {
                                     continue;
                                 }
@@ -475,12 +475,12 @@ int main(void)
                                  * P = 8, 14, 17; one port matches them), not explained
                                  * yet; the sizes checked here hold the rule but the
                                  * smallest */
-                                const bool a2a_tiny = parts && 0 == strcmp(mca_coll_loom_algs[alg].name, "bruck") &&
+                                const bool a2a_tiny = parts && 0 == strcmp(mca_coll_loom_algs[alg]->name, "bruck") &&
                                                       n <= (size_t) Ps[pi] * 8;
                                 CHECK(tg <= tr * (1 + 1e-6) || (prefix && tg <= (tr + dm.G * n) * (1 + 1e-6)) ||
                                           (a2a_tiny && tg <= tr * 1.1),
                                       "%s %s P=%d n=%zu segs %d: graph %.3f us, round %.3f us",
-                                      mca_coll_loom_algs[alg].name, mca_coll_loom_coll_name(coll), Ps[pi], n,
+                                      mca_coll_loom_algs[alg]->name, mca_coll_loom_coll_name(coll), Ps[pi], n,
                                       ss[si], tg * 1e6, tr * 1e6);
                             }
                         }

@@ -531,7 +531,7 @@ static int alg_index(mca_coll_loom_coll_t coll, const char *name)
 
 static const char *alg_name(int a)
 {
-    return a >= 0 ? mca_coll_loom_algs[a].name : "previous";
+    return a >= 0 ? mca_coll_loom_algs[a]->name : "previous";
 }
 
 /* Parses `text` into rs; the test stops here when it does not parse. */
@@ -600,7 +600,7 @@ static void test_decide(void)
     for (int a = 0; a < mca_coll_loom_num_algs; ++a) {
         /* configured knobs differ from the defaults, so "knob from the MCA parameter"
          * and "knob from the rule" cannot be confused */
-        knobs[a] = mca_coll_loom_algs[a].knob ? 5 : 0;
+        knobs[a] = mca_coll_loom_algs[a]->knob ? 5 : 0;
     }
 
     /* what the built-in rules do for the calls below (documented in docs/user/algorithms.md):

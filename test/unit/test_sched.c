@@ -104,7 +104,7 @@ static bool adaptable(int n, int P)
  * can_serve() knows (an algorithm this test has no independent derivation for). */
 static int expect_refusal(int alg, mca_coll_loom_coll_t coll, int P, int n, unsigned call)
 {
-    const mca_coll_loom_alg_t *a = &mca_coll_loom_algs[alg];
+    const mca_coll_loom_alg_t *a = mca_coll_loom_algs[alg];
     if ((a->needs & MCA_COLL_LOOM_NEEDS_COMMUTATIVE) && !(call & C)) {
         return 1;
     }
@@ -255,7 +255,7 @@ typedef struct {
 /* Verifies one (alg, coll, P, root): every segs, knob and kind. */
 static void test_one_size(int alg, int coll, int P, int root, mca_coll_loom_sched_t *scheds, coverage_t *cov)
 {
-    const mca_coll_loom_alg_t *a = &mca_coll_loom_algs[alg];
+    const mca_coll_loom_alg_t *a = mca_coll_loom_algs[alg];
     const int nlo = NULL == a->knob ? 0 : a->knob_min;
     const int nhi = NULL == a->knob ? 0 : (a->knob_max < nlo + 7 ? a->knob_max : nlo + 7);
     const int nkinds = combines(coll) ? NKINDS : 1;
@@ -379,7 +379,7 @@ static void test_algorithms(int pmax)
                     p.root = MCA_COLL_LOOM_VERIFY_ALL_ROOTS;
                     CHECK(refused ||
                           0 == mca_coll_loom_verify(alg, coll, &p, false, NULL, err, sizeof(err)),
-                          "%s %s P=%d every root: %s", mca_coll_loom_algs[alg].name,
+                          "%s %s P=%d every root: %s", mca_coll_loom_algs[alg]->name,
                           mca_coll_loom_coll_name(coll), P, err);
                 }
                 if (!is_rooted(coll)) {
@@ -398,7 +398,7 @@ static void test_algorithms(int pmax)
                 }
             }
             printf("%-14s %-20s %6ld simulated, %6ld identical, %6ld assumed identical, %5ld refused "
-                   "(P = 1..%d%s) %.1f s\n", mca_coll_loom_algs[alg].name, mca_coll_loom_coll_name(coll),
+                   "(P = 1..%d%s) %.1f s\n", mca_coll_loom_algs[alg]->name, mca_coll_loom_coll_name(coll),
                    cov.verified, cov.same, cov.assumed, cov.refused, pmax, pmax > PDENSE ? ", sampled above 128" : "",
                    (double) (clock() - t0) / CLOCKS_PER_SEC);
             mca_coll_loom_verify_graph_orders(orders);
@@ -1061,7 +1061,7 @@ static void test_graph_orders(void)
         mca_coll_loom_sched_init(&scheds[i]);
     }
     for (int alg = 0; alg < mca_coll_loom_num_algs; ++alg) {
-        const mca_coll_loom_alg_t *a = &mca_coll_loom_algs[alg];
+        const mca_coll_loom_alg_t *a = mca_coll_loom_algs[alg];
         const int nlo = NULL == a->knob ? 0 : a->knob_min;
         const int nhi = NULL == a->knob ? 0 : (a->knob_max < nlo + 3 ? a->knob_max : nlo + 3);
         for (int coll = 0; coll < MCA_COLL_LOOM_NUM_COLLS; ++coll) {
@@ -1151,7 +1151,7 @@ static void test_decide(void)
     static const unsigned calls[] = {C | E | V, C | E, C | E | I, C, 0};
 
     for (int a = 0; a < mca_coll_loom_num_algs; ++a) {
-        knobs[a] = mca_coll_loom_algs[a].knob ? mca_coll_loom_algs[a].knob_default : 0;
+        knobs[a] = mca_coll_loom_algs[a]->knob ? mca_coll_loom_algs[a]->knob_default : 0;
     }
     /* every rule names a registered algorithm serving its collective */
     for (int i = 0; i < mca_coll_loom_num_builtin_rules; ++i) {
@@ -1185,10 +1185,10 @@ static void test_decide(void)
                                   mca_coll_loom_coll_name(coll));
                             CHECK(NULL == mca_coll_loom_alg_refusal(ch.alg, &q),
                                   "decide picked %s, which refuses P=%d call=%x",
-                                  mca_coll_loom_algs[ch.alg].name, P, p.call);
+                                  mca_coll_loom_algs[ch.alg]->name, P, p.call);
                         }
                         if (forced >= 0 && NULL == ch.refused) {
-                            CHECK(ch.alg == forced, "forced %s not honoured", mca_coll_loom_algs[forced].name);
+                            CHECK(ch.alg == forced, "forced %s not honoured", mca_coll_loom_algs[forced]->name);
                         }
                         if (forced >= 0 && NULL != ch.refused) {
                             /* a refused forced algorithm is replaced by a loom algorithm
@@ -1201,7 +1201,7 @@ static void test_decide(void)
                                               NULL == mca_coll_loom_alg_refusal(a, &q));
                             }
                             CHECK(ch.alg >= 0 || !any, "forced %s refused but no loom replacement",
-                                  mca_coll_loom_algs[forced].name);
+                                  mca_coll_loom_algs[forced]->name);
                         }
                         if (MCA_COLL_LOOM_COLL_BARRIER == coll) {
                             CHECK(ch.alg >= 0, "barrier left to the previous component");
@@ -1295,10 +1295,10 @@ static void test_decide(void)
             mca_coll_loom_choice_t ch;
             mca_coll_loom_decide(cases[i].coll, cases[i].bytes, &p, knobs, -1, NULL, 0, &ch);
             CHECK(NULL == cases[i].want ? ch.alg < 0
-                                        : ch.alg >= 0 && 0 == strcmp(mca_coll_loom_algs[ch.alg].name, cases[i].want),
+                                        : ch.alg >= 0 && 0 == strcmp(mca_coll_loom_algs[ch.alg]->name, cases[i].want),
                   "decide %s %zu B %s: %s, expected %s", mca_coll_loom_coll_name(cases[i].coll), cases[i].bytes,
                   cases[i].map == rr ? "round-robin" : multi ? "4x2" : "one node",
-                  ch.alg >= 0 ? mca_coll_loom_algs[ch.alg].name : "previous", cases[i].want ? cases[i].want : "previous");
+                  ch.alg >= 0 ? mca_coll_loom_algs[ch.alg]->name : "previous", cases[i].want ? cases[i].want : "previous");
         }
         /* non-blocking allreduce on 4 x 2: libnbc from 64 KiB, hierarchical from 512 KiB */
         for (int i = 0; i < 3; ++i) {
@@ -1307,8 +1307,8 @@ static void test_decide(void)
                                         .coll = MCA_COLL_LOOM_COLL_ALLREDUCE, .node_of = cons, .nodes = 4, .rpn = 2};
             mca_coll_loom_choice_t ch;
             mca_coll_loom_decide(MCA_COLL_LOOM_COLL_ALLREDUCE, bytes, &p, knobs, -1, NULL, 0, &ch);
-            CHECK(2 == i ? ch.alg >= 0 && 0 == strcmp(mca_coll_loom_algs[ch.alg].name, "hierarchical") : ch.alg < 0,
-                  "decide iallreduce %zu B 4x2: %s", bytes, ch.alg >= 0 ? mca_coll_loom_algs[ch.alg].name : "previous");
+            CHECK(2 == i ? ch.alg >= 0 && 0 == strcmp(mca_coll_loom_algs[ch.alg]->name, "hierarchical") : ch.alg < 0,
+                  "decide iallreduce %zu B 4x2: %s", bytes, ch.alg >= 0 ? mca_coll_loom_algs[ch.alg]->name : "previous");
         }
     }
     /* non-blocking calls of one node with the segment (the component sets shm for
@@ -1323,9 +1323,9 @@ static void test_decide(void)
                                         .coll = coll, .nodes = 1, .rpn = P};
             mca_coll_loom_choice_t ch;
             mca_coll_loom_decide(coll, bytes, &p, knobs, -1, NULL, 0, &ch);
-            CHECK(want_prev ? ch.alg < 0 : ch.alg >= 0 && 0 == strcmp(mca_coll_loom_algs[ch.alg].name, "hierarchical"),
+            CHECK(want_prev ? ch.alg < 0 : ch.alg >= 0 && 0 == strcmp(mca_coll_loom_algs[ch.alg]->name, "hierarchical"),
                   "decide i%s %zu B P=%d one node, segment: %s", mca_coll_loom_coll_name(coll), bytes, P,
-                  ch.alg >= 0 ? mca_coll_loom_algs[ch.alg].name : "previous");
+                  ch.alg >= 0 ? mca_coll_loom_algs[ch.alg]->name : "previous");
         }
     }
     /* two ranks on one node (loom-tune --report at np 2) */
@@ -1355,9 +1355,9 @@ static void test_decide(void)
             mca_coll_loom_choice_t ch;
             mca_coll_loom_decide(cases[i].coll, cases[i].bytes, &p, knobs, -1, NULL, 0, &ch);
             CHECK(NULL == cases[i].want ? ch.alg < 0
-                                        : ch.alg >= 0 && 0 == strcmp(mca_coll_loom_algs[ch.alg].name, cases[i].want),
+                                        : ch.alg >= 0 && 0 == strcmp(mca_coll_loom_algs[ch.alg]->name, cases[i].want),
                   "decide np 2 %s %zu B call %x: %s, expected %s", mca_coll_loom_coll_name(cases[i].coll),
-                  cases[i].bytes, cases[i].call, ch.alg >= 0 ? mca_coll_loom_algs[ch.alg].name : "previous",
+                  cases[i].bytes, cases[i].call, ch.alg >= 0 ? mca_coll_loom_algs[ch.alg]->name : "previous",
                   cases[i].want ? cases[i].want : "previous");
         }
     }
@@ -1389,18 +1389,18 @@ static void test_decide(void)
             mca_coll_loom_choice_t ch;
             mca_coll_loom_decide(cases[i].coll, cases[i].bytes, &p, knobs, -1, NULL, 0, &ch);
             CHECK(NULL == cases[i].want ? ch.alg < 0
-                                        : ch.alg >= 0 && 0 == strcmp(mca_coll_loom_algs[ch.alg].name, cases[i].want),
+                                        : ch.alg >= 0 && 0 == strcmp(mca_coll_loom_algs[ch.alg]->name, cases[i].want),
                   "decide without shm P=%d %s %zu B call %x: %s, expected %s", cases[i].P,
                   mca_coll_loom_coll_name(cases[i].coll), cases[i].bytes, cases[i].call,
-                  ch.alg >= 0 ? mca_coll_loom_algs[ch.alg].name : "previous", cases[i].want ? cases[i].want : "previous");
+                  ch.alg >= 0 ? mca_coll_loom_algs[ch.alg]->name : "previous", cases[i].want ? cases[i].want : "previous");
             /* and with it: hierarchical for all of these */
             p.call |= MCA_COLL_LOOM_CALL_SHM;
             mca_coll_loom_decide(cases[i].coll, cases[i].bytes, &p, knobs, -1, NULL, 0, &ch);
-            CHECK((ch.alg >= 0 && 0 == strcmp(mca_coll_loom_algs[ch.alg].name, "hierarchical")) ||
+            CHECK((ch.alg >= 0 && 0 == strcmp(mca_coll_loom_algs[ch.alg]->name, "hierarchical")) ||
                       (MCA_COLL_LOOM_COLL_BCAST == cases[i].coll && cases[i].bytes < 256),
                   "decide with shm P=%d %s %zu B: %s, expected hierarchical", cases[i].P,
                   mca_coll_loom_coll_name(cases[i].coll), cases[i].bytes,
-                  ch.alg >= 0 ? mca_coll_loom_algs[ch.alg].name : "previous");
+                  ch.alg >= 0 ? mca_coll_loom_algs[ch.alg]->name : "previous");
         }
     }
     {
@@ -1417,16 +1417,16 @@ static void test_decide(void)
             for (size_t b = 1; b <= 1024; b *= 2) {
                 const bool hier = P >= 4 || (3 == P && b >= 16) || (2 == P && b >= 128);
                 mca_coll_loom_decide(MCA_COLL_LOOM_COLL_BCAST, b, &p, knobs, -1, NULL, 0, &ch);
-                CHECK(hier ? ch.alg >= 0 && 0 == strcmp(mca_coll_loom_algs[ch.alg].name, "hierarchical")
+                CHECK(hier ? ch.alg >= 0 && 0 == strcmp(mca_coll_loom_algs[ch.alg]->name, "hierarchical")
                            : ch.alg < 0,
                       "decide with shm P=%d bcast %zu B: %s, expected %s", P, b,
-                      ch.alg >= 0 ? mca_coll_loom_algs[ch.alg].name : "previous", hier ? "hierarchical" : "previous");
+                      ch.alg >= 0 ? mca_coll_loom_algs[ch.alg]->name : "previous", hier ? "hierarchical" : "previous");
             }
             /* without the segment: the previous component */
             p.call &= ~MCA_COLL_LOOM_CALL_SHM;
             mca_coll_loom_decide(MCA_COLL_LOOM_COLL_BCAST, 256, &p, knobs, -1, NULL, 0, &ch);
             CHECK(ch.alg < 0, "decide without shm P=%d bcast 256 B: %s, expected previous", P,
-                  ch.alg >= 0 ? mca_coll_loom_algs[ch.alg].name : "previous");
+                  ch.alg >= 0 ? mca_coll_loom_algs[ch.alg]->name : "previous");
         }
     }
     {
@@ -1442,18 +1442,18 @@ static void test_decide(void)
                 const bool hier = P >= 4 || b >= 128;
                 p.call = C | E | MCA_COLL_LOOM_CALL_SHM;
                 mca_coll_loom_decide(MCA_COLL_LOOM_COLL_REDUCE, b, &p, knobs, -1, NULL, 0, &ch);
-                CHECK(hier ? ch.alg >= 0 && 0 == strcmp(mca_coll_loom_algs[ch.alg].name, "hierarchical")
+                CHECK(hier ? ch.alg >= 0 && 0 == strcmp(mca_coll_loom_algs[ch.alg]->name, "hierarchical")
                            : ch.alg < 0,
                       "decide with shm P=%d reduce %zu B: %s, expected %s", P, b,
-                      ch.alg >= 0 ? mca_coll_loom_algs[ch.alg].name : "previous", hier ? "hierarchical" : "previous");
+                      ch.alg >= 0 ? mca_coll_loom_algs[ch.alg]->name : "previous", hier ? "hierarchical" : "previous");
                 p.call = E | MCA_COLL_LOOM_CALL_SHM;
                 mca_coll_loom_decide(MCA_COLL_LOOM_COLL_REDUCE, b, &p, knobs, -1, NULL, 0, &ch);
                 CHECK(ch.alg < 0, "decide P=%d reduce %zu B, non-commutative: %s, expected previous", P, b,
-                      ch.alg >= 0 ? mca_coll_loom_algs[ch.alg].name : "previous");
+                      ch.alg >= 0 ? mca_coll_loom_algs[ch.alg]->name : "previous");
                 p.call = C | E;
                 mca_coll_loom_decide(MCA_COLL_LOOM_COLL_REDUCE, b, &p, knobs, -1, NULL, 0, &ch);
                 CHECK(ch.alg < 0, "decide P=%d reduce %zu B without shm: %s, expected previous", P, b,
-                      ch.alg >= 0 ? mca_coll_loom_algs[ch.alg].name : "previous");
+                      ch.alg >= 0 ? mca_coll_loom_algs[ch.alg]->name : "previous");
             }
         }
     }

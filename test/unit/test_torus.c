@@ -893,22 +893,22 @@ static void test_decide(void)
     };
 
     for (int a = 0; a < mca_coll_loom_num_algs; ++a) {
-        knobs[a] = mca_coll_loom_algs[a].knob ? mca_coll_loom_algs[a].knob_default : 0;
+        knobs[a] = mca_coll_loom_algs[a]->knob ? mca_coll_loom_algs[a]->knob_default : 0;
     }
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
         mca_coll_loom_params_t p = {.P = 8, .nodes = 4, .rpn = 2, .node_of = node_of, .torus = &t,
                                     .torus_coords = diag, .call = cases[i].call, .coll = cases[i].coll};
         mca_coll_loom_choice_t ch;
         mca_coll_loom_decide(cases[i].coll, cases[i].bytes, &p, knobs, -1, NULL, 0, &ch);
-        const bool torus = ch.alg >= 0 && 0 == strcmp(mca_coll_loom_algs[ch.alg].name, "torus");
+        const bool torus = ch.alg >= 0 && 0 == strcmp(mca_coll_loom_algs[ch.alg]->name, "torus");
         CHECK(torus == cases[i].torus, "decide %s %zu B call %x on a torus map: %s",
               mca_coll_loom_coll_name(cases[i].coll), cases[i].bytes, cases[i].call,
-              ch.alg >= 0 ? mca_coll_loom_algs[ch.alg].name : "previous");
+              ch.alg >= 0 ? mca_coll_loom_algs[ch.alg]->name : "previous");
         /* without the map: never torus */
         p.torus = NULL;
         p.torus_coords = NULL;
         mca_coll_loom_decide(cases[i].coll, cases[i].bytes, &p, knobs, -1, NULL, 0, &ch);
-        CHECK(ch.alg < 0 || 0 != strcmp(mca_coll_loom_algs[ch.alg].name, "torus"), "torus picked without a map");
+        CHECK(ch.alg < 0 || 0 != strcmp(mca_coll_loom_algs[ch.alg]->name, "torus"), "torus picked without a map");
     }
 }
 

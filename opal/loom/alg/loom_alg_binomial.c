@@ -110,3 +110,13 @@ int mca_coll_loom_build_binomial(mca_coll_loom_sched_t *s, const mca_coll_loom_p
         return MCA_COLL_LOOM_ERR_NOTSUP;
     }
 }
+
+MCA_COLL_LOOM_ALGORITHM(binomial) = {
+    .name = "binomial",
+    .colls = MCA_COLL_LOOM_SERVES(BCAST) | MCA_COLL_LOOM_SERVES(REDUCE),
+    .needs = 0,
+    .description = "binomial tree, unsegmented (baseline); reduce keeps rank order for "
+                   "non-commutative ops (tree rooted at rank 0, one extra hop)",
+    .reference = "the TwoTreeC paper, section 1 (baseline)",
+    .build = mca_coll_loom_build_binomial,
+};

@@ -179,3 +179,18 @@ int mca_coll_loom_build_bruck(mca_coll_loom_sched_t *s, const mca_coll_loom_para
     }
     return MCA_COLL_LOOM_OK;
 }
+
+MCA_COLL_LOOM_ALGORITHM(bruck) = {
+    .name = "bruck",
+    .colls = MCA_COLL_LOOM_SERVES(ALLREDUCE) | MCA_COLL_LOOM_SERVES(ALLGATHER) |
+             MCA_COLL_LOOM_SERVES(ALLTOALL),
+    .needs = MCA_COLL_LOOM_NEEDS_COMMUTATIVE | MCA_COLL_LOOM_NEEDS_EXACT,
+    .knob = "bruck_ports",
+    .knob_default = 2,
+    .knob_min = 1,
+    .knob_max = 16,
+    .description = "Bruck's n-port global combine (digits of P-1 in base n+1); for allgather "
+                   "and alltoall, the n-port concatenation in ceil(log_{n+1} P) rounds",
+    .reference = "End et al., section III.C",
+    .build = mca_coll_loom_build_bruck,
+};

@@ -51,3 +51,18 @@ int mca_coll_loom_build_direct(mca_coll_loom_sched_t *s, const mca_coll_loom_par
 {
     return mca_coll_loom_alltoall_exchange(s, p, p->knob);
 }
+
+MCA_COLL_LOOM_ALGORITHM(direct) = {
+    .name = "direct",
+    .colls = MCA_COLL_LOOM_SERVES(ALLTOALL) | MCA_COLL_LOOM_SERVES(ALLTOALLV),
+    .needs = 0,
+    .knob = "direct_window",
+    .knob_default = 0,
+    .knob_min = 0,
+    .knob_max = INT32_MAX,
+    .description = "every block straight to its destination, all receives and sends posted "
+                   "at once, each block released as it arrives. Knob: partners in flight "
+                   "per round, 0 = all",
+    .reference = "Iakymchuk et al., section IV.B",
+    .build = mca_coll_loom_build_direct,
+};

@@ -240,3 +240,18 @@ int mca_coll_loom_build_dissemination(mca_coll_loom_sched_t *s, const mca_coll_l
     }
     return MCA_COLL_LOOM_OK;
 }
+
+MCA_COLL_LOOM_ALGORITHM(dissemination) = {
+    .name = "dissemination",
+    .colls = MCA_COLL_LOOM_SERVES(ALLREDUCE) | MCA_COLL_LOOM_SERVES(BARRIER),
+    .needs = MCA_COLL_LOOM_NEEDS_COMMUTATIVE | MCA_COLL_LOOM_NEEDS_EXACT,
+    .knob = "dissemination_ways",
+    .knob_default = 2,
+    .knob_min = 1,
+    .knob_max = 16,
+    .description = "n-way dissemination, adapted for P != (n+1)^k so every rank counts "
+                   "exactly once",
+    .reference = "End et al., section III.B, Theorem 1",
+    .build = mca_coll_loom_build_dissemination,
+    .can_serve = mca_coll_loom_dissemination_can_serve,
+};

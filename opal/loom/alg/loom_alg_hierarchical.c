@@ -568,3 +568,34 @@ int mca_coll_loom_build_hierarchical(mca_coll_loom_sched_t *s, const mca_coll_lo
     free(rep);
     return rc;
 }
+
+MCA_COLL_LOOM_ALGORITHM(hierarchical) = {
+    .name = "hierarchical",
+    .colls = MCA_COLL_LOOM_SERVES(ALLREDUCE) | MCA_COLL_LOOM_SERVES(BARRIER) |
+             MCA_COLL_LOOM_SERVES(BCAST) | MCA_COLL_LOOM_SERVES(REDUCE) |
+             MCA_COLL_LOOM_SERVES(ALLGATHER) | MCA_COLL_LOOM_SERVES(SCAN) |
+             MCA_COLL_LOOM_SERVES(EXSCAN) | MCA_COLL_LOOM_SERVES(ALLTOALL),
+    .needs = 0,
+    .knob = "hierarchical_segment_size",
+    .knob_default = 0,
+    .knob_min = 0,
+    .knob_max = INT32_MAX,
+    .description = "two-level: shared memory (up to coll_loom_shm_slot_size) or binomial "
+                   "inside each node, pairwise (allreduce; the segmented ring from 64 KiB "
+                   "for commutative ops) or binomial (bcast, reduce) among the node leaders; "
+                   "bcast and reduce above one segment are pipelined along a chain through "
+                   "the nodes; "
+                   "commutative allreduce from 64 KiB on several nodes of equal size: node "
+                   "reduce-scatter, a ring among the nodes per local index, node allgather; "
+                   "allgather: node gather, leaders' dissemination, node bcast; scan/exscan: "
+                   "node prefix, prefix among the nodes, node bcast (node-consecutive ranks); "
+                   "alltoall: node gather, one message per node pair among the leaders, node "
+                   "scatter; "
+                   "any op on node-consecutive ranks. Knob: bytes per segment, 0 = "
+                   "automatic (bcast 256 KiB, reduce 512 KiB, the rings 32 KiB up to 1 MiB parts, else 1 MiB)",
+    .reference = "Zhu et al., sections 3.1-3.5",
+    .build = mca_coll_loom_build_hierarchical,
+    .pipelined = true,
+    .can_serve = mca_coll_loom_hierarchical_can_serve,
+    .refusal_of = mca_coll_loom_hierarchical_refusal,
+};

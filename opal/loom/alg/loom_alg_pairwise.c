@@ -85,3 +85,14 @@ int mca_coll_loom_build_pairwise(mca_coll_loom_sched_t *s, const mca_coll_loom_p
     }
     return MCA_COLL_LOOM_OK;
 }
+
+MCA_COLL_LOOM_ALGORITHM(pairwise) = {
+    .name = "pairwise",
+    .colls = MCA_COLL_LOOM_SERVES(ALLREDUCE) | MCA_COLL_LOOM_SERVES(BARRIER) |
+             MCA_COLL_LOOM_SERVES(ALLTOALL) | MCA_COLL_LOOM_SERVES(ALLTOALLV),
+    .needs = 0,
+    .description = "pairwise exchange (butterfly) with the 2^k+q fold; keeps rank order, "
+                   "bit-identical, any op; alltoall(v): P-1 steps, one partner at a time",
+    .reference = "End et al., section III.A",
+    .build = mca_coll_loom_build_pairwise,
+};

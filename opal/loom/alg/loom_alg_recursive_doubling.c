@@ -79,3 +79,13 @@ int mca_coll_loom_build_recursive_doubling(mca_coll_loom_sched_t *s, const mca_c
     }
     return s->error;
 }
+
+MCA_COLL_LOOM_ALGORITHM(recursive_doubling) = {
+    .name = "recursive_doubling",
+    .colls = MCA_COLL_LOOM_SERVES(SCAN) | MCA_COLL_LOOM_SERVES(EXSCAN),
+    .needs = 0,
+    .description = "parallel prefix by recursive doubling, ceil(log2 P) rounds; adjacent "
+                   "ranges joined in rank order, so any op",
+    .reference = "Zhu et al., section 4.2 (the flat scan it compares against)",
+    .build = mca_coll_loom_build_recursive_doubling,
+};

@@ -78,3 +78,20 @@ int mca_coll_loom_build_ring(mca_coll_loom_sched_t *s, const mca_coll_loom_param
     }
     return MCA_COLL_LOOM_OK;
 }
+
+MCA_COLL_LOOM_ALGORITHM(ring) = {
+    .name = "ring",
+    .colls = MCA_COLL_LOOM_SERVES(ALLREDUCE) | MCA_COLL_LOOM_SERVES(ALLGATHER) |
+             MCA_COLL_LOOM_SERVES(REDUCE_SCATTER) | MCA_COLL_LOOM_SERVES(REDUCE_SCATTER_BLOCK),
+    .needs = MCA_COLL_LOOM_NEEDS_COMMUTATIVE,
+    .knob = "ring_segment_size",
+    .knob_default = 0,
+    .knob_min = 0,
+    .knob_max = INT32_MAX,
+    .description = "segmented pipelined ring: reduce-scatter + allgather, (P-1)/P of the "
+                   "vector per rank and phase; bit-identical, commutative ops. Knob: bytes "
+                   "per segment, 0 = chosen by the cost model",
+    .reference = "Iakymchuk et al., section IV.A",
+    .build = mca_coll_loom_build_ring,
+    .pipelined = true,
+};

@@ -578,3 +578,26 @@ int mca_coll_loom_build_torus(mca_coll_loom_sched_t *s, const mca_coll_loom_para
     free(rt[1].kids);
     return MCA_COLL_LOOM_OK == rc ? s->error : rc;
 }
+
+MCA_COLL_LOOM_ALGORITHM(torus) = {
+    .name = "torus",
+    .colls = MCA_COLL_LOOM_SERVES(BCAST) | MCA_COLL_LOOM_SERVES(REDUCE) |
+             MCA_COLL_LOOM_SERVES(ALLREDUCE),
+    .needs = MCA_COLL_LOOM_NEEDS_COMMUTATIVE,
+    .knob = "torus_segment_size",
+    .knob_default = 0,
+    .knob_min = 0,
+    .knob_max = INT32_MAX,
+    .description = "pipelined tree or chain through the nodes on a torus whose edges share "
+                   "no directed link under dimension-ordered routing, and a second such tree "
+                   "on the links the first leaves free where there is one, each carrying half "
+                   "the segments (needs a torus map: coll_loom_torus_file, LOOM_TORUS_COORDS); "
+                   "allreduce = reduce + bcast overlapping on the same trees; commutative ops. "
+                   "Knob: bytes per segment, 0 = automatic (32 KiB, 64 KiB for allreduce, smaller "
+                   "on long chains: 8 segments per rank)",
+    .reference = "Mittal et al.",
+    .build = mca_coll_loom_build_torus,
+    .pipelined = true,
+    .can_serve = mca_coll_loom_torus_can_serve,
+    .refusal_of = mca_coll_loom_torus_refusal,
+};

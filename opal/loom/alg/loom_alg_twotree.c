@@ -240,3 +240,20 @@ int mca_coll_loom_build_twotree(mca_coll_loom_sched_t *s, const mca_coll_loom_pa
     }
     return MCA_COLL_LOOM_OK;
 }
+
+MCA_COLL_LOOM_ALGORITHM(twotree) = {
+    .name = "twotree",
+    .colls = MCA_COLL_LOOM_SERVES(BCAST) | MCA_COLL_LOOM_SERVES(REDUCE) |
+             MCA_COLL_LOOM_SERVES(ALLREDUCE),
+    .needs = MCA_COLL_LOOM_NEEDS_COMMUTATIVE,
+    .knob = "twotree_chunk_size",
+    .knob_default = 0,
+    .knob_min = 0,
+    .knob_max = INT32_MAX,
+    .description = "pipelined two-tree (TwoTreeC): even chunks down one complete binary "
+                   "tree, odd down its mirror; allreduce = reduce + reordered bcast; "
+                   "commutative ops. Knob: bytes per chunk, 0 = chosen by the cost model",
+    .reference = "the TwoTreeC paper, Algorithms 1-3",
+    .build = mca_coll_loom_build_twotree,
+    .pipelined = true,
+};

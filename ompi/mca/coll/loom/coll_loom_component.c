@@ -91,8 +91,8 @@ static void register_algorithm_param(mca_coll_loom_coll_t coll)
     for (int a = 0; a < mca_coll_loom_component.nalgs; ++a) {
         if (mca_coll_loom_alg_serves(a, coll)) {
             desc_append(desc, sizeof(desc), n > 1 ? "; \"%s\" (%s)" : " \"%s\" (%s)",
-                        mca_coll_loom_algs[a].name, mca_coll_loom_algs[a].description);
-            items[n++] = (mca_base_var_enum_value_t) {a, mca_coll_loom_algs[a].name};
+                        mca_coll_loom_algs[a]->name, mca_coll_loom_algs[a]->description);
+            items[n++] = (mca_base_var_enum_value_t) {a, mca_coll_loom_algs[a]->name};
         }
     }
     items[n] = (mca_base_var_enum_value_t) {0, NULL};
@@ -124,7 +124,7 @@ static void register_knobs(void)
 
     cm->nknobs = 0;
     for (int a = 0; a < cm->nalgs; ++a) {
-        const mca_coll_loom_alg_t *alg = &mca_coll_loom_algs[a];
+        const mca_coll_loom_alg_t *alg = mca_coll_loom_algs[a];
         int k;
 
         cm->alg_knob[a] = -1;
@@ -160,8 +160,8 @@ static void register_knobs(void)
         snprintf(desc, sizeof(desc), "Knob of the loom algorithm(s)");
         for (int a = 0; a < cm->nalgs; ++a) {
             if (cm->alg_knob[a] == k) {
-                desc_append(desc, sizeof(desc), " \"%s\" (%s)", mca_coll_loom_algs[a].name,
-                            mca_coll_loom_algs[a].description);
+                desc_append(desc, sizeof(desc), " \"%s\" (%s)", mca_coll_loom_algs[a]->name,
+                            mca_coll_loom_algs[a]->description);
             }
         }
         snprintf(range, sizeof(range), ". Valid range %d..%d, default %d; ", kn->min, kn->max,
@@ -243,9 +243,9 @@ static void register_pvars(void)
             if (!mca_coll_loom_alg_serves(a, coll)) {
                 continue;
             }
-            snprintf(name, sizeof(name), "%s_%s_calls", cname, mca_coll_loom_algs[a].name);
+            snprintf(name, sizeof(name), "%s_%s_calls", cname, mca_coll_loom_algs[a]->name);
             snprintf(desc, sizeof(desc), "Number of %s calls on which loom ran the '%s' algorithm",
-                     cname, mca_coll_loom_algs[a].name);
+                     cname, mca_coll_loom_algs[a]->name);
             register_counter(name, desc, &cm->alg_calls[coll][a]);
         }
         snprintf(name, sizeof(name), "%s_fallback_calls", cname);
@@ -258,11 +258,11 @@ static void register_pvars(void)
             if (!mca_coll_loom_alg_serves(a, coll)) {
                 continue;
             }
-            snprintf(name, sizeof(name), "i%s_%s_calls", cname, mca_coll_loom_algs[a].name);
+            snprintf(name, sizeof(name), "i%s_%s_calls", cname, mca_coll_loom_algs[a]->name);
             snprintf(desc, sizeof(desc),
                      "Number of non-blocking and persistent %s calls (starts of MPI_I%s and "
                      "plans of MPI_%s_init) on which loom ran the '%s' algorithm",
-                     cname, cname, cname, mca_coll_loom_algs[a].name);
+                     cname, cname, cname, mca_coll_loom_algs[a]->name);
             register_counter(name, desc, &cm->nb_alg_calls[coll][a]);
         }
         snprintf(name, sizeof(name), "i%s_fallback_calls", cname);
@@ -584,11 +584,11 @@ static int loom_open(void)
     cm->direct_alg = -1;
     cm->torus_alg = -1;
     for (int a = 0; a < cm->nalgs; ++a) {
-        if (0 == strcmp(mca_coll_loom_algs[a].name, "hierarchical")) {
+        if (0 == strcmp(mca_coll_loom_algs[a]->name, "hierarchical")) {
             cm->hier_alg = a;
-        } else if (0 == strcmp(mca_coll_loom_algs[a].name, "direct")) {
+        } else if (0 == strcmp(mca_coll_loom_algs[a]->name, "direct")) {
             cm->direct_alg = a;
-        } else if (0 == strcmp(mca_coll_loom_algs[a].name, "torus")) {
+        } else if (0 == strcmp(mca_coll_loom_algs[a]->name, "torus")) {
             cm->torus_alg = a;
         }
     }
@@ -691,8 +691,8 @@ static uint64_t rules_fingerprint(void)
     char line[256];
 
     for (int a = 0; a < cm->nalgs; ++a) {
-        h = fnv1a_str(h, mca_coll_loom_algs[a].name);
-        h = fnv1a_str(h, NULL != mca_coll_loom_algs[a].knob ? mca_coll_loom_algs[a].knob : "");
+        h = fnv1a_str(h, mca_coll_loom_algs[a]->name);
+        h = fnv1a_str(h, NULL != mca_coll_loom_algs[a]->knob ? mca_coll_loom_algs[a]->knob : "");
     }
     for (int i = 0; i < cm->rules.nrules; ++i) {
         mca_coll_loom_rule_format(&cm->rules.rules[i], line, sizeof(line));

@@ -70,7 +70,7 @@ static mca_coll_loom_sched_entry_t *cache_get(mca_coll_loom_module_t *m,
         opal_output(mca_coll_loom_component.output,
                     "coll/loom: rank %d: %s schedule of '%s' (knob %d, segs %d, root %d, P=%d): "
                     "%d ops, %d rounds, %d slots",
-                    params->rank, mca_coll_loom_coll_name(params->coll), mca_coll_loom_algs[alg].name,
+                    params->rank, mca_coll_loom_coll_name(params->coll), mca_coll_loom_algs[alg]->name,
                     params->knob, params->segs, params->root, params->P, e->sched.nops,
                     e->sched.rounds, e->sched.nslots);
         mca_coll_loom_sched_print(&e->sched, print_sched_line, NULL);
@@ -94,9 +94,9 @@ static __opal_attribute_noinline__ void print_call(const mca_coll_loom_module_t 
     const mca_coll_loom_tl_t *tl = mca_coll_loom_call_tl(m, choice->transport, &tl_state);
 
     if (choice->alg >= 0) {
-        alg = mca_coll_loom_algs[choice->alg].name;
-        if (NULL != mca_coll_loom_algs[choice->alg].knob) {
-            snprintf(knob, sizeof(knob), " %s=%d", mca_coll_loom_algs[choice->alg].knob,
+        alg = mca_coll_loom_algs[choice->alg]->name;
+        if (NULL != mca_coll_loom_algs[choice->alg]->knob) {
+            snprintf(knob, sizeof(knob), " %s=%d", mca_coll_loom_algs[choice->alg]->knob,
                      choice->knob);
         }
     }
@@ -221,10 +221,10 @@ plan_decide(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, struct ompi_co
             char what[160];
             snprintf(what, sizeof(what), "%zu bytes on %d ranks; served by %s%s%s instead", bytes,
                      params.P, choice->alg >= 0 ? "'" : "",
-                     choice->alg >= 0 ? mca_coll_loom_algs[choice->alg].name : "the previous component",
+                     choice->alg >= 0 ? mca_coll_loom_algs[choice->alg]->name : "the previous component",
                      choice->alg >= 0 ? "'" : "");
             mca_coll_loom_show_help("forced-refused", true, mca_coll_loom_coll_name(coll),
-                                    mca_coll_loom_algs[forced].name, what, choice->refused);
+                                    mca_coll_loom_algs[forced]->name, what, choice->refused);
         }
     }
 
@@ -240,7 +240,7 @@ plan_decide(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, struct ompi_co
 
     params.knob = choice->knob;
     params.call &= ~MCA_COLL_LOOM_CALL_NB; /* the same schedule serves every form */
-    if (mca_coll_loom_algs[choice->alg].pipelined) {
+    if (mca_coll_loom_algs[choice->alg]->pipelined) {
         params.segs = mca_coll_loom_pipeline_segs(choice->alg, coll, params.P, bytes, choice->knob);
     }
     e = cache_get(m, &params, choice->alg);
@@ -259,7 +259,7 @@ plan_decide(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, struct ompi_co
             opal_output_verbose(1, cm->output,
                                 "coll/loom: cannot build the '%s' schedule for %s (P=%d, rank %d, "
                                 "knob %d): core error %d; using the previous component",
-                                mca_coll_loom_algs[choice->alg].name, mca_coll_loom_coll_name(coll),
+                                mca_coll_loom_algs[choice->alg]->name, mca_coll_loom_coll_name(coll),
                                 params.P, params.rank, params.knob, e->rc);
         }
         if (MCA_COLL_LOOM_VERBOSE(20)) {
@@ -499,7 +499,7 @@ static int auto_segs(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes)
 /* ring and twotree: the cost model's segment / chunk count (or the knob's) */
 static int model_segs(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes, int knob)
 {
-    const bool ring = (0 == strcmp(mca_coll_loom_algs[alg].name, "ring"));
+    const bool ring = (0 == strcmp(mca_coll_loom_algs[alg]->name, "ring"));
     /* ring pipelines each of its P parts, twotree the whole message */
     size_t unit = ring ? bytes / (size_t) (P > 0 ? P : 1) : bytes;
     /* bound the schedule's length: ring 2(P-1)*segs steps, twotree segs rounds */

@@ -472,7 +472,7 @@ static int build_schedule(ssp_t *st, int P, int rank)
     int rc;
 
     mca_coll_loom_sched_init(&st->sched);
-    rc = mca_coll_loom_algs[st->alg].build(&st->sched, &p);
+    rc = mca_coll_loom_algs[st->alg]->build(&st->sched, &p);
     if (MCA_COLL_LOOM_OK == rc) {
         rc = mca_coll_loom_sched_finish(&st->sched);
     }
@@ -656,7 +656,7 @@ static int state_create(mca_coll_loom_module_t *m, ompi_communicator_t *comm, in
     if (MCA_COLL_LOOM_VERBOSE(10)) {
         opal_output_verbose(10, mca_coll_loom_component.output,
                             "coll/loom: %s = %d on communicator %s: stale-synchronous %s over %zu elements, %d "
-                            "channels", MCA_COLL_LOOM_SSP_KEY, m->ssp_slack, comm->c_name, mca_coll_loom_algs[alg].name,
+                            "channels", MCA_COLL_LOOM_SSP_KEY, m->ssp_slack, comm->c_name, mca_coll_loom_algs[alg]->name,
                             count, st->nchan);
     }
     *out = st;
