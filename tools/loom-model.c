@@ -493,7 +493,7 @@ static void run_one(const cli_t *c, int alg, int P, size_t bytes, double bound)
             printf("\n");
         }
     } else if (MCA_COLL_LOOM_OK == rc) {
-        printf("%9d %8s  %-14s %5d%-1s %14.3f %8.2f  %-9s %7d %11ld %9.3f", P, bstr,
+        printf("%9d %8s  %-18s %5d%-1s %14.3f %8.2f  %-9s %7d %11ld %9.3f", P, bstr,
                mca_coll_loom_algs[alg]->name, segs, segs_how, res.time * 1e6,
                bound > 0 ? res.time / bound : 0.0, mca_coll_loom_model_method_name(res.method),
                res.rounds, res.ops, t0 + tchoose);
@@ -509,7 +509,7 @@ static void run_one(const cli_t *c, int alg, int P, size_t bytes, double bound)
         }
         printf("\n");
     } else {
-        printf("%9d %8s  %-14s %5d%-1s %14s %8s  %-9s  (%s)\n", P, bstr, mca_coll_loom_algs[alg]->name, segs,
+        printf("%9d %8s  %-18s %5d%-1s %14s %8s  %-9s  (%s)\n", P, bstr, mca_coll_loom_algs[alg]->name, segs,
                segs_how, "n/a", "", "none", res.note ? res.note : "error");
     }
     if (NULL != finish && MCA_COLL_LOOM_OK == rc) {
@@ -736,7 +736,7 @@ int main(int argc, char **argv)
                 fmt_bytes(b, bstr, sizeof(bstr));
                 printf("\n%s P=%zu bytes=%s: bandwidth bound %.3f us\n", mca_coll_loom_coll_name(c.coll), P,
                        bstr, bound * 1e6);
-                printf("%9s %8s  %-14s %6s %14s %8s  %-9s %7s %11s %9s", "P", "bytes", "algorithm", "segs",
+                printf("%9s %8s  %-18s %6s %14s %8s  %-9s %7s %11s %9s", "P", "bytes", "algorithm", "segs",
                        "time [us]", "ratio", "method", "rounds", "ops", "sim [s]");
                 if (c.torus) {
                     printf(" %5s %5s\n", "load", "hops");

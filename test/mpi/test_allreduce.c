@@ -143,6 +143,8 @@ static int dissemination_adaptable(int n, int P)
 static int alg_may_serve(const char *alg, int n, int P, lo_tkind_t t, lo_okind_t o)
 {
     if (0 == strcmp(alg, "pairwise")) return 1;
+    /* the halving keeps aligned rank ranges together: any op */
+    if (0 == strcmp(alg, "halving_doubling")) return 1;
     if (0 == strcmp(alg, "bruck")) return op_commutative(o) && op_exact(t, o);
     /* each block is combined once, then copied: bit-identical, only the order rotates */
     if (0 == strcmp(alg, "ring")) return op_commutative(o);

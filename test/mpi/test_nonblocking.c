@@ -712,7 +712,7 @@ static int refuses(const call_t *k, const char *alg)
         return !lt_torus_configured() || (LT_BCAST != k->coll && !comm);
     switch (k->coll) {
     case LT_ALLREDUCE:
-        if (0 == strcmp(alg, "pairwise")) return 0;
+        if (0 == strcmp(alg, "pairwise") || 0 == strcmp(alg, "halving_doubling")) return 0;
         if (0 == strcmp(alg, "bruck")) return !(comm && exact);
         if (0 == strcmp(alg, "ring") || 0 == strcmp(alg, "twotree")) return !comm;
         if (0 == strcmp(alg, "hierarchical")) return !comm && !k->c->consecutive;
@@ -727,7 +727,7 @@ static int refuses(const call_t *k, const char *alg)
         if (0 == strcmp(alg, "twotree") || 0 == strcmp(alg, "hierarchical")) return !comm;
         return -1;
     case LT_REDUCE_SCATTER: case LT_REDUCE_SCATTER_BLOCK:
-        if (0 == strcmp(alg, "ring")) return !comm;
+        if (0 == strcmp(alg, "ring") || 0 == strcmp(alg, "halving_doubling")) return !comm;
         return -1;
     case LT_SCAN: case LT_EXSCAN:
         if (0 == strcmp(alg, "recursive_doubling")) return 0;
@@ -1549,8 +1549,7 @@ static void section_startall(comm_t **cs, int ncs, int iters)
                             .inplace = p->inplace, .pattern = p->pattern, .salt = 8000 + (uint64_t) i, .ctx = ctx};
             k[i].root = p->root_kind == 0 ? 0 : p->root_kind == 1 ? cm->size - 1 : cm->size / 2;
         } else {
-            /* a non-commutative reduce_scatter: ring may not serve it and loom has no other
-             * algorithm, so the previous component's persistent request joins the set */
+            /* a non-commutative reduce_scatter: no algorithm of loom serves it, so the previous component's persistent request joins the set */
             k[i] = (call_t){.coll = LT_REDUCE_SCATTER, .c = cm, .s = &autos, .t = LO_T_INT, .o = LO_O_UNONCOMM,
                             .count = 6, .pattern = 1, .salt = 8100, .ctx = ctx};
         }
