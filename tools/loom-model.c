@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "opal/loom/loom_decide.h"
 #include "opal/loom/loom_model.h"
 #include "opal/loom/loom_registry.h"
 #include "opal/loom/loom_torus.h"
@@ -31,6 +32,7 @@ typedef struct {
     size_t b0, b1;     /* bytes range, likewise */
     bool csv, per_rank;
     bool graph;        /* cost the dependency graph; also show the round time */
+    bool autom;        /* --auto: the built-in rules' choice, its time, the LogGP bound */
     bool torus;        /* --torus: the communicator is a set of torus nodes */
     mca_coll_loom_torus_t t;
     int *coords;       /* [nodes * ndims] the communicator's nodes, in rank order */
@@ -65,6 +67,9 @@ static void usage(FILE *f)
             "  --ranks-per-core R ranks time-sharing one core (shared memory, oversubscribed):\n"
             "                     o, g, G, gamma and copy are CPU work there and are scaled\n"
             "                     by R (default 1)\n"
+            "  --auto             per (P, bytes): the built-in rules' choice on a flat network\n"
+            "                     of P nodes (one rank each), its predicted time and ratio to\n"
+            "                     the LogGP lower bound, and loom's best algorithm by the model\n"
             "  --sweep-P A..B     every power of two from A to B (and B)\n"
             "  --sweep-bytes A..B every power of two from A to B (and B)\n"
             "  --method M         auto (default), full, symmetric, graph\n"
@@ -520,6 +525,70 @@ static void run_one(const cli_t *c, int alg, int P, size_t bytes, double bound)
     free(finish);
 }
 
+/* --auto: what the built-in rules choose for (P, bytes) on a flat network of P nodes
+ * of one rank each, its predicted time (auto_segs, as the component), the LogGP bound
+ * (mca_coll_loom_model_bound) and the best algorithm of loom by the model. */
+static double auto_predict(const cli_t *c, int alg, int P, size_t bytes)
+{
+    mca_coll_loom_params_t shape = {.P = P, .nodes = P, .rpn = 1, .root = c->root, .call = c->call,
+                                    .coll = c->coll};
+    mca_coll_loom_model_result_t res;
+
+    shape.knob = c->knob;
+    shape.segs = 0 != c->segs && -1 != c->segs ? c->segs
+                                               : mca_coll_loom_model_auto_segs(alg, c->coll, P, bytes, c->elem, &c->m);
+    if (MCA_COLL_LOOM_OK != mca_coll_loom_model_predict(alg, c->coll, &shape, bytes, c->elem, &c->m, &c->opts, NULL,
+                                                        &res)) {
+        return -1.0;
+    }
+    return res.time;
+}
+
+static void run_auto(const cli_t *c, int P, size_t bytes)
+{
+    mca_coll_loom_params_t p = {.P = P, .nodes = P, .rpn = 1, .call = c->call, .coll = c->coll};
+    mca_coll_loom_choice_t choice;
+    int knobs[64] = {0}, best = -1;
+    double bound = mca_coll_loom_model_bound(c->coll, P, bytes, &c->m), t_auto = -1.0, t_best = -1.0;
+    char bstr[32];
+
+    mca_coll_loom_decide(c->coll, bytes, &p, knobs, -1, NULL, 0, &choice);
+    if (choice.alg >= 0) {
+        t_auto = auto_predict(c, choice.alg, P, bytes);
+    }
+    for (int alg = 0; alg < mca_coll_loom_num_algs; ++alg) {
+        if (!mca_coll_loom_alg_serves(alg, c->coll)) {
+            continue;
+        }
+        double t = alg == choice.alg ? t_auto : auto_predict(c, alg, P, bytes);
+        if (t >= 0.0 && (best < 0 || t < t_best)) {
+            best = alg;
+            t_best = t;
+        }
+    }
+    const char *an = choice.alg >= 0 ? mca_coll_loom_algs[choice.alg]->name : "previous";
+    const char *bn = best >= 0 ? mca_coll_loom_algs[best]->name : "none";
+    if (c->csv) {
+        printf("%s,%d,%zu,%s,%.6g,%.6g,%.4f,%s,%.6g,%.4f\n", mca_coll_loom_coll_name(c->coll), P, bytes, an,
+               t_auto * 1e6, bound * 1e6, t_auto >= 0 && bound > 0 ? t_auto / bound : 0.0, bn, t_best * 1e6,
+               t_best >= 0 && bound > 0 ? t_best / bound : 0.0);
+        return;
+    }
+    fmt_bytes(bytes, bstr, sizeof(bstr));
+    printf("%9d %8s  %-18s", P, bstr, an);
+    if (t_auto >= 0.0) {
+        printf(" %14.3f %8.2f", t_auto * 1e6, t_auto / bound);
+    } else {
+        printf(" %14s %8s", "n/a", "");
+    }
+    printf(" %14.3f  %-18s", bound * 1e6, bn);
+    if (t_best >= 0.0) {
+        printf(" %14.3f %8.2f\n", t_best * 1e6, t_best / bound);
+    } else {
+        printf(" %14s\n", "n/a");
+    }
+}
+
 int main(int argc, char **argv)
 {
     cli_t c = {.coll = MCA_COLL_LOOM_COLL_ALLREDUCE, .elem = 8, .P0 = 8, .P1 = 8,
@@ -553,6 +622,9 @@ int main(int argc, char **argv)
             return 0;
         } else if (0 == strcmp(a, "--csv")) {
             c.csv = true;
+            takes = false;
+        } else if (0 == strcmp(a, "--auto")) {
+            c.autom = true;
             takes = false;
         } else if (0 == strcmp(a, "--per-rank")) {
             c.per_rank = true;
@@ -713,7 +785,9 @@ int main(int argc, char **argv)
                "directed link at once; hops: the longest route; ratio: time over the single-link bound)\n",
                subset, c.groups > 1 ? ", in groups at once" : "", c.ppn, c.ppn > 1 ? "s" : "", link_rate * 8e-9, c.opts.hop_L * 1e6);
     }
-    if (c.csv) {
+    if (c.autom) {
+        /* below */
+    } else if (c.csv) {
         printf("coll,P,bytes,alg,segs,time_us,bound_us,ratio,method,rounds,ops,sim_s,choose_s,note%s%s\n",
                c.graph && !c.torus ? ",round_us" : "", c.torus ? ",load,hops" : "");
     } else {
@@ -726,6 +800,33 @@ int main(int argc, char **argv)
             printf("(time: the dependency graph as the engine runs it; round: the round reading, g/r their "
                    "ratio)\n");
         }
+    }
+    if (c.autom) {
+        if (c.torus || c.groups > 1) {
+            fprintf(stderr, "loom-model: --auto models a flat network (no --torus, --groups)\n");
+            return 2;
+        }
+        if (c.csv) {
+            printf("coll,P,bytes,auto,auto_us,bound_us,auto_ratio,best,best_us,best_ratio\n");
+        } else {
+            printf("loom-model: %s, elements of %zu bytes; L %g us, o %g us, g %g us, G %g ns/B, "
+                   "gamma %g ns/B, copy %g ns/B\n",
+                   mca_coll_loom_coll_name(c.coll), c.elem, L, o, g, G, gamma, copy);
+            printf("(auto: the built-in rules' choice for P nodes of one rank each, \"previous\": the previous "
+                   "component, not modelled; bound: LogGP lower bound; best: loom's fastest algorithm by the model)\n");
+            printf("%9s %8s  %-18s %14s %8s %14s  %-18s %14s %8s\n", "P", "bytes", "auto", "time [us]", "ratio",
+                   "bound [us]", "best", "time [us]", "ratio");
+        }
+        for (size_t P = (size_t) c.P0; P <= (size_t) c.P1; P = next_pow2_step(P, (size_t) c.P1)) {
+            for (size_t b = c.b0; b <= c.b1; b = next_pow2_step(b, c.b1)) {
+                run_auto(&c, (int) P, b);
+                fflush(stdout);
+                if (0 == b) {
+                    break;
+                }
+            }
+        }
+        return 0;
     }
     for (size_t P = (size_t) c.P0; P <= (size_t) c.P1; P = next_pow2_step(P, (size_t) c.P1)) {
         for (size_t b = c.b0; b <= c.b1; b = next_pow2_step(b, c.b1)) {

@@ -85,6 +85,31 @@ double mca_coll_loom_model_lower_bound(mca_coll_loom_coll_t coll, int P, size_t 
     }
 }
 
+double mca_coll_loom_model_bound(mca_coll_loom_coll_t coll, int P, size_t bytes,
+                                 const mca_coll_loom_model_params_t *m)
+{
+    double steps = 0.0, combine = 0.0;
+
+    if (P <= 1) {
+        return 0.0;
+    }
+    while ((1L << (long) steps) < (long) P) {
+        steps += 1.0;
+    }
+    switch (coll) {
+    case MCA_COLL_LOOM_COLL_ALLREDUCE:
+    case MCA_COLL_LOOM_COLL_REDUCE:
+    case MCA_COLL_LOOM_COLL_REDUCE_SCATTER:
+    case MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK:
+        /* (P-1) n of combining in all, spread at best evenly */
+        combine = (double) (P - 1) / P * (double) bytes * m->gamma;
+        break;
+    default:
+        break;
+    }
+    return steps * (m->L + 2.0 * m->o) + mca_coll_loom_model_lower_bound(coll, P, bytes, m) + combine;
+}
+
 /* ---------------------------------------------------------------------------
  * Schedules in timing form
  * ------------------------------------------------------------------------- */

@@ -209,6 +209,14 @@ int mca_coll_loom_model_choose_segs_builder(mca_coll_loom_build_fn_t build, mca_
 double mca_coll_loom_model_lower_bound(mca_coll_loom_coll_t coll, int P, size_t bytes,
                                        const mca_coll_loom_model_params_t *m);
 
+/* LogGP lower bound of the collective at (P, n) (s): ceil(log2 P) message times
+ * (L + 2o each: in a message time the ranks that hold a contribution at most double),
+ * plus the bandwidth bound above, plus the combining every rank cannot avoid
+ * ((P-1)/P n gamma for the reductions).  Chan et al. (2007), section 2; derivation in
+ * docs/dev/model.md, "The lower bound". */
+double mca_coll_loom_model_bound(mca_coll_loom_coll_t coll, int P, size_t bytes,
+                                 const mca_coll_loom_model_params_t *m);
+
 const char *mca_coll_loom_model_method_name(int method);
 
 #endif /* MCA_COLL_LOOM_MODEL_H */
