@@ -59,8 +59,9 @@ typedef enum {
  *   allreduce       INPUT: the contribution; RESULT: the combined vector.
  *   barrier         no data (zero-length slots).
  *   bcast           RESULT: the buffer; the root's holds the data (INPUT unused).
- *   reduce          INPUT: the contribution; RESULT: the combined vector at the root,
- *                   a scratch buffer of the same shape elsewhere.
+ *   reduce          INPUT: the contribution; RESULT: the combined vector at the root.
+ *                   The other ranks have no RESULT (no receive buffer): their partial
+ *                   results go to scratch slots (the verifier checks it).
  *   allgather       RESULT: the receive buffer, P parts; part `rank` already holds
  *                   the contribution (INPUT unused).
  *   reduce_scatter  INPUT: the contribution (P parts, the part sizes are the

@@ -522,11 +522,18 @@ static const char *slot_name(int slot)
     return MCA_COLL_LOOM_SLOT_RESULT == slot ? "RESULT" : MCA_COLL_LOOM_SLOT_INPUT == slot ? "INPUT" : "scratch";
 }
 
-static bool reads_unused_input(sim_t *sim, int me, int idx, int slot)
+/* Does op idx use a slot the component does not give rank me: INPUT (read) where the
+ * collective has none, RESULT (at all) at a reduce's non-root ranks, which pass no
+ * receive buffer (their partial results belong in scratch slots)? */
+static bool slot_missing(sim_t *sim, int me, int idx, int slot, bool reads)
 {
-    if (sim->input_unused && MCA_COLL_LOOM_SLOT_INPUT == slot) {
+    if (reads && sim->input_unused && MCA_COLL_LOOM_SLOT_INPUT == slot) {
         fail(sim, "rank %d: op %d reads INPUT, which %s does not use", me, idx,
              mca_coll_loom_coll_name(sim->coll));
+        return true;
+    }
+    if (MCA_COLL_LOOM_COLL_REDUCE == sim->coll && me != sim->root && MCA_COLL_LOOM_SLOT_RESULT == slot) {
+        fail(sim, "rank %d: op %d uses RESULT, which a reduce's non-root ranks do not have", me, idx);
         return true;
     }
     return false;
@@ -548,7 +555,7 @@ static bool transfer_ok(sim_t *sim, int me, int idx, const mca_coll_loom_op_t *o
         fail(sim, "rank %d: op %d: bad peer %d", me, idx, op->peer);
         return false;
     }
-    if (send && reads_unused_input(sim, me, idx, *slot)) {
+    if (slot_missing(sim, me, idx, *slot, send)) {
         return false;
     }
     if (busy(sim, me, *slot, *b0, *n, !send, &conflict)) {
@@ -617,7 +624,7 @@ static void step_local(sim_t *sim, int me, int idx, const mca_coll_loom_op_t *op
 
     op_range(sim, op, &b0, &n);
     d0 = op->nblk > 0 ? op->dblk : b0; /* where the blocks land: a move when d0 != b0 */
-    if (reads_unused_input(sim, me, idx, op->src) || (reads_dst && reads_unused_input(sim, me, idx, op->dst))) {
+    if (slot_missing(sim, me, idx, op->src, true) || slot_missing(sim, me, idx, op->dst, reads_dst)) {
         return;
     }
     if (busy(sim, me, op->src, b0, n, MCA_COLL_LOOM_OP_REDUCE_R == op->kind, &conflict) ||

@@ -299,8 +299,9 @@ static int refuses(const call_t *k, const char *alg)
 {
     if (0 == strcmp(alg, "torus") && !lt_torus_configured()) return 1; /* no torus map */
     if (is_prefix(k->coll)) return 0 == strcmp(alg, "hierarchical") && !k->c->consecutive;
-    /* its reduce_scatter halves by the highest bit first: not rank order */
-    if (0 == strcmp(alg, "halving_doubling")) return (k->coll == C_RS || k->coll == C_RSB) && !op_commutative(k->o);
+    /* its reduce and reduce_scatter halve by the highest bit first: not rank order */
+    if (0 == strcmp(alg, "halving_doubling"))
+        return (k->coll == C_RS || k->coll == C_RSB || k->coll == C_REDUCE) && !op_commutative(k->o);
     return is_reduction(k->coll) && !op_commutative(k->o) && alg_commutative_only(alg);
 }
 

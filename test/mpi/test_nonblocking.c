@@ -724,7 +724,8 @@ static int refuses(const call_t *k, const char *alg)
     case LT_BARRIER: case LT_BCAST: case LT_ALLGATHER: return lt_alg_index(LT_NB(k->coll), alg) >= 0 ? 0 : -1;
     case LT_REDUCE:
         if (0 == strcmp(alg, "binomial")) return 0;
-        if (0 == strcmp(alg, "twotree") || 0 == strcmp(alg, "hierarchical")) return !comm;
+        if (0 == strcmp(alg, "twotree") || 0 == strcmp(alg, "hierarchical") || 0 == strcmp(alg, "halving_doubling"))
+            return !comm;
         return -1;
     case LT_REDUCE_SCATTER: case LT_REDUCE_SCATTER_BLOCK:
         if (0 == strcmp(alg, "ring") || 0 == strcmp(alg, "halving_doubling")) return !comm;

@@ -643,6 +643,7 @@ typedef enum {
     MUT_NO_RECV,       /* the last rank is never sent the data */
     MUT_EARLY_FORWARD, /* data passed on before it arrived */
     MUT_READ_INPUT,    /* bcast / allgather read INPUT, which they do not use */
+    MUT_NONROOT_RESULT, /* reduce: partial results in RESULT, which non-roots do not have */
     MUT_DUP,           /* a contribution combined twice */
     MUT_WRONG_ORDER,   /* reduce combines a child's partial on the left */
     MUT_WRONG_PART,    /* reduce_scatter leaves the result in part rank+1 */
@@ -698,12 +699,14 @@ static int build_test_bcast(mca_coll_loom_sched_t *s, const mca_coll_loom_params
 static int build_test_reduce(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p)
 {
     const int P = p->P, root = p->root, v = mca_coll_loom_rank_mod(p->rank - root, P);
+    /* the root's partial in RESULT, the others' in a scratch slot */
+    const int acc = 0 == v || MUT_NONROOT_RESULT == mutation ? RES : TMP + 1;
 
     mca_coll_loom_sched_set_segmented_blocks(s, 1, nseg_of(p));
-    mca_coll_loom_sched_copy(s, INP, RES);
+    mca_coll_loom_sched_copy(s, INP, acc);
     for (int mask = 1; mask < P; mask <<= 1) {
         if (v & mask) {
-            mca_coll_loom_sched_send(s, mca_coll_loom_rank_mod(v - mask + root, P), RES);
+            mca_coll_loom_sched_send(s, mca_coll_loom_rank_mod(v - mask + root, P), acc);
             mca_coll_loom_sched_wait(s);
             break;
         }
@@ -711,9 +714,9 @@ static int build_test_reduce(mca_coll_loom_sched_t *s, const mca_coll_loom_param
             mca_coll_loom_sched_recv(s, mca_coll_loom_rank_mod(v + mask + root, P), TMP);
             mca_coll_loom_sched_wait(s);
             if (MUT_WRONG_ORDER == mutation) {
-                mca_coll_loom_sched_reduce(s, TMP, RES);
+                mca_coll_loom_sched_reduce(s, TMP, acc);
             } else {
-                mca_coll_loom_sched_reduce_r(s, TMP, RES);
+                mca_coll_loom_sched_reduce_r(s, TMP, acc);
             }
         }
     }
@@ -819,6 +822,8 @@ static void test_new_collectives(void)
          false, "counted 2 times"},
         {"reduce: out of rank order", build_test_reduce, MCA_COLL_LOOM_COLL_REDUCE, MUT_WRONG_ORDER, 0, true,
          "rank order"},
+        {"reduce: partials in a non-root's RESULT", build_test_reduce, MCA_COLL_LOOM_COLL_REDUCE,
+         MUT_NONROOT_RESULT, C | E, false, "non-root ranks do not have"},
         {"reduce_scatter: result in the wrong part", build_test_reduce_scatter,
          MCA_COLL_LOOM_COLL_REDUCE_SCATTER, MUT_WRONG_PART, C | E, false, "counted 0 times"},
         {"reduce_scatter_block: a duplicate contribution", build_test_reduce_scatter,

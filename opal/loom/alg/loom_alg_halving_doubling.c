@@ -2,7 +2,7 @@
  * loom algorithm `halving_doubling`: reduce-scatter by recursive halving, allgather by
  * recursive doubling, and allreduce as the one followed by the other (Rabenseifner's
  * allreduce), after Thakur, Rabenseifner and Gropp, sections 4.1 (allgather), 4.3
- * (reduce-scatter) and 4.4 (allreduce).  ceil(log2 P) steps per phase and (P-1)/P of the
+ * (reduce-scatter) and 4.4 (allreduce); bcast and reduce below build_rooted.  ceil(log2 P) steps per phase and (P-1)/P of the
  * vector sent per rank and phase, the bandwidth term of the bound, where the ring pays
  * P-1 latencies.
  *
@@ -29,15 +29,20 @@
 #define RES MCA_COLL_LOOM_SLOT_RESULT
 #define IN  MCA_COLL_LOOM_SLOT_INPUT
 #define TMP MCA_COLL_LOOM_SLOT_SCRATCH0
+#define ACC (MCA_COLL_LOOM_SLOT_SCRATCH0 + 1)
 
 typedef struct {
     int P, q, p2;
+    int root;   /* rooted collectives: ranks are taken relative to the root */
+    int keep;   /* 1: ranks 2i+1 of the fold stay (rank order), 0: ranks 2i (the root) */
     bool parts; /* chunk c = the parts of the ranks virtual rank c stands for (else block c) */
+    int acc;    /* the slot the partial results build up in: RESULT, but a scratch slot at a
+                   reduce's non-root ranks, which have no RESULT */
 } hd_t;
 
 static int hd_rank(const hd_t *h, int v)
 {
-    return v < h->q ? 2 * v + 1 : v + h->q;
+    return ((v < h->q ? 2 * v + h->keep : v + h->q) + h->root) % h->P;
 }
 
 /* first block of chunk c (c may be p2: the end) */
@@ -62,20 +67,20 @@ static void hd_recv(mca_coll_loom_sched_t *s, const hd_t *h, int peer, int slot,
  * RESULT and INPUT is combined into it (the order of a commutative op's operands does
  * not matter: each chunk is combined on one rank only), otherwise the arrival lands in
  * TMP and INPUT is copied to RESULT first. */
-static void combine_input(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p, int peer, bool lower,
-                          int b0, int b1)
+static void combine_input(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p, int acc, int peer,
+                          bool lower, int b0, int b1)
 {
     const int n = b1 - b0;
 
     if (lower || 0 != (p->call & MCA_COLL_LOOM_CALL_COMMUTATIVE)) {
-        mca_coll_loom_sched_recv_blk(s, peer, RES, b0, n);
+        mca_coll_loom_sched_recv_blk(s, peer, acc, b0, n);
         mca_coll_loom_sched_wait(s);
-        mca_coll_loom_sched_reduce_blk(s, IN, RES, b0, n);
+        mca_coll_loom_sched_reduce_blk(s, IN, acc, b0, n);
     } else {
         mca_coll_loom_sched_recv_blk(s, peer, TMP, b0, n);
         mca_coll_loom_sched_wait(s);
-        mca_coll_loom_sched_copy_blk(s, IN, RES, b0, n);
-        mca_coll_loom_sched_reduce_blk(s, TMP, RES, b0, n);
+        mca_coll_loom_sched_copy_blk(s, IN, acc, b0, n);
+        mca_coll_loom_sched_reduce_blk(s, TMP, acc, b0, n);
     }
 }
 
@@ -93,17 +98,17 @@ static void halving(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p, c
         const int k0 = lower ? *lo : mid, k1 = lower ? mid : *hi;
         const int b0 = hd_block(h, k0), b1 = hd_block(h, k1);
 
-        hd_send(s, h, peer, fresh ? IN : RES, lower ? mid : *lo, lower ? *hi : mid);
+        hd_send(s, h, peer, fresh ? IN : h->acc, lower ? mid : *lo, lower ? *hi : mid);
         if (fresh) {
-            combine_input(s, p, peer, lower, b0, b1);
+            combine_input(s, p, h->acc, peer, lower, b0, b1);
             fresh = false;
         } else {
             mca_coll_loom_sched_recv_blk(s, peer, TMP, b0, b1 - b0);
             mca_coll_loom_sched_wait(s);
             if (lower) {
-                mca_coll_loom_sched_reduce_r_blk(s, TMP, RES, b0, b1 - b0); /* mine o theirs */
+                mca_coll_loom_sched_reduce_r_blk(s, TMP, h->acc, b0, b1 - b0); /* mine o theirs */
             } else {
-                mca_coll_loom_sched_reduce_blk(s, TMP, RES, b0, b1 - b0);   /* theirs o mine */
+                mca_coll_loom_sched_reduce_blk(s, TMP, h->acc, b0, b1 - b0);   /* theirs o mine */
             }
         }
         *lo = k0;
@@ -129,19 +134,73 @@ static void doubling(mca_coll_loom_sched_t *s, const hd_t *h, int v, bool up, in
     }
 }
 
+/* bcast: scatter by recursive halving from the root, then the allgather (van de Geijn;
+ * Thakur et al., section 4.2).  reduce: the reduce-scatter, then a binomial gather of the
+ * parts to the root (Rabenseifner; Thakur et al., section 4.4).  The fold keeps the ranks
+ * 2i relative to the root, so that the root stays virtual rank 0. */
+static void build_rooted(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p, hd_t *h, int rr)
+{
+    const bool bcast = MCA_COLL_LOOM_COLL_BCAST == p->coll;
+    const int partner = (rr + (rr % 2 ? -1 : 1) + h->root) % h->P, v = rr < 2 * h->q ? rr / 2 : rr - h->q;
+    int lo, hi;
+
+    if (rr < 2 * h->q && 1 == rr % 2) {
+        if (bcast) {
+            mca_coll_loom_sched_recv_blk(s, partner, RES, 0, h->p2);
+        } else {
+            mca_coll_loom_sched_send_blk(s, partner, IN, 0, h->p2);
+        }
+        mca_coll_loom_sched_wait(s);
+        return;
+    }
+    if (bcast) {
+        for (int m = h->p2 / 2; m >= 1; m /= 2) {
+            if (0 == v % (2 * m)) {
+                hd_send(s, h, hd_rank(h, v + m), RES, v + m, v + 2 * m);
+            } else if (m == v % (2 * m)) {
+                hd_recv(s, h, hd_rank(h, v - m), RES, v, v + m);
+            } else {
+                continue;
+            }
+            mca_coll_loom_sched_wait(s);
+        }
+        doubling(s, h, v, true, v, v + 1);
+        if (rr < 2 * h->q) {
+            mca_coll_loom_sched_send_blk(s, partner, RES, 0, h->p2);
+            mca_coll_loom_sched_wait(s);
+        }
+        return;
+    }
+    h->acc = 0 == rr ? RES : ACC;
+    if (rr < 2 * h->q) {
+        combine_input(s, p, h->acc, partner, false, 0, h->p2); /* commutative: the order is free */
+    }
+    halving(s, p, h, v, false, rr >= 2 * h->q, &lo, &hi);
+    for (int m = 1; m < h->p2; m *= 2) {
+        if (v & m) {
+            hd_send(s, h, hd_rank(h, v - m), h->acc, v, v + m);
+            mca_coll_loom_sched_wait(s);
+            break;
+        }
+        hd_recv(s, h, hd_rank(h, v + m), h->acc, v + m, v + 2 * m);
+        mca_coll_loom_sched_wait(s);
+    }
+}
+
 static int build_halving_doubling(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p)
 {
     const int P = p->P, r = p->rank;
     const bool allreduce = MCA_COLL_LOOM_COLL_ALLREDUCE == p->coll;
     const bool allgather = MCA_COLL_LOOM_COLL_ALLGATHER == p->coll;
-    hd_t h = {.P = P, .p2 = 1, .parts = !allreduce};
+    const bool rooted = MCA_COLL_LOOM_COLL_BCAST == p->coll || MCA_COLL_LOOM_COLL_REDUCE == p->coll;
+    hd_t h = {.P = P, .p2 = 1, .keep = rooted ? 0 : 1, .parts = !allreduce && !rooted, .acc = RES};
     int v, lo, hi, nb;
 
-    if (P < 1 || r < 0 || r >= P) {
+    if (P < 1 || r < 0 || r >= P || (rooted && (p->root < 0 || p->root >= P))) {
         return MCA_COLL_LOOM_ERR_BADPARAM;
     }
     if (1 == P) {
-        if (!allgather) {
+        if (!allgather && MCA_COLL_LOOM_COLL_BCAST != p->coll) {
             mca_coll_loom_sched_copy(s, IN, RES);
         }
         return MCA_COLL_LOOM_OK;
@@ -150,8 +209,13 @@ static int build_halving_doubling(mca_coll_loom_sched_t *s, const mca_coll_loom_
         h.p2 *= 2;
     }
     h.q = P - h.p2;
-    nb = allreduce ? h.p2 : P; /* whole-slot transfers as block ranges: both sides alike */
+    nb = allreduce || rooted ? h.p2 : P; /* whole-slot transfers as block ranges: both sides alike */
     mca_coll_loom_sched_set_blocks(s, nb);
+    if (rooted) {
+        h.root = p->root;
+        build_rooted(s, p, &h, (r - p->root + P) % P);
+        return MCA_COLL_LOOM_OK;
+    }
 
     if (r < 2 * h.q && 0 == r % 2) {
         /* folded out: hand the contribution over, get back what this rank ends with */
@@ -179,7 +243,7 @@ static int build_halving_doubling(mca_coll_loom_sched_t *s, const mca_coll_loom_
         doubling(s, &h, v, true, v, v + 1);
     } else {
         if (r < 2 * h.q) {
-            combine_input(s, p, r - 1, false, 0, nb); /* x[r-1] o x[r] */
+            combine_input(s, p, RES, r - 1, false, 0, nb); /* x[r-1] o x[r] */
         }
         halving(s, p, &h, v, allreduce, r >= 2 * h.q, &lo, &hi);
         if (allreduce) {
@@ -200,26 +264,29 @@ static int build_halving_doubling(mca_coll_loom_sched_t *s, const mca_coll_loom_
 
 static bool halving_doubling_can_serve(const mca_coll_loom_params_t *p)
 {
-    return (MCA_COLL_LOOM_COLL_REDUCE_SCATTER != p->coll && MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK != p->coll) ||
+    return (MCA_COLL_LOOM_COLL_REDUCE_SCATTER != p->coll && MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK != p->coll &&
+            MCA_COLL_LOOM_COLL_REDUCE != p->coll) ||
            0 != (p->call & MCA_COLL_LOOM_CALL_COMMUTATIVE);
 }
 
 static const char *halving_doubling_refusal(const mca_coll_loom_params_t *p)
 {
     (void) p;
-    return "reduce_scatter by recursive halving combines out of rank order: commutative ops only";
+    return "reduce and reduce_scatter by recursive halving combine out of rank order: commutative ops only";
 }
 
 MCA_COLL_LOOM_ALGORITHM(halving_doubling) = {
     .name = "halving_doubling",
     .colls = MCA_COLL_LOOM_SERVES(ALLREDUCE) | MCA_COLL_LOOM_SERVES(ALLGATHER) |
-             MCA_COLL_LOOM_SERVES(REDUCE_SCATTER) | MCA_COLL_LOOM_SERVES(REDUCE_SCATTER_BLOCK),
+             MCA_COLL_LOOM_SERVES(REDUCE_SCATTER) | MCA_COLL_LOOM_SERVES(REDUCE_SCATTER_BLOCK) |
+             MCA_COLL_LOOM_SERVES(BCAST) | MCA_COLL_LOOM_SERVES(REDUCE),
     .needs = 0,
     .description = "recursive halving and doubling for any P (2^k+q fold): allreduce = "
                    "reduce-scatter + allgather (Rabenseifner), 2 log2 P steps and (P-1)/P of the "
-                   "vector per phase; allreduce keeps rank order (any op, bit-identical), "
-                   "reduce_scatter needs a commutative op",
-    .reference = "Thakur, Rabenseifner and Gropp, sections 4.1, 4.3, 4.4",
+                   "vector per phase; bcast = scatter + allgather (van de Geijn), reduce = "
+                   "reduce-scatter + gather; allreduce keeps rank order (any op, bit-identical), "
+                   "reduce and reduce_scatter need a commutative op",
+    .reference = "Thakur, Rabenseifner and Gropp, sections 4.1-4.4",
     .build = build_halving_doubling,
     .can_serve = halving_doubling_can_serve,
     .refusal_of = halving_doubling_refusal,
