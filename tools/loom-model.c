@@ -528,10 +528,25 @@ static void run_one(const cli_t *c, int alg, int P, size_t bytes, double bound)
 /* --auto: what the built-in rules choose for (P, bytes) on a flat network of P nodes
  * of one rank each, its predicted time (auto_segs, as the component), the LogGP bound
  * (mca_coll_loom_model_bound) and the best algorithm of loom by the model. */
+static int *flat_node_of(int P)
+{
+    static int *node_of = NULL, n = 0;
+
+    if (P > n) {
+        free(node_of);
+        node_of = malloc((size_t) P * sizeof(int));
+        n = NULL != node_of ? P : 0;
+        for (int r = 0; r < n; ++r) {
+            node_of[r] = r;
+        }
+    }
+    return node_of;
+}
+
 static double auto_predict(const cli_t *c, int alg, int P, size_t bytes)
 {
     mca_coll_loom_params_t shape = {.P = P, .nodes = P, .rpn = 1, .root = c->root, .call = c->call,
-                                    .coll = c->coll};
+                                    .coll = c->coll, .node_of = flat_node_of(P)};
     mca_coll_loom_model_result_t res;
 
     shape.knob = c->knob;
