@@ -587,6 +587,9 @@ run "$name" 3 0 --mca coll_loom_rules_file "$rules_good" --mca coll_loom_verbose
     -- "$T_RULES" bruck 4
 check_log "verbose 20 names the rules file line (bruck)" "$(log_of "$name")" \
     "-> bruck bruck_ports=3 (" "rules file line 2)"
+# and, on rank 0, the cost model's prediction for that choice against the LogGP bound
+check_log "verbose 20 prints the model's prediction beside the decision" "$(log_of "$name")" \
+    "rank 0: model: bruck " " us, LogGP bound "
 name="rules file + verbose 20: 4 KiB np=3"
 run "$name" 3 0 --mca coll_loom_rules_file "$rules_good" --mca coll_loom_verbose 20 \
     -- "$T_RULES" previous 4096

@@ -120,6 +120,35 @@ static __opal_attribute_noinline__ void print_call(const mca_coll_loom_module_t 
                 NULL != choice->refused ? choice->refused : "", NULL != note ? note : "");
 }
 
+/* coll_loom_verbose 20, rank 0, with each decision: what the cost model predicts for the
+ * chosen algorithm on this communicator, against the LogGP lower bound (both with the
+ * coll_loom_model_* parameters; docs/dev/model.md).  It simulates every rank's schedule:
+ * for a debugging level only, and once per decision, not per call. */
+static __opal_attribute_noinline__ void print_model(mca_coll_loom_coll_t coll, struct ompi_communicator_t *comm,
+                                                    size_t bytes, const mca_coll_loom_params_t *params,
+                                                    const mca_coll_loom_choice_t *choice)
+{
+    mca_coll_loom_model_params_t mp;
+    mca_coll_loom_model_result_t res;
+    double bound;
+
+    mca_coll_loom_model_params(&mp);
+    bound = mca_coll_loom_model_bound(coll, params->P, bytes, &mp);
+    if (NULL != params->torus) {
+        return; /* the torus's links need their own rate (loom-model --torus) */
+    }
+    if (MCA_COLL_LOOM_OK == mca_coll_loom_model_predict(choice->alg, coll, params, bytes, 1, &mp, NULL, NULL, &res)) {
+        opal_output(mca_coll_loom_component.output,
+                    "coll/loom: %s cid %s rank 0: model: %s %.3f us, LogGP bound %.3f us (%.2fx)",
+                    mca_coll_loom_coll_name(coll), mca_coll_loom_cid(comm).s, mca_coll_loom_algs[choice->alg]->name,
+                    res.time * 1e6, bound * 1e6, bound > 0.0 ? res.time / bound : 0.0);
+    } else {
+        opal_output(mca_coll_loom_component.output, "coll/loom: %s cid %s rank 0: model: no prediction (%s)",
+                    mca_coll_loom_coll_name(coll), mca_coll_loom_cid(comm).s,
+                    NULL != res.note ? res.note : "the simulation gave up");
+    }
+}
+
 /* The run-time settings a decision depends on, as the MCA variable system stores them
  * (MPI_T may change them between calls).  Read before deciding, so a change made while
  * deciding makes the next call decide again. */
@@ -273,6 +302,9 @@ plan_decide(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, struct ompi_co
     remember(m, coll, bytes, call, root, &st, choice, e);
     if (MCA_COLL_LOOM_VERBOSE(20)) {
         print_call(m, coll, comm, bytes, call, choice, NULL);
+        if (0 == params.rank) {
+            print_model(coll, comm, bytes, &params, choice);
+        }
     }
     return &e->sched;
 }
