@@ -46,6 +46,11 @@
     {COLL, .min_bytes = 64 * (BASE), .max_bytes = SIZE_MAX, .min_P = 129, .call_mask = MASK,      \
      .call_value = MASK, .alg = "ring"}
 
+/* allreduce, one rank per node, P in [MINP, MAXP] (0: no bound), bytes in [LO, HI) */
+#define HD_ROW(MINP, MAXP, LO, HI)                                                               \
+    {ALLREDUCE, .min_bytes = (LO), .max_bytes = (HI) - 1, .min_nodes = 2, .max_rpn = 1,           \
+     .min_P = (MINP), .max_P = (MAXP), .alg = "halving_doubling"}
+
 /* Unset fields mean "any": min_bytes 0, min_* 0 and max_* 0 (no bound) for P, nodes
  * and ranks per node, call_mask 0.  max_bytes must be given. */
 const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
@@ -113,16 +118,24 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
     /* other non-blocking calls on several nodes from 64 KiB: libnbc, which neither
      * loom's ring nor hierarchical beats there */
     {ALLREDUCE, .min_bytes = KIB(64), .max_bytes = SIZE_MAX, .min_nodes = 2, NB, .alg = NULL},
-    /* one rank per node on 256 nodes or more, from where the vector holds at least one
-     * element per rank (smaller counts leave halves empty): recursive halving and
-     * doubling, log2 P steps where the ring takes 2 (P-1).  From the model alone
-     * (docs/dev/model.md, "The lower bound": 1.2-1.4x the LogGP bound where the ring is
-     * at 1.6-26x); the emulated 16 nodes measured it level with tuned's default, which
-     * is the same algorithm there, and below the ring from 1 MiB over shaped TCP */
-    {ALLREDUCE, .min_bytes = KIB(64), .max_bytes = SIZE_MAX, .min_nodes = 2, .max_rpn = 1, .min_P = 256,
-     .max_P = 8192, .alg = "halving_doubling"},
-    {ALLREDUCE, .min_bytes = MIB(1), .max_bytes = SIZE_MAX, .min_nodes = 2, .max_rpn = 1, .min_P = 8193,
-     .alg = "halving_doubling"},
+    /* one rank per node on 256 nodes or more: recursive halving and doubling, log2 P
+     * steps where the ring takes 2 (P-1), from where the vector holds an element per
+     * rank (smaller counts leave halves empty) up to parts of 2 KiB per rank.  From the
+     * model alone (docs/dev/model.md, "The lower bound"): there it is within 1.2-1.4x of
+     * the LogGP bound for P a power of two, 2.4-2.6x just above one (the 2^k+q fold
+     * moves the whole vector twice more), and the ring 2.4-100x; with larger parts the
+     * ring, at 1.6x and better, beats the fold.  On the emulated 16 nodes it equalled
+     * tuned's default (the same algorithm there) */
+    HD_ROW(256, 511, KIB(64), KIB(512)),
+    HD_ROW(512, 1023, KIB(64), MIB(1)),
+    HD_ROW(1024, 2047, KIB(64), MIB(2)),
+    HD_ROW(2048, 4095, KIB(64), MIB(4)),
+    HD_ROW(4096, 8191, KIB(64), MIB(8)),
+    HD_ROW(8192, 16383, MIB(1), MIB(16)),
+    HD_ROW(16384, 32767, MIB(1), MIB(32)),
+    HD_ROW(32768, 65535, MIB(1), MIB(64)),
+    HD_ROW(65536, 131071, MIB(2), MIB(128)),
+    HD_ROW(131072, 0, MIB(4), MIB(256)),
     /* bandwidth-bound, commutative (float sums included: each part is combined once
      * and copied, so every rank gets the same bits): the ring */
     RING_ROWS(ALLREDUCE, C, MIB(1)),
