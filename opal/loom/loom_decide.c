@@ -120,22 +120,22 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
     {ALLREDUCE, .min_bytes = KIB(64), .max_bytes = SIZE_MAX, .min_nodes = 2, NB, .alg = NULL},
     /* one rank per node on 256 nodes or more: recursive halving and doubling, log2 P
      * steps where the ring takes 2 (P-1), from where the vector holds an element per
-     * rank (smaller counts leave halves empty) up to parts of 2 KiB per rank.  From the
-     * model alone (docs/dev/model.md, "The lower bound"): there it is within 1.2-1.4x of
-     * the LogGP bound for P a power of two, 2.4-2.6x just above one (the 2^k+q fold
-     * moves the whole vector twice more), and the ring 2.4-100x; with larger parts the
-     * ring, at 1.6x and better, beats the fold.  On the emulated 16 nodes it equalled
-     * tuned's default (the same algorithm there) */
-    HD_ROW(256, 511, KIB(64), KIB(512)),
-    HD_ROW(512, 1023, KIB(64), MIB(1)),
-    HD_ROW(1024, 2047, KIB(64), MIB(2)),
-    HD_ROW(2048, 4095, KIB(64), MIB(4)),
-    HD_ROW(4096, 8191, KIB(64), MIB(8)),
-    HD_ROW(8192, 16383, MIB(1), MIB(16)),
-    HD_ROW(16384, 32767, MIB(1), MIB(32)),
-    HD_ROW(32768, 65535, MIB(1), MIB(64)),
-    HD_ROW(65536, 131071, MIB(2), MIB(128)),
-    HD_ROW(131072, 0, MIB(4), MIB(256)),
+     * rank (smaller counts leave halves empty) up to parts of 8 KiB per rank, beyond
+     * which the ring's pipeline comes closer to the bound.  From the model alone
+     * (docs/dev/model.md, "The lower bound"): 1.15-1.3x the LogGP bound there, for any P
+     * with commutative ops (2.2x for non-commutative ones on a P that is not a power of
+     * two: the 2^k+q fold), where the ring is at 1.6-100x.  On the emulated 16 nodes it
+     * equalled tuned's default (the same algorithm there) */
+    HD_ROW(256, 511, KIB(64), MIB(2)),
+    HD_ROW(512, 1023, KIB(64), MIB(4)),
+    HD_ROW(1024, 2047, KIB(64), MIB(8)),
+    HD_ROW(2048, 4095, KIB(64), MIB(16)),
+    HD_ROW(4096, 8191, KIB(64), MIB(32)),
+    HD_ROW(8192, 16383, MIB(1), MIB(64)),
+    HD_ROW(16384, 32767, MIB(1), MIB(128)),
+    HD_ROW(32768, 65535, MIB(1), MIB(256)),
+    HD_ROW(65536, 131071, MIB(2), MIB(512)),
+    HD_ROW(131072, 0, MIB(4), MIB(1024)),
     /* bandwidth-bound, commutative (float sums included: each part is combined once
      * and copied, so every rank gets the same bits): the ring */
     RING_ROWS(ALLREDUCE, C, MIB(1)),

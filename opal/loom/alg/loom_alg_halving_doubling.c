@@ -6,7 +6,8 @@
  * vector sent per rank and phase, the bandwidth term of the bound, where the ring pays
  * P-1 latencies.
  *
- * Any P: the 2^k + q fold of End et al., section III.A, as `pairwise` does it.  Ranks
+ * P not a power of two with a commutative op (or none): build_any_p, no rank idle.
+ * Otherwise the 2^k + q fold of End et al., section III.A, as `pairwise` does it.  Ranks
  * 2i < 2q hand their contribution to 2i+1 and sit out; the p2 = 2^k others are the
  * virtual ranks v (2i+1 -> i, r >= 2q -> r - q), which hold contiguous rank ranges in
  * rank order.
@@ -187,6 +188,100 @@ static void build_rooted(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t 
     }
 }
 
+/* Blocks [first, first + n) taken modulo P: the op on one or two ranges (both sides of a
+ * transfer name the same blocks, so they cut it alike). */
+static void send_mod(mca_coll_loom_sched_t *s, int P, int peer, int slot, int first, int n)
+{
+    const int b = first % P, n0 = b + n <= P ? n : P - b;
+
+    mca_coll_loom_sched_send_blk(s, peer, slot, b, n0);
+    if (n0 < n) {
+        mca_coll_loom_sched_send_blk(s, peer, slot, 0, n - n0);
+    }
+}
+
+static void recv_mod(mca_coll_loom_sched_t *s, int P, int peer, int slot, int first, int n)
+{
+    const int b = first % P, n0 = b + n <= P ? n : P - b;
+
+    mca_coll_loom_sched_recv_blk(s, peer, slot, b, n0);
+    if (n0 < n) {
+        mca_coll_loom_sched_recv_blk(s, peer, slot, 0, n - n0);
+    }
+}
+
+static void reduce_mod(mca_coll_loom_sched_t *s, int P, int src, int dst, int first, int n)
+{
+    const int b = first % P, n0 = b + n <= P ? n : P - b;
+
+    mca_coll_loom_sched_reduce_blk(s, src, dst, b, n0);
+    if (n0 < n) {
+        mca_coll_loom_sched_reduce_blk(s, src, dst, 0, n - n0);
+    }
+}
+
+static void copy_mod(mca_coll_loom_sched_t *s, int P, int src, int dst, int first, int n)
+{
+    const int b = first % P, n0 = b + n <= P ? n : P - b;
+
+    if (n <= 0) {
+        return;
+    }
+    mca_coll_loom_sched_copy_blk(s, src, dst, b, n0);
+    if (n0 < n) {
+        mca_coll_loom_sched_copy_blk(s, src, dst, 0, n - n0);
+    }
+}
+
+/* P not a power of two, a commutative op (or none): no rank sits out.  The allgather is
+ * Bruck's concatenation without its rotation (Bruck et al., section 3: at distance 2^k
+ * each rank passes on the min(2^k, P - 2^k) blocks it holds next to its own), the
+ * reduce-scatter its reversal in time (the distances from the largest down: each block's
+ * partial sums flow back along the tree the allgather spreads it on, and every rank's
+ * contribution to it is combined once, at its owner).  ceil(log2 P) steps per phase and
+ * P-1 blocks sent per rank, the bandwidth term of the bound, for any P; each block is
+ * combined on one rank only and copied from there, so floating-point results stay
+ * identical everywhere.  Block b is rank b's part; a rank's blocks are named by their
+ * distance from it, modulo P. */
+static void build_any_p(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p, int steps)
+{
+    const int P = p->P, r = p->rank;
+
+    if (MCA_COLL_LOOM_COLL_ALLGATHER != p->coll) {
+        /* blocks at distance [0, acc) hold partial sums in RESULT, the others are still
+         * the contribution in INPUT: the first step sends from INPUT and receives into
+         * RESULT, later ones copy what they need of INPUT first (one step at most sends
+         * blocks of both kinds: a transfer must come from one slot) */
+        int acc = 0;
+        for (int k = steps - 1; k >= 0; --k) {
+            const int d = 1 << k, m = d < P - d ? d : P - d, from = (r - d + P) % P;
+            if (0 == acc) {
+                send_mod(s, P, (r + d) % P, IN, r + d, m);
+                recv_mod(s, P, from, RES, r, m);
+                mca_coll_loom_sched_wait(s);
+                reduce_mod(s, P, IN, RES, r, m);
+                acc = m;
+                continue;
+            }
+            copy_mod(s, P, IN, RES, r + (d > acc ? d : acc), d + m - (d > acc ? d : acc));
+            copy_mod(s, P, IN, RES, r + acc, m - acc);
+            send_mod(s, P, (r + d) % P, RES, r + d, m);
+            recv_mod(s, P, from, TMP, r, m);
+            mca_coll_loom_sched_wait(s);
+            reduce_mod(s, P, TMP, RES, r, m);
+            acc = acc > m ? acc : m;
+        }
+    }
+    if (MCA_COLL_LOOM_COLL_ALLREDUCE == p->coll || MCA_COLL_LOOM_COLL_ALLGATHER == p->coll) {
+        for (int k = 0; k < steps; ++k) {
+            const int d = 1 << k, m = d < P - d ? d : P - d;
+            send_mod(s, P, (r - d + P) % P, RES, r, m);
+            recv_mod(s, P, (r + d) % P, RES, r + d, m);
+            mca_coll_loom_sched_wait(s);
+        }
+    }
+}
+
 static int build_halving_doubling(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p)
 {
     const int P = p->P, r = p->rank;
@@ -209,6 +304,15 @@ static int build_halving_doubling(mca_coll_loom_sched_t *s, const mca_coll_loom_
         h.p2 *= 2;
     }
     h.q = P - h.p2;
+    if (h.q > 0 && !rooted && (allgather || 0 != (p->call & MCA_COLL_LOOM_CALL_COMMUTATIVE))) {
+        int steps = 0;
+        while ((1 << steps) < P) {
+            ++steps;
+        }
+        mca_coll_loom_sched_set_blocks(s, P);
+        build_any_p(s, p, steps);
+        return MCA_COLL_LOOM_OK;
+    }
     nb = allreduce || rooted ? h.p2 : P; /* whole-slot transfers as block ranges: both sides alike */
     mca_coll_loom_sched_set_blocks(s, nb);
     if (rooted) {
