@@ -46,10 +46,23 @@
     {COLL, .min_bytes = 64 * (BASE), .max_bytes = SIZE_MAX, .min_P = 129, .call_mask = MASK,      \
      .call_value = MASK, .alg = "ring"}
 
-/* allreduce, one rank per node, P in [MINP, MAXP] (0: no bound), bytes in [LO, HI) */
-#define HD_ROW(MINP, MAXP, LO, HI)                                                               \
-    {ALLREDUCE, .min_bytes = (LO), .max_bytes = (HI) - 1, .min_nodes = 2, .max_rpn = 1,           \
-     .min_P = (MINP), .max_P = (MAXP), .alg = "halving_doubling"}
+/* One rank per node, P in [MINP, MAXP] (0: no bound), bytes in [LO, HI): ALG */
+#define SCALE_ROW(COLL, MASK, ALG, MINP, MAXP, LO, HI)                                           \
+    {COLL, .min_bytes = (LO), .max_bytes = (HI) - 1, .min_nodes = 2, .max_rpn = 1, .min_P = (MINP), \
+     .max_P = (MAXP), .call_mask = MASK, .call_value = MASK, .alg = ALG}
+/* recursive halving and doubling on 256 ranks or more (the allreduce's rows say why),
+ * from an element per rank to parts of 8 KiB per rank */
+#define HD_ROWS(COLL, MASK)                                                                      \
+    SCALE_ROW(COLL, MASK, "halving_doubling", 256, 511, KIB(64), MIB(2)),                        \
+    SCALE_ROW(COLL, MASK, "halving_doubling", 512, 1023, KIB(64), MIB(4)),                       \
+    SCALE_ROW(COLL, MASK, "halving_doubling", 1024, 2047, KIB(64), MIB(8)),                      \
+    SCALE_ROW(COLL, MASK, "halving_doubling", 2048, 4095, KIB(64), MIB(16)),                     \
+    SCALE_ROW(COLL, MASK, "halving_doubling", 4096, 8191, KIB(64), MIB(32)),                     \
+    SCALE_ROW(COLL, MASK, "halving_doubling", 8192, 16383, MIB(1), MIB(64)),                     \
+    SCALE_ROW(COLL, MASK, "halving_doubling", 16384, 32767, MIB(1), MIB(128)),                   \
+    SCALE_ROW(COLL, MASK, "halving_doubling", 32768, 65535, MIB(1), MIB(256)),                   \
+    SCALE_ROW(COLL, MASK, "halving_doubling", 65536, 131071, MIB(2), MIB(512)),                  \
+    SCALE_ROW(COLL, MASK, "halving_doubling", 131072, 0, MIB(4), MIB(1024))
 
 /* Unset fields mean "any": min_bytes 0, min_* 0 and max_* 0 (no bound) for P, nodes
  * and ranks per node, call_mask 0.  max_bytes must be given. */
@@ -126,16 +139,7 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * with commutative ops (2.2x for non-commutative ones on a P that is not a power of
      * two: the 2^k+q fold), where the ring is at 1.6-100x.  On the emulated 16 nodes it
      * equalled tuned's default (the same algorithm there) */
-    HD_ROW(256, 511, KIB(64), MIB(2)),
-    HD_ROW(512, 1023, KIB(64), MIB(4)),
-    HD_ROW(1024, 2047, KIB(64), MIB(8)),
-    HD_ROW(2048, 4095, KIB(64), MIB(16)),
-    HD_ROW(4096, 8191, KIB(64), MIB(32)),
-    HD_ROW(8192, 16383, MIB(1), MIB(64)),
-    HD_ROW(16384, 32767, MIB(1), MIB(128)),
-    HD_ROW(32768, 65535, MIB(1), MIB(256)),
-    HD_ROW(65536, 131071, MIB(2), MIB(512)),
-    HD_ROW(131072, 0, MIB(4), MIB(1024)),
+    HD_ROWS(ALLREDUCE, 0),
     /* bandwidth-bound, commutative (float sums included: each part is combined once
      * and copied, so every rank gets the same bits): the ring */
     RING_ROWS(ALLREDUCE, C, MIB(1)),
@@ -157,6 +161,12 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
     /* several nodes, bcast from 512 B: hierarchical, whose node phases stay inside the
      * nodes (through the segment up to the slot) and whose large calls are pipelined
      * along a chain through the nodes (Zhu et al., section 3.1), on any link rate */
+    /* ...but one rank per node on 256 nodes or more, 64 KiB up to where the chain's fill
+     * stops mattering: the two-tree, whose depth is log2 P where the chain's is P.  From
+     * the model alone: 2.2-2.6x the LogGP bound where the chain is at 2.4-30x */
+    SCALE_ROW(BCAST, 0, "twotree", 256, 1023, KIB(64), MIB(2)),
+    SCALE_ROW(BCAST, 0, "twotree", 1024, 4095, KIB(64), MIB(16)),
+    SCALE_ROW(BCAST, 0, "twotree", 4096, 0, KIB(64), MIB(128)),
     {BCAST, .min_bytes = 512, .max_bytes = SIZE_MAX, .min_nodes = 2, .alg = "hierarchical"},
     /* below 512 B hierarchical too, with point-to-point node phases (the component keeps
      * such bcasts off the segment): its cost is the same for every root (Zhu et al.
@@ -167,6 +177,12 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * tuned.  Non-commutative ops: binomial up to 256 B (on one node it does not beat
      * tuned's: left to it) */
     {REDUCE, .max_bytes = 8192, .min_nodes = 2, .call_mask = C, .call_value = C, .alg = "hierarchical"},
+    /* one rank per node on 256 nodes or more, commutative, 64 KiB up to where the chain's
+     * fill stops mattering: the two-tree (as for bcast; from the model alone, 2.1-2.6x the
+     * LogGP bound where tuned had these calls and the chain is at 1.5-2.8x only from 4 MiB) */
+    SCALE_ROW(REDUCE, C, "twotree", 256, 1023, KIB(64), MIB(4)),
+    SCALE_ROW(REDUCE, C, "twotree", 1024, 4095, KIB(64), MIB(16)),
+    SCALE_ROW(REDUCE, C, "twotree", 4096, 0, KIB(64), MIB(128)),
     {REDUCE, .max_bytes = 256, .min_nodes = 2, .alg = "binomial"},
     /* from 4 MiB, commutative: hierarchical's pipelined chain (Zhu et al., section 3.2),
      * 512 KiB segments combined on their way to the root.  At 1-2 MiB it wins on slow
@@ -228,6 +244,9 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      .alg = "ring"},
     /* the ring: reduce_scatter from 256 KiB, reduce_scatter_block from 512 KiB (at
      * P <= 8) */
+    /* one rank per node on 256 nodes or more: recursive halving, from the model alone
+     * (1.05-1.25x the LogGP bound where these calls went to tuned) */
+    HD_ROWS(RS, C),
     RING_ROWS(RS, C, KIB(256)),
     {RS, .max_bytes = SIZE_MAX, .alg = NULL},
     /* several nodes, reduce_scatter_block: the ring at 256 KiB, tuned at 512 KiB - 1 MiB,
@@ -236,6 +255,7 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
     {RSB, .min_bytes = KIB(256), .max_bytes = KIB(512) - 1, .min_nodes = 2, .max_P = 8, .call_mask = C,
      .call_value = C, .alg = "ring"},
     {RSB, .min_bytes = KIB(512), .max_bytes = MIB(1) - 1, .min_nodes = 2, .max_P = 8, .alg = NULL},
+    HD_ROWS(RSB, C),
     RING_ROWS(RSB, C, KIB(512)),
     {RSB, .max_bytes = SIZE_MAX, .alg = NULL},
 
