@@ -1550,7 +1550,8 @@ static void section_startall(comm_t **cs, int ncs, int iters)
                             .inplace = p->inplace, .pattern = p->pattern, .salt = 8000 + (uint64_t) i, .ctx = ctx};
             k[i].root = p->root_kind == 0 ? 0 : p->root_kind == 1 ? cm->size - 1 : cm->size / 2;
         } else {
-            /* a non-commutative reduce_scatter: no algorithm of loom serves it, so the previous component's persistent request joins the set */
+            /* a non-commutative reduce_scatter: no algorithm of loom serves it, so the
+             * previous component's persistent request joins the set */
             k[i] = (call_t){.coll = LT_REDUCE_SCATTER, .c = cm, .s = &autos, .t = LO_T_INT, .o = LO_O_UNONCOMM,
                             .count = 6, .pattern = 1, .salt = 8100, .ctx = ctx};
         }

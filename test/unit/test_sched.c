@@ -1149,6 +1149,12 @@ static unsigned with_shm(int coll, size_t bytes)
     return served && bytes <= 8192 ? MCA_COLL_LOOM_CALL_SHM : 0;
 }
 
+/* the name of what a decision chose */
+static const char *chosen(const mca_coll_loom_choice_t *ch)
+{
+    return ch->alg >= 0 ? mca_coll_loom_algs[ch->alg]->name : "previous";
+}
+
 static void test_decide(void)
 {
     int knobs[64];
@@ -1303,7 +1309,7 @@ static void test_decide(void)
                                         : ch.alg >= 0 && 0 == strcmp(mca_coll_loom_algs[ch.alg]->name, cases[i].want),
                   "decide %s %zu B %s: %s, expected %s", mca_coll_loom_coll_name(cases[i].coll), cases[i].bytes,
                   cases[i].map == rr ? "round-robin" : multi ? "4x2" : "one node",
-                  ch.alg >= 0 ? mca_coll_loom_algs[ch.alg]->name : "previous", cases[i].want ? cases[i].want : "previous");
+                  chosen(&ch), cases[i].want ? cases[i].want : "previous");
         }
         /* non-blocking allreduce on 4 x 2: libnbc from 64 KiB, hierarchical from 512 KiB */
         for (int i = 0; i < 3; ++i) {
@@ -1313,7 +1319,7 @@ static void test_decide(void)
             mca_coll_loom_choice_t ch;
             mca_coll_loom_decide(MCA_COLL_LOOM_COLL_ALLREDUCE, bytes, &p, knobs, -1, NULL, 0, &ch);
             CHECK(2 == i ? ch.alg >= 0 && 0 == strcmp(mca_coll_loom_algs[ch.alg]->name, "hierarchical") : ch.alg < 0,
-                  "decide iallreduce %zu B 4x2: %s", bytes, ch.alg >= 0 ? mca_coll_loom_algs[ch.alg]->name : "previous");
+                  "decide iallreduce %zu B 4x2: %s", bytes, chosen(&ch));
         }
     }
     /* non-blocking calls of one node with the segment (the component sets shm for
@@ -1330,7 +1336,7 @@ static void test_decide(void)
             mca_coll_loom_decide(coll, bytes, &p, knobs, -1, NULL, 0, &ch);
             CHECK(want_prev ? ch.alg < 0 : ch.alg >= 0 && 0 == strcmp(mca_coll_loom_algs[ch.alg]->name, "hierarchical"),
                   "decide i%s %zu B P=%d one node, segment: %s", mca_coll_loom_coll_name(coll), bytes, P,
-                  ch.alg >= 0 ? mca_coll_loom_algs[ch.alg]->name : "previous");
+                  chosen(&ch));
         }
     }
     /* two ranks on one node (loom-tune --report at np 2) */
@@ -1362,7 +1368,7 @@ static void test_decide(void)
             CHECK(NULL == cases[i].want ? ch.alg < 0
                                         : ch.alg >= 0 && 0 == strcmp(mca_coll_loom_algs[ch.alg]->name, cases[i].want),
                   "decide np 2 %s %zu B call %x: %s, expected %s", mca_coll_loom_coll_name(cases[i].coll),
-                  cases[i].bytes, cases[i].call, ch.alg >= 0 ? mca_coll_loom_algs[ch.alg]->name : "previous",
+                  cases[i].bytes, cases[i].call, chosen(&ch),
                   cases[i].want ? cases[i].want : "previous");
         }
     }
@@ -1397,7 +1403,7 @@ static void test_decide(void)
                                         : ch.alg >= 0 && 0 == strcmp(mca_coll_loom_algs[ch.alg]->name, cases[i].want),
                   "decide without shm P=%d %s %zu B call %x: %s, expected %s", cases[i].P,
                   mca_coll_loom_coll_name(cases[i].coll), cases[i].bytes, cases[i].call,
-                  ch.alg >= 0 ? mca_coll_loom_algs[ch.alg]->name : "previous", cases[i].want ? cases[i].want : "previous");
+                  chosen(&ch), cases[i].want ? cases[i].want : "previous");
             /* and with it: hierarchical for all of these */
             p.call |= MCA_COLL_LOOM_CALL_SHM;
             mca_coll_loom_decide(cases[i].coll, cases[i].bytes, &p, knobs, -1, NULL, 0, &ch);
@@ -1405,7 +1411,7 @@ static void test_decide(void)
                       (MCA_COLL_LOOM_COLL_BCAST == cases[i].coll && cases[i].bytes < 256),
                   "decide with shm P=%d %s %zu B: %s, expected hierarchical", cases[i].P,
                   mca_coll_loom_coll_name(cases[i].coll), cases[i].bytes,
-                  ch.alg >= 0 ? mca_coll_loom_algs[ch.alg]->name : "previous");
+                  chosen(&ch));
         }
     }
     {
@@ -1425,13 +1431,13 @@ static void test_decide(void)
                 CHECK(hier ? ch.alg >= 0 && 0 == strcmp(mca_coll_loom_algs[ch.alg]->name, "hierarchical")
                            : ch.alg < 0,
                       "decide with shm P=%d bcast %zu B: %s, expected %s", P, b,
-                      ch.alg >= 0 ? mca_coll_loom_algs[ch.alg]->name : "previous", hier ? "hierarchical" : "previous");
+                      chosen(&ch), hier ? "hierarchical" : "previous");
             }
             /* without the segment: the previous component */
             p.call &= ~MCA_COLL_LOOM_CALL_SHM;
             mca_coll_loom_decide(MCA_COLL_LOOM_COLL_BCAST, 256, &p, knobs, -1, NULL, 0, &ch);
             CHECK(ch.alg < 0, "decide without shm P=%d bcast 256 B: %s, expected previous", P,
-                  ch.alg >= 0 ? mca_coll_loom_algs[ch.alg]->name : "previous");
+                  chosen(&ch));
         }
     }
     {
@@ -1450,15 +1456,15 @@ static void test_decide(void)
                 CHECK(hier ? ch.alg >= 0 && 0 == strcmp(mca_coll_loom_algs[ch.alg]->name, "hierarchical")
                            : ch.alg < 0,
                       "decide with shm P=%d reduce %zu B: %s, expected %s", P, b,
-                      ch.alg >= 0 ? mca_coll_loom_algs[ch.alg]->name : "previous", hier ? "hierarchical" : "previous");
+                      chosen(&ch), hier ? "hierarchical" : "previous");
                 p.call = E | MCA_COLL_LOOM_CALL_SHM;
                 mca_coll_loom_decide(MCA_COLL_LOOM_COLL_REDUCE, b, &p, knobs, -1, NULL, 0, &ch);
                 CHECK(ch.alg < 0, "decide P=%d reduce %zu B, non-commutative: %s, expected previous", P, b,
-                      ch.alg >= 0 ? mca_coll_loom_algs[ch.alg]->name : "previous");
+                      chosen(&ch));
                 p.call = C | E;
                 mca_coll_loom_decide(MCA_COLL_LOOM_COLL_REDUCE, b, &p, knobs, -1, NULL, 0, &ch);
                 CHECK(ch.alg < 0, "decide P=%d reduce %zu B without shm: %s, expected previous", P, b,
-                      ch.alg >= 0 ? mca_coll_loom_algs[ch.alg]->name : "previous");
+                      chosen(&ch));
             }
         }
     }

@@ -2,9 +2,9 @@
  * loom algorithm `halving_doubling`: reduce-scatter by recursive halving, allgather by
  * recursive doubling, and allreduce as the one followed by the other (Rabenseifner's
  * allreduce), after Thakur, Rabenseifner and Gropp, sections 4.1 (allgather), 4.3
- * (reduce-scatter) and 4.4 (allreduce); bcast and reduce below build_rooted.  ceil(log2 P) steps per phase and (P-1)/P of the
+ * (reduce-scatter) and 4.4 (allreduce): ceil(log2 P) steps per phase and (P-1)/P of the
  * vector sent per rank and phase, the bandwidth term of the bound, where the ring pays
- * P-1 latencies.
+ * P-1 latencies.  bcast and reduce: build_rooted.
  *
  * P not a power of two with a commutative op (or none): build_any_p, no rank idle.
  * Otherwise the 2^k + q fold of End et al., section III.A, as `pairwise` does it.  Ranks
@@ -188,48 +188,21 @@ static void build_rooted(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t 
     }
 }
 
-/* Blocks [first, first + n) taken modulo P: the op on one or two ranges (both sides of a
- * transfer name the same blocks, so they cut it alike). */
-static void send_mod(mca_coll_loom_sched_t *s, int P, int peer, int slot, int first, int n)
+/* fn (send_blk, recv_blk, reduce_blk, copy_blk) on blocks [first, first + n) taken
+ * modulo P: one or two ranges (both sides of a transfer name the same blocks, so they
+ * cut it alike). */
+typedef void (*blk_fn_t)(mca_coll_loom_sched_t *s, int a, int b, int blk, int nblk);
+
+static void mod_op(mca_coll_loom_sched_t *s, blk_fn_t fn, int P, int a, int b, int first, int n)
 {
-    const int b = first % P, n0 = b + n <= P ? n : P - b;
-
-    mca_coll_loom_sched_send_blk(s, peer, slot, b, n0);
-    if (n0 < n) {
-        mca_coll_loom_sched_send_blk(s, peer, slot, 0, n - n0);
-    }
-}
-
-static void recv_mod(mca_coll_loom_sched_t *s, int P, int peer, int slot, int first, int n)
-{
-    const int b = first % P, n0 = b + n <= P ? n : P - b;
-
-    mca_coll_loom_sched_recv_blk(s, peer, slot, b, n0);
-    if (n0 < n) {
-        mca_coll_loom_sched_recv_blk(s, peer, slot, 0, n - n0);
-    }
-}
-
-static void reduce_mod(mca_coll_loom_sched_t *s, int P, int src, int dst, int first, int n)
-{
-    const int b = first % P, n0 = b + n <= P ? n : P - b;
-
-    mca_coll_loom_sched_reduce_blk(s, src, dst, b, n0);
-    if (n0 < n) {
-        mca_coll_loom_sched_reduce_blk(s, src, dst, 0, n - n0);
-    }
-}
-
-static void copy_mod(mca_coll_loom_sched_t *s, int P, int src, int dst, int first, int n)
-{
-    const int b = first % P, n0 = b + n <= P ? n : P - b;
+    const int b0 = first % P, n0 = b0 + n <= P ? n : P - b0;
 
     if (n <= 0) {
         return;
     }
-    mca_coll_loom_sched_copy_blk(s, src, dst, b, n0);
+    fn(s, a, b, b0, n0);
     if (n0 < n) {
-        mca_coll_loom_sched_copy_blk(s, src, dst, 0, n - n0);
+        fn(s, a, b, 0, n - n0);
     }
 }
 
@@ -256,27 +229,28 @@ static void build_any_p(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *
         for (int k = steps - 1; k >= 0; --k) {
             const int d = 1 << k, m = d < P - d ? d : P - d, from = (r - d + P) % P;
             if (0 == acc) {
-                send_mod(s, P, (r + d) % P, IN, r + d, m);
-                recv_mod(s, P, from, RES, r, m);
+                mod_op(s, mca_coll_loom_sched_send_blk, P, (r + d) % P, IN, r + d, m);
+                mod_op(s, mca_coll_loom_sched_recv_blk, P, from, RES, r, m);
                 mca_coll_loom_sched_wait(s);
-                reduce_mod(s, P, IN, RES, r, m);
+                mod_op(s, mca_coll_loom_sched_reduce_blk, P, IN, RES, r, m);
                 acc = m;
                 continue;
             }
-            copy_mod(s, P, IN, RES, r + (d > acc ? d : acc), d + m - (d > acc ? d : acc));
-            copy_mod(s, P, IN, RES, r + acc, m - acc);
-            send_mod(s, P, (r + d) % P, RES, r + d, m);
-            recv_mod(s, P, from, TMP, r, m);
+            const int fresh = d > acc ? d : acc; /* the first block to send still in INPUT */
+            mod_op(s, mca_coll_loom_sched_copy_blk, P, IN, RES, r + fresh, d + m - fresh);
+            mod_op(s, mca_coll_loom_sched_copy_blk, P, IN, RES, r + acc, m - acc);
+            mod_op(s, mca_coll_loom_sched_send_blk, P, (r + d) % P, RES, r + d, m);
+            mod_op(s, mca_coll_loom_sched_recv_blk, P, from, TMP, r, m);
             mca_coll_loom_sched_wait(s);
-            reduce_mod(s, P, TMP, RES, r, m);
+            mod_op(s, mca_coll_loom_sched_reduce_blk, P, TMP, RES, r, m);
             acc = acc > m ? acc : m;
         }
     }
     if (MCA_COLL_LOOM_COLL_ALLREDUCE == p->coll || MCA_COLL_LOOM_COLL_ALLGATHER == p->coll) {
         for (int k = 0; k < steps; ++k) {
             const int d = 1 << k, m = d < P - d ? d : P - d;
-            send_mod(s, P, (r - d + P) % P, RES, r, m);
-            recv_mod(s, P, (r + d) % P, RES, r + d, m);
+            mod_op(s, mca_coll_loom_sched_send_blk, P, (r - d + P) % P, RES, r, m);
+            mod_op(s, mca_coll_loom_sched_recv_blk, P, (r + d) % P, RES, r + d, m);
             mca_coll_loom_sched_wait(s);
         }
     }

@@ -656,8 +656,8 @@ static int state_create(mca_coll_loom_module_t *m, ompi_communicator_t *comm, in
     if (MCA_COLL_LOOM_VERBOSE(10)) {
         opal_output_verbose(10, mca_coll_loom_component.output,
                             "coll/loom: %s = %d on communicator %s: stale-synchronous %s over %zu elements, %d "
-                            "channels", MCA_COLL_LOOM_SSP_KEY, m->ssp_slack, comm->c_name, mca_coll_loom_algs[alg]->name,
-                            count, st->nchan);
+                            "channels", MCA_COLL_LOOM_SSP_KEY, m->ssp_slack, comm->c_name,
+                            mca_coll_loom_algs[alg]->name, count, st->nchan);
     }
     *out = st;
     return OMPI_SUCCESS;
