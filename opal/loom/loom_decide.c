@@ -51,18 +51,21 @@
     {COLL, .min_bytes = (LO), .max_bytes = (HI) - 1, .min_nodes = 2, .max_rpn = 1, .min_P = (MINP), \
      .max_P = (MAXP), .call_mask = MASK, .call_value = MASK, .alg = ALG}
 /* recursive halving and doubling on 256 ranks or more (the allreduce's rows say why),
- * from an element per rank to parts of 8 KiB per rank */
+ * from 64 KiB or an element per rank to parts of 8 KiB per rank (no bound from 524288) */
 #define HD_ROWS(COLL, MASK)                                                                      \
-    SCALE_ROW(COLL, MASK, "halving_doubling", 256, 511, KIB(64), MIB(2)),                        \
-    SCALE_ROW(COLL, MASK, "halving_doubling", 512, 1023, KIB(64), MIB(4)),                       \
-    SCALE_ROW(COLL, MASK, "halving_doubling", 1024, 2047, KIB(64), MIB(8)),                      \
-    SCALE_ROW(COLL, MASK, "halving_doubling", 2048, 4095, KIB(64), MIB(16)),                     \
-    SCALE_ROW(COLL, MASK, "halving_doubling", 4096, 8191, KIB(64), MIB(32)),                     \
-    SCALE_ROW(COLL, MASK, "halving_doubling", 8192, 16383, MIB(1), MIB(64)),                     \
-    SCALE_ROW(COLL, MASK, "halving_doubling", 16384, 32767, MIB(1), MIB(128)),                   \
-    SCALE_ROW(COLL, MASK, "halving_doubling", 32768, 65535, MIB(1), MIB(256)),                   \
-    SCALE_ROW(COLL, MASK, "halving_doubling", 65536, 131071, MIB(2), MIB(512)),                  \
-    SCALE_ROW(COLL, MASK, "halving_doubling", 131072, 0, MIB(4), MIB(1024))
+    SCALE_ROW(COLL, MASK, "halving_doubling", 256, 511, KIB(64), MIB(2)),                          \
+    SCALE_ROW(COLL, MASK, "halving_doubling", 512, 1023, KIB(64), MIB(4)),                         \
+    SCALE_ROW(COLL, MASK, "halving_doubling", 1024, 2047, KIB(64), MIB(8)),                        \
+    SCALE_ROW(COLL, MASK, "halving_doubling", 2048, 4095, KIB(64), MIB(16)),                       \
+    SCALE_ROW(COLL, MASK, "halving_doubling", 4096, 8191, KIB(64), MIB(32)),                       \
+    SCALE_ROW(COLL, MASK, "halving_doubling", 8192, 16383, KIB(64), MIB(64)),                      \
+    SCALE_ROW(COLL, MASK, "halving_doubling", 16384, 32767, KIB(128), MIB(128)),                   \
+    SCALE_ROW(COLL, MASK, "halving_doubling", 32768, 65535, KIB(256), MIB(256)),                   \
+    SCALE_ROW(COLL, MASK, "halving_doubling", 65536, 131071, KIB(512), MIB(512)),                  \
+    SCALE_ROW(COLL, MASK, "halving_doubling", 131072, 262143, MIB(1), MIB(1024)),                  \
+    SCALE_ROW(COLL, MASK, "halving_doubling", 262144, 524287, MIB(2), MIB(2048)),                  \
+    SCALE_ROW(COLL, MASK, "halving_doubling", 524288, 1048575, MIB(4), SIZE_MAX),                  \
+    SCALE_ROW(COLL, MASK, "halving_doubling", 1048576, 0, MIB(8), SIZE_MAX)
 
 /* Unset fields mean "any": min_bytes 0, min_* 0 and max_* 0 (no bound) for P, nodes
  * and ranks per node, call_mask 0.  max_bytes must be given. */
