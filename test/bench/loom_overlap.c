@@ -244,7 +244,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &P);
     {
         int provided;
-        MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+        lt_mpit_init(&provided); /* at MPI's thread level (loom_test_util.h) */
         MPI_T_pvar_session_create(&pv_session);
         find_counters(coll_names[coll]);
     }

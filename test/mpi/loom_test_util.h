@@ -332,11 +332,29 @@ LT_MAYBE_UNUSED static int lt__parse_pvar_name(const char *name, char *alg, size
     return best;
 }
 
+/* MPI_T_init_thread at the thread level MPI was initialised with.  Open MPI 4.1's
+ * MPI_T_init_thread sets the library's thread level to the one it is given
+ * (ompi_mpi_thread_level): MPI_THREAD_SINGLE after MPI_Init_thread(MPI_THREAD_MULTIPLE)
+ * turns the point-to-point layer's thread safety off (ob1's blocking send and receive
+ * then share one cached request between threads, which hands one request to two
+ * threads at once: test_threads crashed a few runs in a hundred). */
+LT_MAYBE_UNUSED static int lt_mpit_init(int *provided)
+{
+    int level = MPI_THREAD_SINGLE, initialized = 0, finalized = 0;
+
+    MPI_Initialized(&initialized);
+    MPI_Finalized(&finalized);
+    if (initialized && !finalized) {
+        MPI_Query_thread(&level);
+    }
+    return MPI_T_init_thread(level, provided);
+}
+
 LT_MAYBE_UNUSED static int lt_init(void)
 {
     int provided, num, rc;
     if (lt__initialised) return lt__num_loom_pvars;
-    rc = MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+    rc = lt_mpit_init(&provided);
     if (MPI_SUCCESS != rc) {
         fprintf(stderr, "loom-test: MPI_T_init_thread failed: %d\n", rc);
         return -1;

@@ -397,17 +397,20 @@ run "lifecycle 200 cycles, coll_loom_shm_pool 0 on 1 of 4 ranks np=4" 1 0 \
     --mca coll_loom_shm_setup_call 1 -x OMPI_MCA_coll_loom_shm_pool=0 -- "$T_LIFE" 200 --shm \
     : -np 3 "$T_LIFE" 200 --shm
 # MPI_THREAD_MULTIPLE: threads that create, use and free communicators at once share the
-# node map cache and the scratch buffer.  The node segment is off there by default (a known
-# crash with it on, README): the runs prove that default, as every communicator would
-# otherwise set one up (coll_loom_shm_setup_call 1)
-name="MPI_THREAD_MULTIPLE: 4 threads x 200 dup/use/free cycles np=4"
-run "$name" 4 0 --mca coll_loom_shm_setup_call 1 -- "$T_THREADS" 4 200
-check_log "MPI_THREAD_MULTIPLE: no node segment unless coll_loom_shm is set (np=4)" "$(log_of "$name")" \
-    "node segments 0 set up and 0 taken over: ok"
-name="MPI_THREAD_MULTIPLE: 3 threads x 200 dup/use/free cycles np=7"
-run "$name" 7 0 --mca coll_loom_shm_setup_call 1 -- "$T_THREADS" 3 200
-check_log "MPI_THREAD_MULTIPLE: no node segment unless coll_loom_shm is set (np=7)" "$(log_of "$name")" \
-    "node segments 0 set up and 0 taken over: ok"
+# node map cache, the scratch buffer and the pool of freed node segments; every
+# communicator uses the node segment (coll_loom_shm_setup_call 1), set up anew with
+# coll_loom_shm_pool 0, and the point-to-point node phases with coll_loom_shm 0
+run "MPI_THREAD_MULTIPLE: 4 threads x 200 dup/use/free cycles, node segment np=4" 4 0 \
+    --mca coll_loom_shm_setup_call 1 -- "$T_THREADS" 4 200 segment
+run "MPI_THREAD_MULTIPLE: 3 threads x 200 dup/use/free cycles, node segment, no pool np=7" 7 0 \
+    --mca coll_loom_shm_setup_call 1 --mca coll_loom_shm_pool 0 -- "$T_THREADS" 3 200 segment
+run "MPI_THREAD_MULTIPLE: 3 threads x 100 dup/use/free cycles, point to point np=5" 5 0 \
+    --mca coll_loom_shm 0 -- "$T_THREADS" 3 100
+# Open MPI's MPI_T_init_thread lowers the library's thread level to its argument: loom warns
+name="MPI_T_init_thread(MPI_THREAD_SINGLE) under threads: a warning np=2"
+run "$name" 2 0 -- "$T_THREADS" lower
+check_log "$name: text" "$(log_of "$name")" "The MPI library now runs at MPI_THREAD_SINGLE" \
+    "test_threads lower: thread level 0 after MPI_T_init_thread, allreduce 1"
 # small calls through the node segment that run ahead of each other: bcast roots up to
 # seven calls ahead of their readers, reduce contributors up to seven ahead of the root
 for np in $(pick "2 3 4 7 8" "2 3 8"); do

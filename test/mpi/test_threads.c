@@ -2,16 +2,17 @@
  * loom under MPI_THREAD_MULTIPLE: several threads of every process create, use and free
  * communicators at the same time, each thread on its own parent (MPI allows collectives
  * on different communicators concurrently).  What the threads share inside loom: the
- * node map cache, the scratch buffer, the settings check, and, with --mca coll_loom_shm
- * 1 (the node segment is off by default under MPI_THREAD_MULTIPLE: a known crash, README),
- * the pool of freed node segments (coll_loom_shm_pool), which two threads may offer from
- * at once.  Each cycle of a thread: MPI_Comm_dup of its parent, allreduces of 1 and 100
+ * node map cache, the scratch buffer, the settings check, and the pool of freed node
+ * segments (coll_loom_shm_pool), which two threads may offer from at once.  Each cycle of a thread: MPI_Comm_dup of its parent, allreduces of 1 and 100
  * ints, a barrier, a bcast of 128 ints from a varying root, all checked against closed
  * forms, then free.  loom's counters must show that it served the allreduces; rank 0
  * prints how many node segments were set up and taken over (run with
  * coll_loom_shm_setup_call 1, every communicator with a segment sets one up).
  *
- * Usage: test_threads [threads] [cycles]   (default 3 threads, 200 cycles)
+ * Usage: test_threads [threads] [cycles] [segment]   (default 3 threads, 200 cycles; with
+ * "segment", every process must have set up or taken over node segments)
+ *        test_threads lower   (MPI_T_init_thread(MPI_THREAD_SINGLE) lowers Open MPI's thread
+ *        level, then a communicator is created: loom must warn about it)
  * Exit status: 0 when every rank passed, 1 on any failure, 2 when the MPI library does
  * not provide MPI_THREAD_MULTIPLE or loom is not loaded.
  */
@@ -74,9 +75,30 @@ static void *tt_run(void *arg)
     return NULL;
 }
 
+/* A program that lowers the thread level through MPI_T (Open MPI takes MPI_T_init_thread's
+ * level as the library's); the next communicator's creation must make loom warn. */
+static int tt_lower(void)
+{
+    int level, rank, sum = 0;
+    MPI_Comm d;
+
+    MPI_T_init_thread(MPI_THREAD_SINGLE, &level);
+    MPI_Query_thread(&level);
+    MPI_Comm_dup(MPI_COMM_WORLD, &d);
+    MPI_Comm_rank(d, &rank);
+    MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, d);
+    MPI_Comm_free(&d);
+    MPI_T_finalize();
+    if (0 == rank) {
+        printf("test_threads lower: thread level %d after MPI_T_init_thread, allreduce %d\n", level, sum);
+    }
+    MPI_Finalize();
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    int provided, rank, size, nthreads = 3, cycles = 200, fails = 0, total = 0;
+    int provided, rank, size, nthreads = 3, cycles = 200, fails = 0, total = 0, want_segment = 0;
     tt_thread_t th[TT_MAX_THREADS];
     pthread_t tid[TT_MAX_THREADS];
     lt_counts_t before, after;
@@ -85,11 +107,17 @@ int main(int argc, char **argv)
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (argc > 1 && 0 == strcmp(argv[1], "lower")) {
+        return tt_lower();
+    }
     if (argc > 1) {
         nthreads = atoi(argv[1]);
     }
     if (argc > 2) {
         cycles = atoi(argv[2]);
+    }
+    if (argc > 3) {
+        want_segment = 0 == strcmp(argv[3], "segment");
     }
     if (nthreads < 1 || nthreads > TT_MAX_THREADS || cycles < 1) {
         if (0 == rank) {
@@ -111,6 +139,16 @@ int main(int argc, char **argv)
         }
         MPI_Finalize();
         return 2;
+    }
+    /* the MPI_T session must leave the thread level as it was (lt_mpit_init): Open MPI
+     * 4.1 takes MPI_T_init_thread's level as the library's, and its point-to-point layer
+     * is not thread-safe below MPI_THREAD_MULTIPLE */
+    MPI_Query_thread(&provided);
+    if (provided < MPI_THREAD_MULTIPLE) {
+        if (0 == rank) {
+            fprintf(stderr, "test_threads: FAIL: thread level %d after MPI_T_init_thread\n", provided);
+        }
+        MPI_Abort(MPI_COMM_WORLD, 1);
     }
     lt_read(LT_ALLREDUCE, &before);
     /* the parents are created here, in the same order on every rank */
@@ -142,6 +180,10 @@ int main(int argc, char **argv)
     }
     lt_shm_counter(LT_SHM_SEGMENTS_CREATED, &created);
     lt_shm_counter(LT_SHM_SEGMENTS_REUSED, &reused);
+    if (want_segment && 0 == created + reused) {
+        fprintf(stderr, "test_threads: rank %d: FAIL: no node segment was set up or taken over\n", rank);
+        fails++;
+    }
     MPI_Allreduce(&fails, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (0 == rank) {
         printf("test_threads: np=%d threads=%d cycles=%d, on rank 0: loom served %llu allreduces, node "

@@ -215,7 +215,7 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+    lt_mpit_init(&provided);
     MPI_T_pvar_session_create(&session);
     for (int v = 0; v < NV; v++) {
         vindex[v] = lt_comm_pvar_index(vnames[v]);

@@ -16,6 +16,7 @@
 #include "opal/util/output.h"
 #include "opal/util/show_help.h"
 #include "opal/util/proc.h"
+#include "ompi/runtime/mpiruntime.h"
 #include "ompi/communicator/communicator.h"
 #include "ompi/constants.h"
 #include "ompi/mca/coll/coll.h"
@@ -27,7 +28,6 @@
 #include "coll_loom_ssp.h"
 
 static int loom_register(void);
-static int loom_shm_var = -1; /* coll_loom_shm's index, to see whether it was set */
 static void add_help_dir(void);
 static int loom_open(void);
 static int loom_close(void);
@@ -349,14 +349,11 @@ static void register_shm_params(void)
     mca_base_component_t *c = &cm->super.collm_version;
 
     cm->shm = true;
-    loom_shm_var = mca_base_component_var_register(c, "shm",
+    (void) mca_base_component_var_register(c, "shm",
                                            "Run the node phases of the hierarchical algorithm "
                                            "through a shared segment per node for calls up to "
                                            "coll_loom_shm_slot_size bytes (0: always "
-                                           "point-to-point). Off by default under "
-                                           "MPI_THREAD_MULTIPLE (a known crash when threads create "
-                                           "communicators at once); set it to 1 to use it there. "
-                                           "Must be the same on every process",
+                                           "point-to-point). Must be the same on every process",
                                            MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_5,
                                            MCA_BASE_VAR_SCOPE_ALL_EQ, &cm->shm);
     cm->shm_slot_size = 8192;
@@ -739,25 +736,28 @@ uint64_t mca_coll_loom_settings_fingerprint(void)
 
 int mca_coll_loom_init_query(bool enable_progress_threads, bool enable_mpi_threads)
 {
-    mca_coll_loom_component_t *cm = &mca_coll_loom_component;
-    mca_base_var_source_t source = MCA_BASE_VAR_SOURCE_DEFAULT;
-
     (void) enable_progress_threads;
-    /* Threads that create and free communicators at once crash a few runs in a hundred
-     * with the node segment on (README, "Known problem"); until that is found, such
-     * programs get the point-to-point node phases unless coll_loom_shm is set. */
-    if (enable_mpi_threads && cm->shm && loom_shm_var >= 0 &&
-        OPAL_SUCCESS == mca_base_var_get_value(loom_shm_var, NULL, &source, NULL) &&
-        MCA_BASE_VAR_SOURCE_DEFAULT == source) {
-        cm->shm = false;
-        opal_output_verbose(1, cm->output,
-                            "coll/loom: MPI_THREAD_MULTIPLE: the node segment is off (coll_loom_shm 1 "
-                            "turns it on)");
-    }
+    (void) enable_mpi_threads;
     load_rules();
     dump_rules();
     mca_coll_loom_component.rules_fingerprint = rules_fingerprint();
     return OMPI_SUCCESS;
+}
+
+/* Open MPI's MPI_T_init_thread makes the level it is given the library's thread level: after
+ * MPI_Init_thread(MPI_THREAD_MULTIPLE), MPI_T_init_thread(MPI_THREAD_SINGLE) turns the
+ * point-to-point layer's thread safety off (ob1 then hands one cached request to two threads)
+ * while the program's threads go on calling MPI.  Every collective, loom's or not, may then
+ * fail at random; say so, since the crash will show up inside a collective. */
+static void warn_lowered_thread_level(struct ompi_communicator_t *comm)
+{
+    static int warned;
+
+    /* one line per job rather than per process: the communicator's first rank says it */
+    if (opal_using_threads() && MPI_THREAD_SINGLE == ompi_mpi_thread_provided &&
+        0 == ompi_comm_rank(comm) && 0 == __atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED)) {
+        mca_coll_loom_show_help("thread-level-lowered", false);
+    }
 }
 
 mca_coll_base_module_t *mca_coll_loom_comm_query(struct ompi_communicator_t *comm, int *priority)
@@ -770,6 +770,7 @@ mca_coll_base_module_t *mca_coll_loom_comm_query(struct ompi_communicator_t *com
         return NULL;
     }
 
+    warn_lowered_thread_level(comm);
     m = OBJ_NEW(mca_coll_loom_module_t);
     if (NULL == m) {
         return NULL;
