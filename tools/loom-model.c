@@ -407,6 +407,19 @@ static int build_grouped(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t 
     return rc;
 }
 
+static int tool_auto_segs(void *ctx, int alg, mca_coll_loom_coll_t coll, int P, size_t bytes)
+{
+    const cli_t *c = ctx;
+    return mca_coll_loom_model_auto_segs(alg, coll, P, bytes, c->elem, &c->m);
+}
+
+/* params.segs as the component computes it (mca_coll_loom_alg_segs) */
+static int tool_segs(const cli_t *c, int alg, int P, size_t bytes, int knob)
+{
+    const mca_coll_loom_segs_model_t model = {.auto_segs = tool_auto_segs, .ctx = (void *) c};
+    return mca_coll_loom_alg_segs(alg, c->coll, P, bytes, knob, &model);
+}
+
 static void run_one(const cli_t *c, int alg, int P, size_t bytes, double bound)
 {
     mca_coll_loom_params_t shape = {.P = P, .root = c->root, .knob = c->knob, .call = c->call,
@@ -426,16 +439,12 @@ static void run_one(const cli_t *c, int alg, int P, size_t bytes, double bound)
 
     fmt_bytes(bytes, bstr, sizeof(bstr));
     const int gP = c->groups > 1 ? P / c->groups : P; /* a communicator's ranks */
-    if (0 == segs && c->torus && 0 == strcmp(mca_coll_loom_algs[alg]->name, "torus")) {
-        /* the component's segments of the chain (coll_loom_torus_segment_size 0) */
-        segs = mca_coll_loom_torus_auto_segs(c->coll, gP, bytes);
-        segs_how = "*";
-    } else if (0 == segs) {
-        /* what the component does: auto_segs (cheap); --segs search: choose_segs */
-        segs = mca_coll_loom_model_auto_segs(alg, c->coll, gP, bytes, c->elem, &c->m);
+    if (0 == segs) {
+        /* what the component does: the algorithm's segment policy, with auto_segs (cheap)
+         * where it asks the model; --segs search: choose_segs */
+        segs = tool_segs(c, alg, gP, bytes, c->knob);
         tchoose = now() - t0;
         segs_how = "*";
-        (void) cm;
     } else if (-1 == segs) {
         double pred;
         segs = mca_coll_loom_model_choose_segs(alg, c->coll, P, bytes, c->elem, &c->m, &shape, &pred, &cm);
@@ -526,7 +535,7 @@ static void run_one(const cli_t *c, int alg, int P, size_t bytes, double bound)
 }
 
 /* --auto: what the built-in rules choose for (P, bytes) on a flat network of P nodes
- * of one rank each, its predicted time (auto_segs, as the component), the LogGP bound
+ * of one rank each, its predicted time (segments as the component chooses them), the LogGP bound
  * (mca_coll_loom_model_bound) and the best algorithm of loom by the model. */
 static int *flat_node_of(int P)
 {
@@ -550,8 +559,7 @@ static double auto_predict(const cli_t *c, int alg, int P, size_t bytes)
     mca_coll_loom_model_result_t res;
 
     shape.knob = c->knob;
-    shape.segs = 0 != c->segs && -1 != c->segs ? c->segs
-                                               : mca_coll_loom_model_auto_segs(alg, c->coll, P, bytes, c->elem, &c->m);
+    shape.segs = 0 != c->segs && -1 != c->segs ? c->segs : tool_segs(c, alg, P, bytes, c->knob);
     if (MCA_COLL_LOOM_OK != mca_coll_loom_model_predict(alg, c->coll, &shape, bytes, c->elem, &c->m, &c->opts, NULL,
                                                         &res)) {
         return -1.0;

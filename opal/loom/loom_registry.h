@@ -100,6 +100,19 @@ typedef struct {
 
 typedef int (*mca_coll_loom_build_fn_t)(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);
 
+/* The cost model's automatic pipelining depth of algorithm alg for (coll, P, bytes), as
+ * its caller computes it: the component remembers mca_coll_loom_model_auto_segs' answers
+ * with its own model parameters, loom-model asks it with the tool's. */
+typedef struct {
+    int (*auto_segs)(void *ctx, int alg, mca_coll_loom_coll_t coll, int P, size_t bytes);
+    void *ctx;
+} mca_coll_loom_segs_model_t;
+
+/* A pipelined algorithm's depth for a call (params.segs): knob is the algorithm's knob
+ * (bytes per segment or chunk, 0: automatic); model gives the cost model's choice. */
+typedef int (*mca_coll_loom_segs_fn_t)(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes, int knob,
+                                       const mca_coll_loom_segs_model_t *model);
+
 /* Returns true when the algorithm can serve (P, knob, call) at all.  NULL: always. */
 typedef bool (*mca_coll_loom_can_serve_fn_t)(const mca_coll_loom_params_t *p);
 
@@ -116,7 +129,8 @@ typedef struct {
     const char *(*refusal_of)(const mca_coll_loom_params_t *p); /* why can_serve() said no
                                   to this call (NULL: the adaption message) */
     bool pipelined;            /* the knob is a segment / chunk size in bytes, turned into
-                                  params.segs per call (0: the cost model chooses) */
+                                  params.segs per call by segs (0: automatic) */
+    mca_coll_loom_segs_fn_t segs; /* pipelined algorithms: their segment policy */
 } mca_coll_loom_alg_t;
 
 /* An algorithm's registry entry, in its own file (opal/loom/alg/loom_alg_<name>.c):
@@ -144,6 +158,15 @@ static inline bool mca_coll_loom_alg_serves(int alg, mca_coll_loom_coll_t coll)
  * restrictions against p->call, then the algorithm's own can_serve(). */
 const char *mca_coll_loom_alg_refusal(int alg, const mca_coll_loom_params_t *p);
 const char *mca_coll_loom_hierarchical_refusal(const mca_coll_loom_params_t *p);
+
+/* params.segs of a call of `alg` (the component and loom-model alike): its segment
+ * policy, 1 for an algorithm without one. */
+int mca_coll_loom_alg_segs(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes, int knob,
+                           const mca_coll_loom_segs_model_t *model);
+/* The policy of ring and twotree: the knob's segments of a unit (a part of bytes / parts,
+ * parts 1: the whole message), else the cost model's, with chunks of at least 1 MiB. */
+int mca_coll_loom_segs_by_model(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes, int knob, int parts,
+                                const mca_coll_loom_segs_model_t *model);
 
 /* Builds rank p->rank's schedule into s (reset first) and finishes it. */
 int mca_coll_loom_alg_build(int alg, mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);
@@ -175,9 +198,6 @@ int mca_coll_loom_build_hierarchical(mca_coll_loom_sched_t *s, const mca_coll_lo
 int mca_coll_loom_build_torus(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);
 bool mca_coll_loom_torus_can_serve(const mca_coll_loom_params_t *p);
 const char *mca_coll_loom_torus_refusal(const mca_coll_loom_params_t *p);
-/* torus: its segments for a collective coll of `bytes` on P ranks when its knob is 0 (the
- * component and loom-model use it). */
-int mca_coll_loom_torus_auto_segs(mca_coll_loom_coll_t coll, int P, size_t bytes);
 bool mca_coll_loom_hierarchical_can_serve(const mca_coll_loom_params_t *p);
 /* hierarchical's alltoall (loom_alg_hierarchical_alltoall.c), and whether its leaders'
  * slots fit this node map */

@@ -569,6 +569,64 @@ int mca_coll_loom_build_hierarchical(mca_coll_loom_sched_t *s, const mca_coll_lo
     return rc;
 }
 
+/* Automatic segment sizes (the knob's 0).  bcast and reduce: segments of the chain,
+ * smaller for the reduce, as every segment is combined on its way, and smaller still for
+ * the bcast, whose chain fill costs a segment per node while a segment costs the graph
+ * engine little more than its bytes (measurements: docs/dev/developing.md, "Segment and
+ * chunk sizes"); at most LOOM_HIER_MAX_SEGS. */
+#define LOOM_HIER_AUTO_SEGMENT        ((size_t) 1024 * 1024)
+#define LOOM_HIER_AUTO_SEGMENT_REDUCE ((size_t) 512 * 1024)
+#define LOOM_HIER_AUTO_SEGMENT_BCAST  ((size_t) 256 * 1024)
+#define LOOM_HIER_MAX_SEGS            4096
+/* allreduce: the leaders' ring from this size (pairwise below) */
+#define LOOM_HIER_RING_BYTES ((size_t) 64 * 1024)
+/* the rings' automatic segments while a part is at most LOOM_HIER_RING_SMALL_PART:
+ * half btl/tcp's eager limit, as LOOM_HIER_A2A_PIECE below, since a segment that needs a
+ * rendezvous waits for the receiver's reply at every ring step; larger parts pay for the
+ * number of messages instead */
+#define LOOM_HIER_RING_SEGMENT_SMALL ((size_t) 32 * 1024)
+#define LOOM_HIER_RING_SMALL_PART    ((size_t) 1024 * 1024)
+/* alltoall: the most a message between leaders carries, half btl/tcp's eager limit (64
+ * KiB with its header): a larger one waits for a rendezvous */
+#define LOOM_HIER_A2A_PIECE ((size_t) 32 * 1024)
+
+/* bcast, reduce: segments of the chain; allreduce from LOOM_HIER_RING_BYTES: segments per
+ * part of the leaders' ring (at least 2, which is what selects the ring); alltoall: pieces
+ * of a slot of P parts (loom_alg_hierarchical_alltoall.c); other calls, and those on the
+ * node's shared segment, use none */
+static int hierarchical_segs(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes, int knob,
+                             const mca_coll_loom_segs_model_t *model)
+{
+    const size_t np = (size_t) (P > 0 ? P : 1);
+    size_t seg = knob > 0                            ? (size_t) knob
+                 : MCA_COLL_LOOM_COLL_REDUCE == coll ? LOOM_HIER_AUTO_SEGMENT_REDUCE
+                 : MCA_COLL_LOOM_COLL_BCAST == coll  ? LOOM_HIER_AUTO_SEGMENT_BCAST
+                                                     : LOOM_HIER_AUTO_SEGMENT,
+           n;
+
+    (void) alg;
+    (void) model;
+    if (MCA_COLL_LOOM_COLL_ALLTOALL == coll) {
+        const size_t part = bytes / np;
+        const size_t per = part > 0 && part < LOOM_HIER_A2A_PIECE ? LOOM_HIER_A2A_PIECE / part : 1;
+        return per >= np ? 1 : (int) ((np + per - 1) / per);
+    }
+    if (MCA_COLL_LOOM_COLL_ALLREDUCE == coll && bytes >= LOOM_HIER_RING_BYTES) {
+        const size_t part = bytes / np, cap = (size_t) 65536 / np;
+        if (knob <= 0 && part <= LOOM_HIER_RING_SMALL_PART) {
+            seg = LOOM_HIER_RING_SEGMENT_SMALL;
+        }
+        n = (part + seg - 1) / seg;
+        n = n < 2 ? 2 : n;
+        return (int) (n > cap && cap >= 2 ? cap : n);
+    }
+    if ((MCA_COLL_LOOM_COLL_BCAST != coll && MCA_COLL_LOOM_COLL_REDUCE != coll) || bytes <= seg) {
+        return 1;
+    }
+    n = (bytes + seg - 1) / seg;
+    return (int) (n > LOOM_HIER_MAX_SEGS ? LOOM_HIER_MAX_SEGS : n);
+}
+
 MCA_COLL_LOOM_ALGORITHM(hierarchical) = {
     .name = "hierarchical",
     .colls = MCA_COLL_LOOM_SERVES(ALLREDUCE) | MCA_COLL_LOOM_SERVES(BARRIER) |
@@ -596,6 +654,7 @@ MCA_COLL_LOOM_ALGORITHM(hierarchical) = {
     .reference = "Zhu et al., sections 3.1-3.5",
     .build = mca_coll_loom_build_hierarchical,
     .pipelined = true,
+    .segs = hierarchical_segs,
     .can_serve = mca_coll_loom_hierarchical_can_serve,
     .refusal_of = mca_coll_loom_hierarchical_refusal,
 };

@@ -79,6 +79,13 @@ int mca_coll_loom_build_ring(mca_coll_loom_sched_t *s, const mca_coll_loom_param
     return MCA_COLL_LOOM_OK;
 }
 
+/* segments per part: the ring pipelines each of its P parts */
+static int ring_segs(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes, int knob,
+                     const mca_coll_loom_segs_model_t *model)
+{
+    return mca_coll_loom_segs_by_model(alg, coll, P, bytes, knob, P, model);
+}
+
 MCA_COLL_LOOM_ALGORITHM(ring) = {
     .name = "ring",
     .colls = MCA_COLL_LOOM_SERVES(ALLREDUCE) | MCA_COLL_LOOM_SERVES(ALLGATHER) |
@@ -94,4 +101,5 @@ MCA_COLL_LOOM_ALGORITHM(ring) = {
     .reference = "Iakymchuk et al., section IV.A",
     .build = mca_coll_loom_build_ring,
     .pipelined = true,
+    .segs = ring_segs,
 };

@@ -68,14 +68,20 @@ const char *mca_coll_loom_torus_refusal(const mca_coll_loom_params_t *p)
  * allreduce, whose one tree carries both streams and whose smaller segments slowed
  * communicators running side by side (256 KiB filled an 8-node chain too slowly:
  * docs/user/performance.md "Torus").  At least 8 per rank of the chain, so that filling
- * it costs at most 1/8 of the stream; none below 4 KiB, at most 4096. */
-int mca_coll_loom_torus_auto_segs(mca_coll_loom_coll_t coll, int P, size_t bytes)
+ * it costs at most 1/8 of the stream; none below 4 KiB, at most 4096.  A knob: segments
+ * of that many bytes. */
+static int torus_segs(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes, int knob,
+                      const mca_coll_loom_segs_model_t *model)
 {
-    const size_t seg = MCA_COLL_LOOM_COLL_ALLREDUCE == coll ? 65536 : 32768;
+    const size_t seg = knob > 0 ? (size_t) knob : MCA_COLL_LOOM_COLL_ALLREDUCE == coll ? 65536 : 32768;
     size_t segs = (bytes + seg - 1) / seg, fill = 8 * (size_t) (P > 1 ? P - 1 : 1), most = bytes / 4096;
 
-    segs = segs > fill ? segs : fill;
-    segs = segs < most ? segs : most;
+    (void) alg;
+    (void) model;
+    if (knob <= 0) {
+        segs = segs > fill ? segs : fill;
+        segs = segs < most ? segs : most;
+    }
     return segs < 1 ? 1 : segs > 4096 ? 4096 : (int) segs;
 }
 
@@ -598,6 +604,7 @@ MCA_COLL_LOOM_ALGORITHM(torus) = {
     .reference = "Mittal et al.",
     .build = mca_coll_loom_build_torus,
     .pipelined = true,
+    .segs = torus_segs,
     .can_serve = mca_coll_loom_torus_can_serve,
     .refusal_of = mca_coll_loom_torus_refusal,
 };

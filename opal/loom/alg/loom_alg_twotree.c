@@ -241,6 +241,13 @@ int mca_coll_loom_build_twotree(mca_coll_loom_sched_t *s, const mca_coll_loom_pa
     return MCA_COLL_LOOM_OK;
 }
 
+/* chunks of the whole message */
+static int twotree_segs(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes, int knob,
+                        const mca_coll_loom_segs_model_t *model)
+{
+    return mca_coll_loom_segs_by_model(alg, coll, P, bytes, knob, 1, model);
+}
+
 MCA_COLL_LOOM_ALGORITHM(twotree) = {
     .name = "twotree",
     .colls = MCA_COLL_LOOM_SERVES(BCAST) | MCA_COLL_LOOM_SERVES(REDUCE) |
@@ -256,4 +263,5 @@ MCA_COLL_LOOM_ALGORITHM(twotree) = {
     .reference = "the TwoTreeC paper, Algorithms 1-3",
     .build = mca_coll_loom_build_twotree,
     .pipelined = true,
+    .segs = twotree_segs,
 };

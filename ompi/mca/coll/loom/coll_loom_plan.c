@@ -464,7 +464,6 @@ const mca_coll_loom_sched_t *mca_coll_loom_plan_leaders(mca_coll_loom_module_t *
  * which every rank shares, so all ranks build the same schedule.  It costs up to a
  * millisecond, so answers are remembered per process. */
 #define LOOM_AUTO_SEGS_CACHE 32
-#define LOOM_MIN_AUTO_CHUNK  ((size_t) 1024 * 1024)
 
 static struct {
     bool used;
@@ -507,95 +506,17 @@ static int auto_segs(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes)
     return segs;
 }
 
-/* hierarchical bcast: automatic segment size, and a bound on the segment count.
- * reduce: smaller segments, as every segment is combined on its way (the sizes'
- * measurements: docs/dev/developing.md, "Segment and chunk sizes") */
-#define LOOM_HIER_AUTO_SEGMENT        ((size_t) 1024 * 1024)
-#define LOOM_HIER_AUTO_SEGMENT_REDUCE ((size_t) 512 * 1024)
-/* bcast: the chain's fill costs a segment per node, and with the graph engine a segment
- * costs little more than its bytes, so smaller ones pay */
-#define LOOM_HIER_AUTO_SEGMENT_BCAST  ((size_t) 256 * 1024)
-#define LOOM_HIER_MAX_SEGS     4096
-/* hierarchical allreduce: the leaders' ring from this size (pairwise below) */
-#define LOOM_HIER_RING_BYTES   ((size_t) 64 * 1024)
-/* its rings' automatic segments while a part is at most LOOM_HIER_RING_SMALL_PART:
- * half btl/tcp's eager limit, as LOOM_HIER_A2A_PIECE below, since a segment that needs
- * a rendezvous waits for the receiver's reply at every ring step; larger parts pay for
- * the number of messages instead */
-#define LOOM_HIER_RING_SEGMENT_SMALL ((size_t) 32 * 1024)
-#define LOOM_HIER_RING_SMALL_PART    ((size_t) 1024 * 1024)
-/* alltoall: the most a message between leaders carries, half btl/tcp's eager limit
- * (64 KiB with its header): a larger one waits for a rendezvous. */
-#define LOOM_HIER_A2A_PIECE    ((size_t) 32 * 1024)
-
-/* ring and twotree: the cost model's segment / chunk count (or the knob's) */
-static int model_segs(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes, int knob)
+static int cached_auto_segs(void *ctx, int alg, mca_coll_loom_coll_t coll, int P, size_t bytes)
 {
-    const bool ring = (0 == strcmp(mca_coll_loom_algs[alg]->name, "ring"));
-    /* ring pipelines each of its P parts, twotree the whole message */
-    size_t unit = ring ? bytes / (size_t) (P > 0 ? P : 1) : bytes;
-    /* bound the schedule's length: ring 2(P-1)*segs steps, twotree segs rounds */
-    size_t cap = ring ? (size_t) (65536 / (P > 0 ? P : 1)) : 16384;
-    size_t segs;
-
-    if (cap < 1) {
-        cap = 1;
-    }
-    if (knob > 0) {
-        segs = (unit + (size_t) knob - 1) / (size_t) knob;
-    } else {
-        segs = (size_t) auto_segs(alg, coll, P, bytes);
-        /* Every chunk of a pipeline is a rendezvous transfer whose handshake costs far
-         * more than the model's small-message o, so chunks and segments stay at
-         * LOOM_MIN_AUTO_CHUNK or more (docs/dev/developing.md, "Segment and chunk
-         * sizes"). */
-        if (segs > (unit + LOOM_MIN_AUTO_CHUNK - 1) / LOOM_MIN_AUTO_CHUNK) {
-            segs = (unit + LOOM_MIN_AUTO_CHUNK - 1) / LOOM_MIN_AUTO_CHUNK;
-        }
-    }
-    if (segs < 1) {
-        segs = 1;
-    }
-    return (int) (segs > cap ? cap : segs);
+    (void) ctx;
+    return auto_segs(alg, coll, P, bytes);
 }
 
+/* the algorithm's segment policy (its registry entry), with the cost model's answers
+ * remembered */
 int mca_coll_loom_pipeline_segs(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes, int knob)
 {
-    if (alg == mca_coll_loom_component.torus_alg) {
-        /* segments of the chain: the message streams once the chain is full */
-        const size_t n = knob > 0 ? (bytes + (size_t) knob - 1) / (size_t) knob
-                                  : (size_t) mca_coll_loom_torus_auto_segs(coll, P, bytes);
-        return n < 1 ? 1 : (int) (n > LOOM_HIER_MAX_SEGS ? LOOM_HIER_MAX_SEGS : n);
-    }
-    if (alg == mca_coll_loom_component.hier_alg) {
-        /* bcast, reduce: segments of the chain; allreduce from LOOM_HIER_RING_BYTES:
-         * segments per part of the leaders' ring (at least 2, which is what selects the
-         * ring); other calls, and those on the node's shared segment, use none */
-        size_t seg = knob > 0                              ? (size_t) knob
-                     : MCA_COLL_LOOM_COLL_REDUCE == coll ? LOOM_HIER_AUTO_SEGMENT_REDUCE
-                     : MCA_COLL_LOOM_COLL_BCAST == coll  ? LOOM_HIER_AUTO_SEGMENT_BCAST
-                                                         : LOOM_HIER_AUTO_SEGMENT,
-               n;
-        if (MCA_COLL_LOOM_COLL_ALLTOALL == coll) {
-            /* pieces of a slot of P parts (loom_alg_hierarchical_alltoall.c) */
-            const size_t part = bytes / (size_t) (P > 0 ? P : 1);
-            const size_t per = part > 0 && part < LOOM_HIER_A2A_PIECE ? LOOM_HIER_A2A_PIECE / part : 1;
-            return per >= (size_t) P ? 1 : (int) (((size_t) P + per - 1) / per);
-        }
-        if (MCA_COLL_LOOM_COLL_ALLREDUCE == coll && bytes >= LOOM_HIER_RING_BYTES) {
-            size_t part = bytes / (size_t) (P > 0 ? P : 1), cap = (size_t) 65536 / (size_t) (P > 0 ? P : 1);
-            if (knob <= 0 && part <= LOOM_HIER_RING_SMALL_PART) {
-                seg = LOOM_HIER_RING_SEGMENT_SMALL;
-            }
-            n = (part + seg - 1) / seg;
-            n = n < 2 ? 2 : n;
-            return (int) (n > cap && cap >= 2 ? cap : n);
-        }
-        if ((MCA_COLL_LOOM_COLL_BCAST != coll && MCA_COLL_LOOM_COLL_REDUCE != coll) || bytes <= seg) {
-            return 1;
-        }
-        n = (bytes + seg - 1) / seg;
-        return (int) (n > LOOM_HIER_MAX_SEGS ? LOOM_HIER_MAX_SEGS : n);
-    }
-    return model_segs(alg, coll, P, bytes, knob);
+    static const mca_coll_loom_segs_model_t model = {.auto_segs = cached_auto_segs, .ctx = NULL};
+
+    return mca_coll_loom_alg_segs(alg, coll, P, bytes, knob, &model);
 }
