@@ -164,12 +164,17 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
     /* several nodes, bcast from 512 B: hierarchical, whose node phases stay inside the
      * nodes (through the segment up to the slot) and whose large calls are pipelined
      * along a chain through the nodes (Zhu et al., section 3.1), on any link rate */
-    /* ...but one rank per node on 256 nodes or more, 64 KiB up to where the chain's fill
-     * stops mattering: the two-tree, whose depth is log2 P where the chain's is P.  From
-     * the model alone: 2.2-2.6x the LogGP bound where the chain is at 2.4-30x */
-    SCALE_ROW(BCAST, 0, "twotree", 256, 1023, KIB(64), MIB(2)),
-    SCALE_ROW(BCAST, 0, "twotree", 1024, 4095, KIB(64), MIB(16)),
-    SCALE_ROW(BCAST, 0, "twotree", 4096, 0, KIB(64), MIB(128)),
+    /* ...but one rank per node on 256 nodes or more, from 4 KiB up to where the chain's
+     * fill stops mattering (its 256 KiB segments, one per node: P x 256 KiB): scatter +
+     * allgather (van de Geijn), 2x the LogGP bound at most where the chain is at 2.7-65x
+     * and the two-tree, whose chunks stay at 1 MiB or more, at 12-23x.  From the model
+     * alone (docs/dev/model.md, "Heat maps") */
+    SCALE_ROW(BCAST, 0, "halving_doubling", 256, 511, KIB(4), MIB(64)),
+    SCALE_ROW(BCAST, 0, "halving_doubling", 512, 1023, KIB(4), MIB(128)),
+    SCALE_ROW(BCAST, 0, "halving_doubling", 1024, 2047, KIB(4), MIB(256)),
+    SCALE_ROW(BCAST, 0, "halving_doubling", 2048, 4095, KIB(4), MIB(512)),
+    SCALE_ROW(BCAST, 0, "halving_doubling", 4096, 8191, KIB(4), MIB(1024)),
+    SCALE_ROW(BCAST, 0, "halving_doubling", 8192, 0, KIB(4), SIZE_MAX),
     {BCAST, .min_bytes = 512, .max_bytes = SIZE_MAX, .min_nodes = 2, .alg = "hierarchical"},
     /* below 512 B hierarchical too, with point-to-point node phases (the component keeps
      * such bcasts off the segment): its cost is the same for every root (Zhu et al.
@@ -180,12 +185,15 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * tuned.  Non-commutative ops: binomial up to 256 B (on one node it does not beat
      * tuned's: left to it) */
     {REDUCE, .max_bytes = 8192, .min_nodes = 2, .call_mask = C, .call_value = C, .alg = "hierarchical"},
-    /* one rank per node on 256 nodes or more, commutative, 64 KiB up to where the chain's
-     * fill stops mattering: the two-tree (as for bcast; from the model alone, 2.1-2.6x the
-     * LogGP bound where tuned had these calls and the chain is at 1.5-2.8x only from 4 MiB) */
-    SCALE_ROW(REDUCE, C, "twotree", 256, 1023, KIB(64), MIB(4)),
-    SCALE_ROW(REDUCE, C, "twotree", 1024, 4095, KIB(64), MIB(16)),
-    SCALE_ROW(REDUCE, C, "twotree", 4096, 0, KIB(64), MIB(128)),
+    /* one rank per node on 256 nodes or more, commutative, from 2 KiB up to where the
+     * chain's fill stops mattering (P x 512 KiB): reduce-scatter + gather, as for bcast
+     * (from the model alone: at most 2x the bound where the chain was at 2.3-33x, the
+     * two-tree at 13-23x and tuned had the calls of 16-32 KiB) */
+    SCALE_ROW(REDUCE, C, "halving_doubling", 256, 511, KIB(2), MIB(128)),
+    SCALE_ROW(REDUCE, C, "halving_doubling", 512, 1023, KIB(2), MIB(256)),
+    SCALE_ROW(REDUCE, C, "halving_doubling", 1024, 2047, KIB(2), MIB(512)),
+    SCALE_ROW(REDUCE, C, "halving_doubling", 2048, 4095, KIB(2), MIB(1024)),
+    SCALE_ROW(REDUCE, C, "halving_doubling", 4096, 0, KIB(2), SIZE_MAX),
     {REDUCE, .max_bytes = 256, .min_nodes = 2, .alg = "binomial"},
     /* from 4 MiB, commutative: hierarchical's pipelined chain (Zhu et al., section 3.2),
      * 512 KiB segments combined on their way to the root.  At 1-2 MiB it wins on slow

@@ -107,7 +107,10 @@ double mca_coll_loom_model_bound(mca_coll_loom_coll_t coll, int P, size_t bytes,
     default:
         break;
     }
-    return steps * (m->L + 2.0 * m->o) + mca_coll_loom_model_lower_bound(coll, P, bytes, m) + combine;
+    /* a pipeline combines one chunk while the link carries the next: the larger of the
+     * two, not their sum (a pipelined reduce on 2 ranks takes less than the sum) */
+    const double bw = mca_coll_loom_model_lower_bound(coll, P, bytes, m);
+    return steps * (m->L + 2.0 * m->o) + (bw > combine ? bw : combine);
 }
 
 /* ---------------------------------------------------------------------------
