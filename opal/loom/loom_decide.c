@@ -164,17 +164,14 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
     /* several nodes, bcast from 512 B: hierarchical, whose node phases stay inside the
      * nodes (through the segment up to the slot) and whose large calls are pipelined
      * along a chain through the nodes (Zhu et al., section 3.1), on any link rate */
-    /* ...but one rank per node on 256 nodes or more, from 4 KiB up to where the chain's
-     * fill stops mattering (its 256 KiB segments, one per node: P x 256 KiB): scatter +
-     * allgather (van de Geijn), 2x the LogGP bound at most where the chain is at 2.7-65x
-     * and the two-tree, whose chunks stay at 1 MiB or more, at 12-23x.  From the model
-     * alone (docs/dev/model.md, "Heat maps") */
-    SCALE_ROW(BCAST, 0, "halving_doubling", 256, 511, KIB(4), MIB(64)),
-    SCALE_ROW(BCAST, 0, "halving_doubling", 512, 1023, KIB(4), MIB(128)),
-    SCALE_ROW(BCAST, 0, "halving_doubling", 1024, 2047, KIB(4), MIB(256)),
-    SCALE_ROW(BCAST, 0, "halving_doubling", 2048, 4095, KIB(4), MIB(512)),
-    SCALE_ROW(BCAST, 0, "halving_doubling", 4096, 8191, KIB(4), MIB(1024)),
-    SCALE_ROW(BCAST, 0, "halving_doubling", 8192, 0, KIB(4), SIZE_MAX),
+    /* ...but one rank per node on 256 nodes or more, from 4 KiB: scatter + allgather (van de
+     * Geijn), 2x the LogGP bound, then from 512 KiB Traff's circulant broadcast, its blocks
+     * in n - 1 + log2 P rounds (1.5x at 512 KiB, 1.1x from 16 MiB), where the chain through
+     * the nodes fills in P segments (2.7-65x below P x 256 KiB) and the two-tree's chunks of
+     * 1 MiB or more leave it at 12-23x.  From the model alone (docs/dev/model.md, "Heat
+     * maps") */
+    SCALE_ROW(BCAST, 0, "halving_doubling", 256, 0, KIB(4), KIB(512)),
+    SCALE_ROW(BCAST, 0, "circulant", 256, 0, KIB(512), SIZE_MAX),
     {BCAST, .min_bytes = 512, .max_bytes = SIZE_MAX, .min_nodes = 2, .alg = "hierarchical"},
     /* below 512 B hierarchical too, with point-to-point node phases (the component keeps
      * such bcasts off the segment): its cost is the same for every root (Zhu et al.
