@@ -96,13 +96,8 @@ int mca_coll_loom_alg_segs(int alg, mca_coll_loom_coll_t coll, int P, size_t byt
     return segs < 1 ? 1 : segs;
 }
 
-/* Every chunk of a pipeline is a rendezvous transfer whose handshake costs far more than
- * the model's small-message o, so automatic chunks and segments stay at this size or
- * more (docs/dev/developing.md, "Segment and chunk sizes"). */
-#define LOOM_MIN_AUTO_CHUNK ((size_t) 1024 * 1024)
-
 int mca_coll_loom_segs_by_model(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes, int knob, int parts,
-                                const mca_coll_loom_segs_model_t *model)
+                                size_t min_auto, const mca_coll_loom_segs_model_t *model)
 {
     const size_t np = (size_t) (parts > 0 ? parts : 1), unit = bytes / np;
     /* bound the schedule's length: 2(P-1)*segs steps in parts, segs rounds otherwise */
@@ -116,8 +111,8 @@ int mca_coll_loom_segs_by_model(int alg, mca_coll_loom_coll_t coll, int P, size_
     } else {
         const int m = NULL != model ? model->auto_segs(model->ctx, alg, coll, P, bytes) : 1;
         segs = m > 1 ? (size_t) m : 1;
-        if (segs > (unit + LOOM_MIN_AUTO_CHUNK - 1) / LOOM_MIN_AUTO_CHUNK) {
-            segs = (unit + LOOM_MIN_AUTO_CHUNK - 1) / LOOM_MIN_AUTO_CHUNK;
+        if (segs > (unit + min_auto - 1) / min_auto) {
+            segs = (unit + min_auto - 1) / min_auto;
         }
     }
     if (segs < 1) {

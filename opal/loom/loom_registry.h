@@ -163,10 +163,12 @@ const char *mca_coll_loom_hierarchical_refusal(const mca_coll_loom_params_t *p);
  * policy, 1 for an algorithm without one. */
 int mca_coll_loom_alg_segs(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes, int knob,
                            const mca_coll_loom_segs_model_t *model);
-/* The policy of ring and twotree: the knob's segments of a unit (a part of bytes / parts,
- * parts 1: the whole message), else the cost model's, with chunks of at least 1 MiB. */
+/* The policy of ring, twotree and circulant: the knob's segments of a unit (a part of bytes /
+ * parts, parts 1: the whole message), else the cost model's count with segments of at least
+ * min_auto bytes (MCA_COLL_LOOM_MIN_AUTO_CHUNK for ring and twotree). */
+#define MCA_COLL_LOOM_MIN_AUTO_CHUNK ((size_t) 1024 * 1024)
 int mca_coll_loom_segs_by_model(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes, int knob, int parts,
-                                const mca_coll_loom_segs_model_t *model);
+                                size_t min_auto, const mca_coll_loom_segs_model_t *model);
 
 /* Builds rank p->rank's schedule into s (reset first) and finishes it. */
 int mca_coll_loom_alg_build(int alg, mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);

@@ -169,24 +169,12 @@ static int build_circulant(mca_coll_loom_sched_t *s, const mca_coll_loom_params_
 /* Blocks of the whole message: the knob's size, else the cost model's count with blocks
  * of at least 32 KiB, half btl/tcp's eager limit as loom's other pipelines over the
  * network (a block that needs a rendezvous waits for the receiver's reply every round).
- * Not the 1 MiB floor of ring and twotree, measured inside one node: the rounds of a
- * broadcast at scale are what many small blocks pay for. */
-#define CIRC_MIN_AUTO_BLOCK ((size_t) 32 * 1024)
-#define CIRC_MAX_BLOCKS     16384
+ * Not ring's and twotree's 1 MiB (MCA_COLL_LOOM_MIN_AUTO_CHUNK, measured inside one
+ * node): the rounds of a broadcast at scale are what many small blocks pay for. */
 static int circulant_segs(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes, int knob,
                           const mca_coll_loom_segs_model_t *model)
 {
-    size_t n;
-
-    if (knob > 0) {
-        n = (bytes + (size_t) knob - 1) / (size_t) knob;
-    } else {
-        const int m = NULL != model ? model->auto_segs(model->ctx, alg, coll, P, bytes) : 1;
-        const size_t most = (bytes + CIRC_MIN_AUTO_BLOCK - 1) / CIRC_MIN_AUTO_BLOCK;
-        n = m > 1 ? (size_t) m : 1;
-        n = n < most ? n : most;
-    }
-    return n < 1 ? 1 : n > CIRC_MAX_BLOCKS ? CIRC_MAX_BLOCKS : (int) n;
+    return mca_coll_loom_segs_by_model(alg, coll, P, bytes, knob, 1, (size_t) 32 * 1024, model);
 }
 
 MCA_COLL_LOOM_ALGORITHM(circulant) = {

@@ -83,7 +83,7 @@ int mca_coll_loom_build_ring(mca_coll_loom_sched_t *s, const mca_coll_loom_param
 static int ring_segs(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes, int knob,
                      const mca_coll_loom_segs_model_t *model)
 {
-    return mca_coll_loom_segs_by_model(alg, coll, P, bytes, knob, P, model);
+    return mca_coll_loom_segs_by_model(alg, coll, P, bytes, knob, P, MCA_COLL_LOOM_MIN_AUTO_CHUNK, model);
 }
 
 MCA_COLL_LOOM_ALGORITHM(ring) = {

@@ -245,7 +245,7 @@ int mca_coll_loom_build_twotree(mca_coll_loom_sched_t *s, const mca_coll_loom_pa
 static int twotree_segs(int alg, mca_coll_loom_coll_t coll, int P, size_t bytes, int knob,
                         const mca_coll_loom_segs_model_t *model)
 {
-    return mca_coll_loom_segs_by_model(alg, coll, P, bytes, knob, 1, model);
+    return mca_coll_loom_segs_by_model(alg, coll, P, bytes, knob, 1, MCA_COLL_LOOM_MIN_AUTO_CHUNK, model);
 }
 
 MCA_COLL_LOOM_ALGORITHM(twotree) = {
