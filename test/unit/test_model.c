@@ -487,8 +487,15 @@ int main(void)
                                 }
                                 const bool hd_wrap = 0 == strcmp(mca_coll_loom_algs[alg]->name, "halving_doubling") &&
                                                      0 != (Ps[pi] & (Ps[pi] - 1)) && tg <= tr + 2.0 * lg * dm.o;
+                                /* circulant: the graph lets a rank send a later round's
+                                 * block as soon as it is in, beside the current round's on
+                                 * the same link, where the rounds send one at a time (5 %
+                                 * at P = 17, 16 MiB in 16 blocks; lockstep was slower on
+                                 * small blocks) */
+                                const bool circ = 0 == strcmp(mca_coll_loom_algs[alg]->name, "circulant") &&
+                                                  tg <= tr * 1.06;
                                 CHECK(tg <= tr * (1 + 1e-6) || (prefix && tg <= (tr + dm.G * n) * (1 + 1e-6)) ||
-                                          (a2a_tiny && tg <= tr * 1.1) || hd_wrap,
+                                          (a2a_tiny && tg <= tr * 1.1) || hd_wrap || circ,
                                       "%s %s P=%d n=%zu segs %d: graph %.3f us, round %.3f us",
                                       mca_coll_loom_algs[alg]->name, mca_coll_loom_coll_name(coll), Ps[pi], n,
                                       ss[si], tg * 1e6, tr * 1e6);
