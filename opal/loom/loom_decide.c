@@ -166,7 +166,7 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * along a chain through the nodes (Zhu et al., section 3.1), on any link rate */
     /* ...but one rank per node on 256 nodes or more, from 4 KiB: scatter + allgather (van de
      * Geijn), 2x the LogGP bound, then from 512 KiB Traff's circulant broadcast, its blocks
-     * in n - 1 + log2 P rounds (1.5x at 512 KiB, 1.1x from 16 MiB), where the chain through
+     * in n - 1 + log2 P rounds (1.5-2.0x at 512 KiB, 1.05-1.08x from 16 MiB), where the chain through
      * the nodes fills in P segments (2.7-65x below P x 256 KiB) and the two-tree's chunks of
      * 1 MiB or more leave it at 12-23x.  From the model alone (docs/dev/model.md, "Heat
      * maps") */
