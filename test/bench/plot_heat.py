@@ -57,7 +57,7 @@ def table(coll, cells, sizes):
                 out.append("-")
                 continue
             a, ra, b, rb = r["auto"], float(r["auto_ratio"]), r["best"], float(r["best_ratio"])
-            s = "%s %.2f" % (a, ra) if a != "previous" else "previous"
+            s = "previous" if a == "previous" else "%s %.2f" % (a, ra) if ra > 0 else "%s (not costed)" % a
             if b != a:
                 s += " (%s %.2f)" % (b, rb)
             out.append(s)
@@ -88,7 +88,7 @@ def plot(coll, cells, png):
     ax.set_yticklabels([str(Ps[i]) for i in range(0, len(Ps), 2)])
     ax.set_xlabel("bytes")
     ax.set_ylabel("ranks (one per node, flat network)")
-    ax.set_title("%s: auto's predicted time / LogGP bound (grey: previous component)" % coll)
+    ax.set_title("%s: auto's predicted time / LogGP bound (grey: previous or not costed)" % coll)
     for i in range(len(Ps)):
         for j in range(len(Ns)):
             v = grid[i][j]
