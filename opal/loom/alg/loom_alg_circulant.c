@@ -1,18 +1,18 @@
 /*
  * loom algorithm `circulant`: the round-optimal broadcast on a circulant graph of Träff
  * ("Optimal broadcast schedules in logarithmic time with applications to broadcast,
- * all-broadcast, reduction and all-reduction", ACM TOPC 2025; docs/references.md).
+ * all-broadcast, reduction and all-reduction", arXiv:2407.18004; docs/references.md).
  *
  * The message is cut in n blocks and every rank takes part in every round: in round i,
  * with k = i mod q and q = ceil(log2 P), rank r sends one block to r + skip[k] and receives
  * one from r - skip[k] (mod P, ranks relative to the root), where skip[q] = P and skip[k] =
  * ceil(skip[k+1] / 2).  n - 1 + q rounds in all, the fewest any broadcast of n blocks needs
- * when a rank sends one block per round (section 2).
+ * when a rank sends one block per round.
  *
  * Which block: in the q rounds of a phase each rank receives the q blocks {b} and {-1 ..
- * -q} minus {b - q}, b its baseblock (section 3), numbered relative to the phase; every
+ * -q} minus {b - q}, b its baseblock, numbered relative to the phase; every
  * phase adds q to them.  A rank's receive schedule R[0..q-1] takes O(q^2) steps (the
- * search of section 4, as MPICH's implementation walks it); its send schedule is its
+ * paper's search, walked as MPICH's circ_graph.c does); its send schedule is its
  * targets' receive schedules, S[k] = R(r + skip[k])[k].  Negative blocks are no block
  * (that round sends or receives nothing); blocks past the last are the last one, which the
  * schedule then never delivers twice.  The first phase starts x = (q - (n-1) mod q) mod q
@@ -41,7 +41,7 @@ static int ceil_log2(int P)
 }
 
 /* The baseblock of relative rank r: r = skip[e1] + skip[e2] + ... + skip[b] with e1 > e2 >
- * ... > b, taken greedily from the top (section 3); the root's is q. */
+ * ... > b, taken greedily from the top; the root's is q. */
 static int baseblock(int r, const int *skip, int q)
 {
     int rt = r;
@@ -60,7 +60,7 @@ static int baseblock(int r, const int *skip, int q)
     return -1; /* every 0 < r < P is a sum of distinct skips (skip[k+1] <= 2 skip[k]) */
 }
 
-/* Receive schedule of relative rank r (section 4): for k = 0 .. q-1, the largest
+/* Receive schedule of relative rank r: for k = 0 .. q-1, the largest
  * baseblock not yet taken among the ranks in (r - skip[k+1], r - skip[k]], found by a
  * depth-first walk over the sums of skips in decreasing order; the baseblocks still free
  * are kept in a list q, q-1, .., 0.  Ranks are shifted by P so that no modulo is needed. */
@@ -188,7 +188,7 @@ MCA_COLL_LOOM_ALGORITHM(circulant) = {
     .description = "round-optimal broadcast on a circulant graph: n blocks in n-1+ceil(log2 P) "
                    "rounds, every rank sending and receiving one block per round, any P. Knob: "
                    "bytes per block, 0 = chosen by the cost model",
-    .reference = "Traff, ACM TOPC 2025, sections 2-4",
+    .reference = "Traff, arXiv:2407.18004 (2024)",
     .build = build_circulant,
     .pipelined = true,
     .segs = circulant_segs,
