@@ -994,7 +994,8 @@ static void test_network(void)
             const mca_coll_loom_coll_t coll = 0 == r ? MCA_COLL_LOOM_COLL_BCAST : MCA_COLL_LOOM_COLL_REDUCE;
             mca_coll_loom_params_t p = {.P = 127, .nodes = 127, .rpn = 1, .node_of = no, .torus = &t,
                                         .torus_coords = c, .call = MCA_COLL_LOOM_CALL_COMMUTATIVE, .root = 77,
-                                        .segs = mca_coll_loom_torus_auto_segs(coll, 127, bytes)};
+                                        .segs = mca_coll_loom_alg_segs(mca_coll_loom_alg_find(coll, "torus"),
+                                                                       coll, 127, bytes, 0, NULL)};
             mca_coll_loom_model_result_t r2, r1;
             const int alg = mca_coll_loom_alg_find(coll, "torus");
             int rc = mca_coll_loom_model_predict(alg, coll, &p, bytes, 8, &m, &o, NULL, &r2);
@@ -1034,7 +1035,8 @@ static void test_network(void)
             mca_coll_loom_params_t p = {.P = nn, .nodes = nn, .rpn = 1, .node_of = no, .torus = &t,
                                         .torus_coords = c, .call = MCA_COLL_LOOM_CALL_COMMUTATIVE,
                                         .root = (int) (xorshift() % (unsigned long long) nn),
-                                        .segs = mca_coll_loom_torus_auto_segs(MCA_COLL_LOOM_COLL_BCAST, nn, bytes)};
+                                        .segs = mca_coll_loom_alg_segs(tor, MCA_COLL_LOOM_COLL_BCAST, nn, bytes, 0,
+                                                                       NULL)};
             mca_coll_loom_model_result_t rt, rb;
             int rc = mca_coll_loom_model_predict(tor, MCA_COLL_LOOM_COLL_BCAST, &p, bytes, 8, &m, &o, NULL, &rt);
             CHECK(MCA_COLL_LOOM_OK == rc && 1 == rt.max_link_load,
