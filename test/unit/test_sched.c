@@ -1055,7 +1055,7 @@ static void test_graph_mode_catches_errors(void)
 
 /* circulant's hard part is many blocks (n > q = ceil(log2 P): the later phases, where
  * Traff's schedule forwards some blocks in the round they arrive), which the segment
- * counts 1..3 of test_algorithms reach only at small P.  Every P to 300 (n from 1 to 2q + 3,
+ * counts 1..3 of test_algorithms reach only at small P, and where a wrong walk shows.  Every P to 300 (n from 1 to 2q + 3,
  * four roots) and a sample to 2^16 (n = 2 and 2q + 3, one or two roots): each rank ends
  * with every block, none is read
  * before it arrives, and no rank needs more than n - 1 + q rounds plus one per block it

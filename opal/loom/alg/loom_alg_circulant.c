@@ -19,9 +19,9 @@
  * rounds in, so that the last round is the last of a phase.
  *
  * With a single block it is a binomial-like tree of q rounds for any P; the pipeline pays
- * from a few blocks per phase on.  For some P a rank forwards in a round the block it
- * receives in that round (a chain of two); that round then waits for its receive before
- * the send.
+ * from a few blocks per phase on.  Should a round ever ask a rank to forward the block it
+ * receives in that round (MPICH's iterative walk did, for P = 33, 65, ...; the recursive
+ * walk here never does, checked for P up to 2100), the round waits for the receive first.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -60,47 +60,64 @@ static int baseblock(int r, const int *skip, int q)
     return -1; /* every 0 < r < P is a sum of distinct skips (skip[k+1] <= 2 skip[k]) */
 }
 
-/* Receive schedule of relative rank r: for k = 0 .. q-1, the largest
- * baseblock not yet taken among the ranks in (r - skip[k+1], r - skip[k]], found by a
- * depth-first walk over the sums of skips in decreasing order; the baseblocks still free
- * are kept in a list q, q-1, .., 0.  Ranks are shifted by P so that no modulo is needed. */
+/* Receive schedule of relative rank r: for k = 0 .. q-1, the largest baseblock not yet
+ * taken among the ranks in (r - skip[k+1], r - skip[k]], found by a depth-first walk over
+ * the sums of skips in decreasing order (the recursive form of MPICH's first circulant
+ * bcast; its later iterative rewrite of the walk gives schedules that do not match for P =
+ * 33, 65, 66, ...).  The baseblocks still free are a list q, q-1, .., 0 (index -1 is the
+ * sentinel, kept at [0] of the arrays).  Ranks are shifted by P so that no modulo is
+ * needed. */
+typedef struct {
+    const int *skip;
+    long skip_guard;           /* skip[q+1]: never reached, but read in a comparison */
+    int q, next[CIRC_MAXQ + 2], prev[CIRC_MAXQ + 2], *R;
+} circ_walk_t;
+
+static long circ_skip(const circ_walk_t *w, int k)
+{
+    return k <= w->q ? (long) w->skip[k] : w->skip_guard;
+}
+
+static void circ_unlink(circ_walk_t *w, int e)
+{
+    w->next[w->prev[e + 1] + 1] = w->next[e + 1];
+    w->prev[w->next[e + 1] + 1] = w->prev[e + 1];
+}
+
+static int all_blocks(circ_walk_t *w, long r, long r1, long s, int e, int k)
+{
+    while (-1 != e && k < w->q) {
+        const long t = r1 + circ_skip(w, e);
+        if (t <= r - circ_skip(w, k) && t < s) {
+            if (t <= r - circ_skip(w, k + 1)) {
+                k = all_blocks(w, r, t, s, e, k);
+            }
+            if (k >= w->q || r1 > r - circ_skip(w, k + 1)) {
+                return k;
+            }
+            s = t;
+            w->R[k++] = e;
+            circ_unlink(w, e);
+        }
+        e = w->next[e + 1];
+    }
+    return k;
+}
+
 static void recv_schedule(int r, int P, int q, const int *skip, int *R)
 {
-    int next[CIRC_MAXQ + 1], prev[CIRC_MAXQ + 1], stack[CIRC_MAXQ + 2];
+    circ_walk_t w = {.skip = skip, .skip_guard = 2L * P, .q = q, .R = R};
     const int b = baseblock(r, skip, q);
-    int sp = 0, k = 0, e = q, rt;
-    long low = (long) r + P - skip[1], high = (long) r + P - skip[0];
 
     for (int i = 0; i <= q; ++i) {
-        next[i] = i - 1;
-        prev[i] = i + 1;
+        w.next[i + 1] = i - 1;
+        w.prev[i + 1] = i + 1;
     }
-    prev[q] = -1;
-#define CIRC_UNLINK(x)                                                                            \
-    do {                                                                                          \
-        if (-1 != prev[x]) next[prev[x]] = next[x];                                               \
-        if (-1 != next[x]) prev[next[x]] = prev[x];                                               \
-    } while (0)
-    CIRC_UNLINK(b);
-    rt = skip[e];
-    stack[sp++] = e;
-    while (k < q) {
-        if (rt < low || (rt == low && next[e] > -1)) {
-            e = next[e];
-            rt += skip[e];
-            stack[sp++] = e;
-        } else if (rt > high) {
-            rt -= skip[stack[--sp]];
-        } else {
-            e = stack[sp - 1];
-            R[k++] = e;
-            high = low;
-            low = k < q ? (long) r + P - skip[k + 1] : 0;
-            CIRC_UNLINK(e);
-            rt -= skip[stack[--sp]];
-        }
-    }
-#undef CIRC_UNLINK
+    w.prev[q + 1] = -1;
+    w.next[0] = q; /* the sentinel */
+    w.prev[0] = 0;
+    circ_unlink(&w, b);
+    (void) all_blocks(&w, (long) P + r, 0, 2L * P, q, 0);
     /* the walk names the root's part of the sum as q: that is this rank's baseblock;
      * the others are blocks of the previous phase */
     for (int i = 0; i < q; ++i) {
