@@ -42,6 +42,7 @@ void mca_coll_loom_sched_reset(mca_coll_loom_sched_t *s)
     s->input_after_result = false;
     s->moves_blocks = false;
     s->lockstep = false;
+    s->one_send = false;
     s->exchange = false;
     s->error = MCA_COLL_LOOM_OK;
 }
@@ -155,6 +156,11 @@ void mca_coll_loom_sched_lockstep(mca_coll_loom_sched_t *s)
     s->lockstep = true;
 }
 
+void mca_coll_loom_sched_one_send(mca_coll_loom_sched_t *s)
+{
+    s->one_send = true;
+}
+
 void mca_coll_loom_sched_exchange(mca_coll_loom_sched_t *s)
 {
     s->exchange = true;
@@ -192,6 +198,7 @@ void mca_coll_loom_sched_append_mapped(mca_coll_loom_sched_t *dst, const mca_col
     }
     dst->moves_blocks |= src->moves_blocks;
     dst->lockstep |= src->lockstep;
+    dst->one_send |= src->one_send;
 }
 
 void mca_coll_loom_sched_send(mca_coll_loom_sched_t *s, int peer, int slot)
@@ -525,10 +532,17 @@ static void lockstep_edges(const mca_coll_loom_sched_t *s, graph_t *g, int32_t l
 }
 
 /* Transfer i in its channel: after the channel's previous transfer is posted (and,
- * for a send, done). */
-static void channel_edges(mca_coll_loom_sched_t *s, graph_t *g, chan_t *chan, size_t nchan, int i)
+ * for a send, done); with one_send, a send also after the previous send to any peer
+ * is done (*last_send). */
+static void channel_edges(mca_coll_loom_sched_t *s, graph_t *g, chan_t *chan, size_t nchan, int i,
+                          int32_t *last_send)
 {
     const mca_coll_loom_op_t *op = &s->ops[i];
+
+    if (s->one_send && MCA_COLL_LOOM_OP_SEND == op->kind) {
+        add_edge(g, *last_send, i);
+        *last_send = i;
+    }
 
     if ((MCA_COLL_LOOM_OP_SEND == op->kind || MCA_COLL_LOOM_OP_RECV == op->kind) && op->peer >= 0) {
         chan_t *c = chan_of(chan, nchan, 2 * (int64_t) op->peer + (MCA_COLL_LOOM_OP_SEND == op->kind));
@@ -609,6 +623,7 @@ static int build_graph(mca_coll_loom_sched_t *s)
     chan_t *chan = NULL;
     size_t nchan = 0;
     int32_t last_wait = -1, round_start = 0; /* lockstep: the current round */
+    int32_t last_send = -1;                  /* one_send: the previous send */
     int rc;
 
     free_graph(s);
@@ -627,7 +642,7 @@ static int build_graph(mca_coll_loom_sched_t *s)
         if (s->lockstep) {
             add_edge(&g, last_wait, i);
         }
-        channel_edges(s, &g, chan, nchan, i);
+        channel_edges(s, &g, chan, nchan, i, &last_send);
         data_edges(&g, op, i);
     }
     if (MCA_COLL_LOOM_OK == rc && g.nomem) {

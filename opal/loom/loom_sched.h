@@ -98,6 +98,7 @@ typedef struct {
     bool moves_blocks;    /* some op puts data in other blocks than it took it from:
                              equal blocks needed */
     bool lockstep;        /* the graph keeps the rounds (mca_coll_loom_sched_lockstep) */
+    bool one_send;        /* one send in flight at a time (mca_coll_loom_sched_one_send) */
     bool exchange;        /* every rank receives from each peer it sends to, and only
                              from those (mca_coll_loom_sched_exchange) */
     int error;            /* sticky: MCA_COLL_LOOM_ERR_* of the first failed append */
@@ -160,6 +161,11 @@ void mca_coll_loom_sched_moves_blocks(mca_coll_loom_sched_t *s);
  * bound what is in flight (a pairwise exchange of large blocks: one partner at a time),
  * which the data dependencies alone would post all at once. */
 void mca_coll_loom_sched_lockstep(mca_coll_loom_sched_t *s);
+/* Sends leave one at a time, in list order, whatever their peer: each waits for the
+ * previous send to be done.  For schedules that send a different peer each round (the
+ * circulant graph) and whose later rounds' data can be ready early: the link then
+ * carries the current round's block alone instead of sharing it with a later one. */
+void mca_coll_loom_sched_one_send(mca_coll_loom_sched_t *s);
 /* Declares that in every call each pair of ranks exchanges messages both ways or not at
  * all (the verifier checks it on every rank).  A transport may then write a message
  * straight into a buffer at the receiver that it reuses every other call (Iakymchuk et al.'s

@@ -227,6 +227,7 @@ LT_MAYBE_UNUSED static const char *lt_knob_cvar(const char *alg)
     if (0 == strcmp(alg, "bruck")) return "coll_loom_bruck_ports";
     if (0 == strcmp(alg, "ring")) return "coll_loom_ring_segment_size";
     if (0 == strcmp(alg, "twotree")) return "coll_loom_twotree_chunk_size";
+    if (0 == strcmp(alg, "circulant")) return "coll_loom_circulant_block_size";
     if (0 == strcmp(alg, "hierarchical")) return "coll_loom_hierarchical_segment_size";
     if (0 == strcmp(alg, "direct")) return "coll_loom_direct_window";
     if (0 == strcmp(alg, "torus")) return "coll_loom_torus_segment_size";

@@ -150,6 +150,8 @@ static int alg_may_serve(const char *alg, int n, int P, lo_tkind_t t, lo_okind_t
     if (0 == strcmp(alg, "ring")) return op_commutative(o);
     /* two trees over the same blocks: as ring, each block combined in one fixed order */
     if (0 == strcmp(alg, "twotree")) return op_commutative(o);
+    /* reduce along the broadcast's trees, then broadcast: each block combined once */
+    if (0 == strcmp(alg, "circulant")) return op_commutative(o);
     /* any op on node-consecutive ranks, commutative ones otherwise: this test does not
      * know the node map, so a non-commutative call may go either way (both exact) */
     if (0 == strcmp(alg, "hierarchical")) return op_commutative(o) ? 1 : -1;
@@ -186,12 +188,13 @@ typedef struct {
 } setting_t;
 
 static int default_ways = -1, default_ports = -1;
-/* segment / chunk size knobs of ring and twotree (bytes; -1: not readable) */
-static int default_seg = -1, default_chunk = -1, default_hseg = -1;
+/* segment / chunk / block size knobs of ring, twotree and circulant (bytes; -1: not readable) */
+static int default_seg = -1, default_chunk = -1, default_hseg = -1, default_block = -1;
 static const char *seg_knob(const char *alg)
 {
     if (0 == strcmp(alg, "ring")) return "coll_loom_ring_segment_size";
     if (0 == strcmp(alg, "twotree")) return "coll_loom_twotree_chunk_size";
+    if (0 == strcmp(alg, "circulant")) return "coll_loom_circulant_block_size";
     return NULL;
 }
 static char default_alg[LT_NAME_LEN] = "auto";
@@ -213,11 +216,13 @@ static int apply_setting(const setting_t *s)
         FAIL("cannot set %s through MPI_T (value %s / %d): %s", failed, s->alg, value, lt_errstr(rc));
         return rc;
     }
-    /* ring / twotree: n is the segment or chunk size in bytes; the other knob at its default */
-    const char *kn[2] = {"coll_loom_ring_segment_size", "coll_loom_twotree_chunk_size"};
-    const int kd[2] = {default_seg, default_chunk};
+    /* ring / twotree / circulant: n is the segment, chunk or block size in bytes; the
+     * other knobs at their defaults */
+    const char *kn[3] = {"coll_loom_ring_segment_size", "coll_loom_twotree_chunk_size",
+                         "coll_loom_circulant_block_size"};
+    const int kd[3] = {default_seg, default_chunk, default_block};
     const char *mine = seg_knob(s->alg);
-    for (int k = 0; k < 2 && MPI_SUCCESS == rc; k++) {
+    for (int k = 0; k < 3 && MPI_SUCCESS == rc; k++) {
         int v = (mine && 0 == strcmp(mine, kn[k]) && s->n > 0) ? s->n : kd[k];
         if (v < 0) continue;
         rc = lt_cvar_write_int(kn[k], v);
@@ -231,6 +236,7 @@ static void restore_defaults(void)
     lt_restore_settings("coll_loom_allreduce_algorithm", default_alg, default_ways, default_ports);
     if (default_seg >= 0) lt_cvar_write_int("coll_loom_ring_segment_size", default_seg);
     if (default_chunk >= 0) lt_cvar_write_int("coll_loom_twotree_chunk_size", default_chunk);
+    if (default_block >= 0) lt_cvar_write_int("coll_loom_circulant_block_size", default_block);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -649,7 +655,8 @@ static int build_settings(setting_t *ss, int max)
              * pieces (fewer from 16 processes on, which oversubscribe CI's cores) */
             /* (only when loom has the knob: test_colls requires it, this test need not) */
             static const int ns[] = {0, 1000, 64};
-            int have = (0 == strcmp(name, "ring") ? default_seg : default_chunk) >= 0;
+            int have = (0 == strcmp(name, "ring") ? default_seg : 0 == strcmp(name, "twotree") ? default_chunk
+                                                                                           : default_block) >= 0;
             for (int j = 0; j < (!have ? 1 : wsize >= 16 ? 2 : 3) && n < max; j++) {
                 ss[n] = (setting_t){"", ns[j]};
                 snprintf(ss[n++].alg, LT_NAME_LEN, "%s", name);
@@ -861,6 +868,7 @@ int main(int argc, char **argv)
         if (MPI_SUCCESS != lt_cvar_read_int("coll_loom_bruck_ports", &default_ports)) default_ports = -1;
         if (MPI_SUCCESS != lt_cvar_read_int("coll_loom_ring_segment_size", &default_seg)) default_seg = -1;
         if (MPI_SUCCESS != lt_cvar_read_int("coll_loom_twotree_chunk_size", &default_chunk)) default_chunk = -1;
+        if (MPI_SUCCESS != lt_cvar_read_int("coll_loom_circulant_block_size", &default_block)) default_block = -1;
         if (MPI_SUCCESS != lt_cvar_read_int("coll_loom_hierarchical_segment_size", &default_hseg)) default_hseg = -1;
         if (default_ways <= 0) FAIL("cannot read cvar coll_loom_dissemination_ways");
         if (default_ports <= 0) FAIL("cannot read cvar coll_loom_bruck_ports");

@@ -107,7 +107,7 @@ static int alg_commutative_only(const char *alg)
 {
     /* hierarchical serves non-commutative bcast (no op) but not reduce */
     return 0 == strcmp(alg, "ring") || 0 == strcmp(alg, "twotree") || 0 == strcmp(alg, "hierarchical") ||
-           0 == strcmp(alg, "torus");
+           0 == strcmp(alg, "torus") || 0 == strcmp(alg, "circulant");
 }
 /* Knobs that change the schedule of collective c under algorithm alg. */
 static const char *alg_knob(ckind_t c, const char *alg)
@@ -117,6 +117,7 @@ static const char *alg_knob(ckind_t c, const char *alg)
     }
     if (0 == strcmp(alg, "ring")) return "coll_loom_ring_segment_size";
     if (0 == strcmp(alg, "twotree")) return "coll_loom_twotree_chunk_size";
+    if (0 == strcmp(alg, "circulant")) return "coll_loom_circulant_block_size";
     if (0 == strcmp(alg, "hierarchical")) return "coll_loom_hierarchical_segment_size";
     return NULL;
 }
@@ -151,7 +152,7 @@ typedef struct {
 static int large_np(void) { return wsize >= 16; }
 
 static char default_alg[NC][LT_NAME_LEN];
-static int default_seg = -1, default_chunk = -1, default_hseg = -1;
+static int default_seg = -1, default_chunk = -1, default_hseg = -1, default_block = -1;
 
 #define SMALL_MAX 1021 /* prime: divisible by no P and no segment count */
 /* ~1M elements; a quarter of that from 16 processes on, which oversubscribe CI's cores */
@@ -176,10 +177,10 @@ static int apply_setting(ckind_t c, const setting_t *s)
         return rc;
     }
     const char *knob = alg_knob(c, s->alg);
-    const char *kn[3] = {"coll_loom_ring_segment_size", "coll_loom_twotree_chunk_size",
-                         "coll_loom_hierarchical_segment_size"};
-    const int kd[3] = {default_seg, default_chunk, default_hseg};
-    for (int k = 0; k < 3; k++) {
+    const char *kn[4] = {"coll_loom_ring_segment_size", "coll_loom_twotree_chunk_size",
+                         "coll_loom_hierarchical_segment_size", "coll_loom_circulant_block_size"};
+    const int kd[4] = {default_seg, default_chunk, default_hseg, default_block};
+    for (int k = 0; k < 4; k++) {
         int v = (knob && 0 == strcmp(knob, kn[k]) && s->knob >= 0) ? s->knob : kd[k];
         if (v < 0) continue; /* not readable at startup: reported there */
         rc = lt_cvar_write_int(kn[k], v);
@@ -200,6 +201,7 @@ static void restore_defaults(ckind_t c)
     if (default_seg >= 0) lt_cvar_write_int("coll_loom_ring_segment_size", default_seg);
     if (default_chunk >= 0) lt_cvar_write_int("coll_loom_twotree_chunk_size", default_chunk);
     if (default_hseg >= 0) lt_cvar_write_int("coll_loom_hierarchical_segment_size", default_hseg);
+    if (default_block >= 0) lt_cvar_write_int("coll_loom_circulant_block_size", default_block);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -1000,7 +1002,9 @@ int main(int argc, char **argv)
     if (MPI_SUCCESS != lt_cvar_read_int("coll_loom_ring_segment_size", &default_seg)) default_seg = -1;
     if (MPI_SUCCESS != lt_cvar_read_int("coll_loom_twotree_chunk_size", &default_chunk)) default_chunk = -1;
     if (MPI_SUCCESS != lt_cvar_read_int("coll_loom_hierarchical_segment_size", &default_hseg)) default_hseg = -1;
+    if (MPI_SUCCESS != lt_cvar_read_int("coll_loom_circulant_block_size", &default_block)) default_block = -1;
     if (!oracle_only) {
+        if (default_block < 0) FAIL("cannot read cvar coll_loom_circulant_block_size");
         if (default_hseg < 0) FAIL("cannot read cvar coll_loom_hierarchical_segment_size");
         if (default_seg < 0) FAIL("cannot read cvar coll_loom_ring_segment_size");
         if (default_chunk < 0) FAIL("cannot read cvar coll_loom_twotree_chunk_size");

@@ -1055,76 +1055,110 @@ static void test_graph_mode_catches_errors(void)
 
 /* circulant's hard part is many blocks (n > q = ceil(log2 P): the later phases, where
  * Traff's schedule forwards some blocks in the round they arrive), which the segment
- * counts 1..3 of test_algorithms reach only at small P, and where a wrong walk shows.  Every P to 300 (n from 1 to 2q + 3,
- * four roots) and a sample to 2^16 (n = 2 and 2q + 3, one or two roots): each rank ends
- * with every block, none is read
- * before it arrives, and no rank needs more than n - 1 + q rounds plus one per block it
- * forwards on arrival. */
+ * counts 1..3 of test_algorithms reach only at small P, and where a wrong walk shows.
+ * Bcast: every P to 300 (n from 1 to 2q + 3, four roots) and a sample to 2^16 (n = 2 and
+ * 2q + 3, one or two roots): each rank ends with every block, none is read before it
+ * arrives, and no rank needs more than n - 1 + q rounds plus one per block it forwards
+ * on arrival.  Reduce (the rounds backwards) and allreduce (reduce + bcast, twice the
+ * rounds) the same way, with fewer block counts and roots: every contribution reaches
+ * the result once. */
+static bool circ_early_send(const mca_coll_loom_sched_t *s, int i)
+{
+    /* a send of the block received just before the WAIT that precedes it (the local
+     * ops of a reduce may sit between) */
+    int j = i - 1;
+    if (MCA_COLL_LOOM_OP_SEND != s->ops[i].kind) {
+        return false;
+    }
+    while (j >= 0 && s->ops[j].kind >= MCA_COLL_LOOM_OP_COPY) {
+        --j;
+    }
+    return j >= 1 && MCA_COLL_LOOM_OP_WAIT == s->ops[j].kind && MCA_COLL_LOOM_OP_RECV == s->ops[j - 1].kind &&
+           s->ops[j - 1].blk == s->ops[i].blk;
+}
+
 static void test_circulant(int pmax)
 {
     static const int big[] = {511, 513, 1024, 1031, 4099, 16411, 65521, 65536};
-    const int alg = mca_coll_loom_alg_find(MCA_COLL_LOOM_COLL_BCAST, "circulant");
+    static const mca_coll_loom_coll_t colls[3] = {MCA_COLL_LOOM_COLL_BCAST, MCA_COLL_LOOM_COLL_REDUCE,
+                                                  MCA_COLL_LOOM_COLL_ALLREDUCE};
     const int plim = pmax < 300 ? pmax : 300;
     const int nbig = pmax >= 300 ? (int) (sizeof(big) / sizeof(big[0])) : 0;
     mca_coll_loom_sched_t *scheds = calloc(65536, sizeof(*scheds));
     const clock_t t0 = clock();
-    long verified = 0;
+    long verified[3] = {0, 0, 0};
     char err[256];
 
-    CHECK(alg >= 0 && NULL != scheds, "circulant: not in the registry, or no memory");
-    if (alg < 0 || NULL == scheds) {
-        free(scheds);
+    CHECK(NULL != scheds, "circulant: no memory");
+    if (NULL == scheds) {
         return;
     }
     for (int i = 0; i < 65536; ++i) {
         mca_coll_loom_sched_init(&scheds[i]);
     }
-    for (int pi = 0; pi < plim - 1 + nbig; ++pi) {
-        const int P = pi < plim - 1 ? pi + 2 : big[pi - (plim - 1)];
-        int q = 1;
-        while ((1 << q) < P) {
-            q++;
+    for (int ci = 0; ci < 3; ++ci) {
+        const mca_coll_loom_coll_t coll = colls[ci];
+        const int alg = mca_coll_loom_alg_find(coll, "circulant");
+        const bool bc = MCA_COLL_LOOM_COLL_BCAST == coll, ar = MCA_COLL_LOOM_COLL_ALLREDUCE == coll;
+        CHECK(alg >= 0, "circulant: not in the registry for %s", mca_coll_loom_coll_name(coll));
+        if (alg < 0) {
+            continue;
         }
-        const int roots[4] = {0, 1, P / 2, P - 1}, ns[6] = {1, 2, q - 1, q, q + 1, 2 * q + 3};
-        for (int ni = 0; ni < 6; ++ni) {
-            /* above 300 ranks: two block counts on two roots */
-            if ((P > 300 && ni != 1 && ni != 5) || ns[ni] < 1 || (ni > 0 && ns[ni] == ns[ni - 1])) {
+        for (int pi = 0; pi < plim - 1 + nbig; ++pi) {
+            const int P = pi < plim - 1 ? pi + 2 : big[pi - (plim - 1)];
+            int q = 1;
+            while ((1 << q) < P) {
+                q++;
+            }
+            const int roots[4] = {0, 1, P / 2, P - 1}, ns[6] = {1, 2, q - 1, q, q + 1, 2 * q + 3};
+            /* reductions to 16411 ranks: the verifier's contribution sets grow as P^2 (1 GB
+             * at 16411) */
+            if (!bc && P > 16411) {
                 continue;
             }
-            for (int ri = 0; ri < (P > 4096 ? 1 : P > 300 ? 2 : 4); ++ri) {
-                mca_coll_loom_params_t p = {.P = P, .root = roots[ri], .call = C | E | I,
-                                            .coll = MCA_COLL_LOOM_COLL_BCAST, .segs = ns[ni]};
-                mca_coll_loom_verify_stats_t st;
-                int rounds, brc, most = 0;
-                build_all(alg, &p, scheds, &rounds, &brc);
-                CHECK(MCA_COLL_LOOM_OK == brc, "circulant P=%d root=%d n=%d: build failed (%d)", P, p.root,
-                      ns[ni], brc);
-                if (MCA_COLL_LOOM_OK != brc) {
+            for (int ni = 0; ni < 6; ++ni) {
+                /* above 300 ranks: two block counts on two roots; reductions: n = 1, q, 2q+3 */
+                if ((P > 300 && ni != 1 && ni != 5) || (!bc && P <= 300 && ni != 0 && ni != 3 && ni != 5) ||
+                    ns[ni] < 1 || (ni > 0 && ns[ni] == ns[ni - 1])) {
                     continue;
                 }
-                for (int r = 0; r < P; ++r) {
-                    int sends = 0, waits = 0, early = 0;
-                    for (int i = 0; i < scheds[r].nops; ++i) {
-                        const mca_coll_loom_op_t *op = &scheds[r].ops[i];
-                        sends += MCA_COLL_LOOM_OP_SEND == op->kind;
-                        waits += MCA_COLL_LOOM_OP_WAIT == op->kind;
-                        /* a WAIT right before a send of the block just received */
-                        early += MCA_COLL_LOOM_OP_SEND == op->kind && i >= 2 &&
-                                 MCA_COLL_LOOM_OP_WAIT == scheds[r].ops[i - 1].kind &&
-                                 MCA_COLL_LOOM_OP_RECV == scheds[r].ops[i - 2].kind &&
-                                 scheds[r].ops[i - 2].blk == op->blk;
+                const int nroots = ar ? 1 : P > 4096 ? 1 : P > 300 || !bc ? 2 : 4;
+                for (int ri = 0; ri < nroots; ++ri) {
+                    mca_coll_loom_params_t p = {.P = P, .root = roots[ri * (bc ? 1 : 3)], .call = C | E | I,
+                                                .coll = coll, .segs = ns[ni]};
+                    const int want = (ar ? 2 : 1) * (ns[ni] - 1 + q);
+                    mca_coll_loom_verify_stats_t st;
+                    int rounds, brc, most = 0;
+                    build_all(alg, &p, scheds, &rounds, &brc);
+                    CHECK(MCA_COLL_LOOM_OK == brc, "circulant %s P=%d root=%d n=%d: build failed (%d)",
+                          mca_coll_loom_coll_name(coll), P, p.root, ns[ni], brc);
+                    if (MCA_COLL_LOOM_OK != brc) {
+                        continue;
                     }
-                    CHECK(waits - early <= ns[ni] - 1 + q && sends <= ns[ni] - 1 + q,
-                          "circulant P=%d root=%d n=%d: rank %d has %d rounds (%d forwarded on arrival) "
-                          "and %d sends, more than n - 1 + q = %d", P, p.root, ns[ni], r, waits, early, sends,
-                          ns[ni] - 1 + q);
-                    most = waits - early > most ? waits - early : most;
+                    for (int r = 0; r < P; ++r) {
+                        int sends = 0, waits = 0, early = 0;
+                        for (int i = 0; i < scheds[r].nops; ++i) {
+                            sends += MCA_COLL_LOOM_OP_SEND == scheds[r].ops[i].kind;
+                            waits += MCA_COLL_LOOM_OP_WAIT == scheds[r].ops[i].kind;
+                            early += circ_early_send(&scheds[r], i);
+                        }
+                        /* the reduction sends each block in CIRC_PIECES = 2 messages */
+                        CHECK(waits - early <= want && sends <= (bc ? 1 : 2) * want,
+                              "circulant %s P=%d root=%d n=%d: rank %d has %d rounds (%d forwarded on arrival) "
+                              "and %d sends, more than %d", mca_coll_loom_coll_name(coll), P, p.root, ns[ni], r,
+                              waits, early, sends, want);
+                        most = waits - early > most ? waits - early : most;
+                    }
+                    /* allreduce: no rank but the root takes part in both the reduce's last
+                     * round and the broadcast's first */
+                    CHECK(most == want || (ar && most == want - 1),
+                          "circulant %s P=%d root=%d n=%d: %d rounds, the paper's is %d",
+                          mca_coll_loom_coll_name(coll), P, p.root, ns[ni], most, want);
+                    int rc = mca_coll_loom_verify_schedules(scheds, false, &p, 0, &st, err, sizeof(err));
+                    verified[ci]++;
+                    CHECK(0 == rc, "circulant %s P=%d root=%d n=%d: %s", mca_coll_loom_coll_name(coll), P,
+                          p.root, ns[ni], err);
                 }
-                CHECK(most == ns[ni] - 1 + q, "circulant P=%d root=%d n=%d: %d rounds, the paper's n - 1 + q "
-                      "is %d", P, p.root, ns[ni], most, ns[ni] - 1 + q);
-                int rc = mca_coll_loom_verify_schedules(scheds, false, &p, 0, &st, err, sizeof(err));
-                verified++;
-                CHECK(0 == rc, "circulant P=%d root=%d n=%d: %s", P, p.root, ns[ni], err);
             }
         }
     }
@@ -1132,8 +1166,9 @@ static void test_circulant(int pmax)
         mca_coll_loom_sched_fini(&scheds[i]);
     }
     free(scheds);
-    printf("circulant      %ld schedules verified (P = 2..%d%s, n = 1..2q+3, 4 roots) %.1f s\n", verified, plim,
-           nbig ? " and 8 sizes to 65536" : "", (double) (clock() - t0) / CLOCKS_PER_SEC);
+    printf("circulant      %ld bcast, %ld reduce, %ld allreduce schedules verified (P = 2..%d%s) %.1f s\n",
+           verified[0], verified[1], verified[2], plim, nbig ? "; 8 sizes to 65536, reductions to 16411" : "",
+           (double) (clock() - t0) / CLOCKS_PER_SEC);
 }
 
 static void test_graph_orders(void)

@@ -22,13 +22,24 @@
  * from a few blocks per phase on.  Should a round ever ask a rank to forward the block it
  * receives in that round (MPICH's iterative walk did, for P = 33, 65, ...; the recursive
  * walk here never does, checked for P up to 2100), the round waits for the receive first.
+ *
+ * Reduce runs the broadcast's rounds backwards (the paper's reduction): n blocks in n - 1 +
+ * q rounds again, each block combined up the tree the broadcast sends it down.  Allreduce
+ * is that reduce to rank 0 followed by the broadcast from it: 2 (n - 1 + q) rounds, each
+ * rank sending 2n blocks (the bandwidth of reduce-scatter + allgather) with logarithmic
+ * latency at any P; one rank combines each block, so every rank gets the same bits.
  */
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "opal/loom/loom_registry.h"
 
 #define RES MCA_COLL_LOOM_SLOT_RESULT
+#define IN  MCA_COLL_LOOM_SLOT_INPUT
+#define ACC MCA_COLL_LOOM_SLOT_SCRATCH0       /* a partial (reduce, not at the root) */
+#define TMP (MCA_COLL_LOOM_SLOT_SCRATCH0 + 1) /* a child's partial, to combine */
 #define CIRC_MAXQ 32 /* q = ceil(log2 P) <= 31 for an int P */
 
 static int ceil_log2(int P)
@@ -125,61 +136,205 @@ static void recv_schedule(int r, int P, int q, const int *skip, int *R)
     }
 }
 
-static int build_circulant(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p)
-{
-    const int P = p->P, n = p->segs > 1 ? p->segs : 1, q = ceil_log2(P);
-    const int rel = mca_coll_loom_rank_mod((long) p->rank - p->root, P);
-    int skip[CIRC_MAXQ + 1], R[CIRC_MAXQ], S[CIRC_MAXQ], T[CIRC_MAXQ];
-    bool to_root[CIRC_MAXQ];
+/* One rank's broadcast rounds: in round i, receive block rb[i] from rel - skip[k] and send
+ * block sb[i] to rel + skip[k] (k = i mod q; -1: nothing).  Returns the number of rounds. */
+typedef struct {
+    int P, q, n, rel;
+    int pieces; /* IR blocks per block */
+    int skip[CIRC_MAXQ + 1];
+} circ_t;
 
-    if (MCA_COLL_LOOM_COLL_BCAST != p->coll) {
-        return MCA_COLL_LOOM_ERR_NOTSUP;
-    }
-    if (P < 2) {
-        return MCA_COLL_LOOM_OK;
-    }
-    skip[q] = P;
-    for (int k = q - 1; k >= 0; --k) {
-        skip[k] = skip[k + 1] / 2 + (skip[k + 1] & 1);
-    }
+static int circ_rounds(const circ_t *c, int *rb, int *sb)
+{
+    const int P = c->P, q = c->q, n = c->n, rel = c->rel;
+    int R[CIRC_MAXQ], S[CIRC_MAXQ], T[CIRC_MAXQ];
+    bool to_root[CIRC_MAXQ];
+    int nr = 0;
+
     if (0 != rel) {
-        recv_schedule(rel, P, q, skip, R);
+        recv_schedule(rel, P, q, c->skip, R);
     }
     for (int k = 0; k < q; ++k) {
         /* what round k's target receives is what this rank sends; the root sends block k */
-        const int to = (int) (((long) rel + skip[k]) % P);
+        const int to = (int) (((long) rel + c->skip[k]) % P);
         to_root[k] = 0 == to; /* nothing goes to the root */
         if (0 == to) {
             S[k] = 0; /* unused */
         } else if (0 == rel) {
             S[k] = k;
         } else {
-            recv_schedule(to, P, q, skip, T);
+            recv_schedule(to, P, q, c->skip, T);
             S[k] = T[k];
         }
     }
-    mca_coll_loom_sched_set_blocks(s, n);
     const int x = (q - (n - 1) % q) % q;
-    for (int i = x, off = -x; i < n - 1 + q + x; ++i) {
+    for (int i = x, off = -x; i < n - 1 + q + x; ++i, ++nr) {
         const int k = i % q;
-        const int rb = 0 != rel && R[k] + off >= 0 ? (R[k] + off < n ? R[k] + off : n - 1) : -1;
-        const int sb = !to_root[k] && S[k] + off >= 0 ? (S[k] + off < n ? S[k] + off : n - 1) : -1;
-        if (rb >= 0) {
-            mca_coll_loom_sched_recv_blk(s, mca_coll_loom_rank_mod((long) rel - skip[k] + p->root, P), RES, rb, 1);
-        }
-        if (sb >= 0) {
-            if (sb == rb) {
-                mca_coll_loom_sched_wait(s); /* forwarded in the round it arrives */
-            }
-            mca_coll_loom_sched_send_blk(s, mca_coll_loom_rank_mod((long) rel + skip[k] + p->root, P), RES, sb, 1);
-        }
-        if (rb >= 0 || sb >= 0) {
-            mca_coll_loom_sched_wait(s);
-        }
+        rb[nr] = 0 != rel && R[k] + off >= 0 ? (R[k] + off < n ? R[k] + off : n - 1) : -1;
+        sb[nr] = !to_root[k] && S[k] + off >= 0 ? (S[k] + off < n ? S[k] + off : n - 1) : -1;
         if (q - 1 == k) {
             off += q;
         }
     }
+    return nr;
+}
+
+static int circ_peer(const circ_t *c, int i, int sign, int root)
+{
+    const int k = (i + (c->q - (c->n - 1) % c->q) % c->q) % c->q;
+    return mca_coll_loom_rank_mod((long) c->rel + sign * c->skip[k] + root, c->P);
+}
+
+/* Block b is IR blocks b K .. b K + K - 1 (K pieces: the reduction's, below); the
+ * broadcast moves it as one message. */
+static void circ_bcast(mca_coll_loom_sched_t *s, const circ_t *c, const int *rb, const int *sb, int nr, int root)
+{
+    const int K = c->pieces;
+
+    for (int i = 0; i < nr; ++i) {
+        if (rb[i] >= 0) {
+            mca_coll_loom_sched_recv_blk(s, circ_peer(c, i, -1, root), RES, rb[i] * K, K);
+        }
+        if (sb[i] >= 0) {
+            if (sb[i] == rb[i]) {
+                mca_coll_loom_sched_wait(s); /* forwarded in the round it arrives */
+            }
+            mca_coll_loom_sched_send_blk(s, circ_peer(c, i, 1, root), RES, sb[i] * K, K);
+        }
+        if (rb[i] >= 0 || sb[i] >= 0) {
+            mca_coll_loom_sched_wait(s);
+        }
+    }
+}
+
+/* The reduction: the broadcast's rounds backwards (Träff, the reduction by the reversed
+ * schedule), each send of a block a receive of the target's partial and each receive a
+ * send of this rank's partial to the rank it came from.  A block's tree is the
+ * broadcast's, so every contribution is combined once; the order is the tree's, so the
+ * op must be commutative.  The partial of block b builds in acc: the first child's
+ * arrives there and takes this rank's input (acc := in o acc), later ones arrive in tmp;
+ * a block without children is sent straight from in.
+ *
+ * A rank sends a block's partial up in the round after its last child's arrived, so a
+ * round would cost the block's transfer plus its combining.  Two things hide the
+ * combining behind the link: each block moves in CIRC_PIECES messages (the first piece
+ * is combined, and can leave, while the next one arrives), and a round's pieces are
+ * combined in the next round, after its receives are posted (the round reading then
+ * overlaps them as the engine does). */
+#define CIRC_PIECES 2
+
+typedef struct {
+    int blk;    /* block received in the previous round, not combined yet (-1: none) */
+    bool first; /* it arrived in acc (the block's first child) */
+} circ_pending_t;
+
+static void circ_combine(mca_coll_loom_sched_t *s, const circ_t *c, const circ_pending_t *pd, int j, int acc,
+                         int tmp)
+{
+    if (pd->blk >= 0) {
+        mca_coll_loom_sched_reduce_blk(s, pd->first ? IN : tmp, acc, pd->blk * c->pieces + j, 1);
+    }
+}
+
+static void circ_reduce(mca_coll_loom_sched_t *s, const circ_t *c, const int *rb, const int *sb, int nr, int root,
+                        int acc, int tmp, uint8_t *got)
+{
+    const int K = c->pieces;
+    circ_pending_t pd = {.blk = -1};
+
+    for (int i = nr - 1; i >= 0; --i) {
+        const int b = sb[i], up = rb[i], child = circ_peer(c, i, 1, root), parent = circ_peer(c, i, -1, root);
+        if (b < 0 && up < 0) {
+            continue;
+        }
+        if (pd.blk >= 0 && (pd.blk == b || up == b)) {
+            /* tmp of that block is received into again, or the block leaves in this
+             * round: combine first */
+            for (int j = 0; j < K; ++j) {
+                circ_combine(s, c, &pd, j, acc, tmp);
+            }
+            pd.blk = -1;
+        }
+        const circ_pending_t in = {.blk = b, .first = b >= 0 && !got[b]};
+        if (b >= 0) {
+            for (int j = 0; j < K; ++j) {
+                mca_coll_loom_sched_recv_blk(s, child, in.first ? acc : tmp, b * K + j, 1);
+            }
+        }
+        const int from = up >= 0 && got[up] ? acc : IN;
+        for (int j = 0; j < K; ++j) {
+            circ_combine(s, c, &pd, j, acc, tmp);
+            if (up >= 0 && up != b) {
+                mca_coll_loom_sched_send_blk(s, parent, from, up * K + j, 1);
+            }
+        }
+        mca_coll_loom_sched_wait(s);
+        if (b >= 0) {
+            got[b] = 1;
+        }
+        pd = in;
+        if (b >= 0 && b == up) {
+            /* the block arrives and leaves in this round */
+            for (int j = 0; j < K; ++j) {
+                circ_combine(s, c, &pd, j, acc, tmp);
+                mca_coll_loom_sched_send_blk(s, parent, acc, up * K + j, 1);
+            }
+            mca_coll_loom_sched_wait(s);
+            pd.blk = -1;
+        }
+    }
+    for (int j = 0; j < K; ++j) {
+        circ_combine(s, c, &pd, j, acc, tmp);
+    }
+}
+
+static int build_circulant(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p)
+{
+    const int P = p->P, n = p->segs > 1 ? p->segs : 1, q = ceil_log2(P);
+    const bool all = MCA_COLL_LOOM_COLL_ALLREDUCE == p->coll;
+    const int root = all ? 0 : p->root;
+    circ_t c = {.P = P, .q = q, .n = n, .rel = mca_coll_loom_rank_mod((long) p->rank - root, P),
+                .pieces = MCA_COLL_LOOM_COLL_BCAST == p->coll ? 1 : CIRC_PIECES};
+    int *rb, *sb, nr;
+    uint8_t *got;
+
+    if (MCA_COLL_LOOM_COLL_BCAST != p->coll && MCA_COLL_LOOM_COLL_REDUCE != p->coll && !all) {
+        return MCA_COLL_LOOM_ERR_NOTSUP;
+    }
+    if (P < 2) {
+        if (MCA_COLL_LOOM_COLL_BCAST != p->coll) {
+            mca_coll_loom_sched_copy(s, IN, RES);
+        }
+        return MCA_COLL_LOOM_OK;
+    }
+    c.skip[q] = P;
+    for (int k = q - 1; k >= 0; --k) {
+        c.skip[k] = c.skip[k + 1] / 2 + (c.skip[k + 1] & 1);
+    }
+    rb = malloc(2 * (size_t) (n + q) * sizeof(int) + (size_t) n);
+    if (NULL == rb) {
+        return MCA_COLL_LOOM_ERR_NOMEM;
+    }
+    sb = rb + n + q;
+    got = (uint8_t *) (sb + n + q);
+    memset(got, 0, (size_t) n);
+    nr = circ_rounds(&c, rb, sb);
+    mca_coll_loom_sched_set_blocks(s, n * c.pieces);
+    if (MCA_COLL_LOOM_COLL_BCAST == p->coll) {
+        circ_bcast(s, &c, rb, sb, nr, root);
+    } else {
+        /* the reduction's partials of blocks without children are ready from the start:
+         * sent beside the current round's, they would share its link and delay it */
+        mca_coll_loom_sched_one_send(s);
+        /* reduce: the partial of a rank other than the root builds in scratch (it has no
+         * receive buffer); allreduce: in RESULT, which the broadcast then overwrites */
+        const bool own = all || 0 == c.rel;
+        circ_reduce(s, &c, rb, sb, nr, root, own ? RES : ACC, TMP, got);
+        if (all) {
+            circ_bcast(s, &c, rb, sb, nr, root);
+        }
+    }
+    free(rb);
     return MCA_COLL_LOOM_OK;
 }
 
@@ -196,15 +351,16 @@ static int circulant_segs(int alg, mca_coll_loom_coll_t coll, int P, size_t byte
 
 MCA_COLL_LOOM_ALGORITHM(circulant) = {
     .name = "circulant",
-    .colls = MCA_COLL_LOOM_SERVES(BCAST),
-    .needs = 0,
+    .colls = MCA_COLL_LOOM_SERVES(BCAST) | MCA_COLL_LOOM_SERVES(REDUCE) | MCA_COLL_LOOM_SERVES(ALLREDUCE),
+    .needs = MCA_COLL_LOOM_NEEDS_COMMUTATIVE,
     .knob = "circulant_block_size",
     .knob_default = 0,
     .knob_min = 0,
     .knob_max = INT32_MAX,
     .description = "round-optimal broadcast on a circulant graph: n blocks in n-1+ceil(log2 P) "
-                   "rounds, every rank sending and receiving one block per round, any P. Knob: "
-                   "bytes per block, 0 = chosen by the cost model",
+                   "rounds, every rank sending and receiving one block per round, any P; reduce: "
+                   "the same rounds backwards (commutative ops); allreduce: reduce + broadcast. "
+                   "Knob: bytes per block, 0 = chosen by the cost model",
     .reference = "Traff, arXiv:2407.18004 (2024)",
     .build = build_circulant,
     .pipelined = true,
