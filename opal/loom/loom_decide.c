@@ -142,6 +142,19 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * with commutative ops (2.2x for non-commutative ones on a P that is not a power of
      * two: the 2^k+q fold), where the ring is at 1.6-100x.  On the emulated 16 nodes it
      * equalled tuned's default (the same algorithm there) */
+    /* one rank per node on 9 to 255 nodes, commutative, from 1 MiB: the ring in 64 KiB
+     * segments.  Measured on the emulated 16 nodes (250 Mbit/s): 1.00-1.02x the link bound
+     * at 1-16 MiB, 0.91x the time of tuned's best forced algorithm (its ring) at 16 MiB,
+     * where the automatic 1 MiB segments (measured inside one node) were at 1.10x
+     * (docs/dev/model.md, "Heat maps") */
+    {ALLREDUCE, .min_bytes = MIB(1), .max_bytes = SIZE_MAX, .min_nodes = 9, .max_nodes = 255, .max_rpn = 1,
+     .call_mask = C, .call_value = C, .alg = "ring", .knob = 65536},
+    /* ...but commutative ops from 2 MiB: Traff's circulant reduce + broadcast, 2n per rank
+     * in 2 (n - 1 + log2 P) rounds of small blocks whose combining hides behind the
+     * link (the model's dependency-graph reading, as the engine runs it: 1.05-1.09x the
+     * bound from 4 MiB at P = 256 and 1024, where halving and doubling, which combines
+     * whole halves between its steps, stays at 1.18x) */
+    SCALE_ROW(ALLREDUCE, C, "circulant", 256, 0, MIB(2), SIZE_MAX),
     HD_ROWS(ALLREDUCE, 0),
     /* bandwidth-bound, commutative (float sums included: each part is combined once
      * and copied, so every rank gets the same bits): the ring */
@@ -182,15 +195,18 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * tuned.  Non-commutative ops: binomial up to 256 B (on one node it does not beat
      * tuned's: left to it) */
     {REDUCE, .max_bytes = 8192, .min_nodes = 2, .call_mask = C, .call_value = C, .alg = "hierarchical"},
-    /* one rank per node on 256 nodes or more, commutative, from 2 KiB up to where the
-     * chain's fill stops mattering (P x 512 KiB): reduce-scatter + gather, as for bcast
-     * (from the model alone: at most 2x the bound where the chain was at 2.3-33x, the
-     * two-tree at 13-23x and tuned had the calls of 16-32 KiB) */
-    SCALE_ROW(REDUCE, C, "halving_doubling", 256, 511, KIB(2), MIB(128)),
-    SCALE_ROW(REDUCE, C, "halving_doubling", 512, 1023, KIB(2), MIB(256)),
-    SCALE_ROW(REDUCE, C, "halving_doubling", 1024, 2047, KIB(2), MIB(512)),
-    SCALE_ROW(REDUCE, C, "halving_doubling", 2048, 4095, KIB(2), MIB(1024)),
-    SCALE_ROW(REDUCE, C, "halving_doubling", 4096, 0, KIB(2), SIZE_MAX),
+    /* one rank per node on 256 nodes or more, commutative, from 2 KiB: reduce-scatter +
+     * gather (at most 2.5x the bound where the chain was at 2.3-33x and the two-tree at
+     * 13-23x), from 512 KiB Traff's circulant reduction, the broadcast's rounds backwards
+     * (round reading 1.35-2.2x, dependency graph 1.02-1.3x, where reduce-scatter +
+     * gather's root receives the vector twice: 2.35x).  From the model alone
+     * (docs/dev/model.md, "Heat maps") */
+    /* ...and on 9 to 255 nodes from 1 MiB: the circulant reduction, measured on the
+     * emulated 16 nodes at 1.02-1.09x the link bound for 1-16 MiB, where tuned's best
+     * forced algorithm (its pipeline) took 1.1-1.9x and hierarchical's chain 1.6-6x */
+    SCALE_ROW(REDUCE, C, "circulant", 9, 255, MIB(1), SIZE_MAX),
+    SCALE_ROW(REDUCE, C, "halving_doubling", 256, 0, KIB(2), KIB(512)),
+    SCALE_ROW(REDUCE, C, "circulant", 256, 0, KIB(512), SIZE_MAX),
     {REDUCE, .max_bytes = 256, .min_nodes = 2, .alg = "binomial"},
     /* from 4 MiB, commutative: hierarchical's pipelined chain (Zhu et al., section 3.2),
      * 512 KiB segments combined on their way to the root.  At 1-2 MiB it wins on slow
