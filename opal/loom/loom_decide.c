@@ -134,6 +134,13 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
     /* other non-blocking calls on several nodes from 64 KiB: libnbc, which neither
      * loom's ring nor hierarchical beats there */
     {ALLREDUCE, .min_bytes = KIB(64), .max_bytes = SIZE_MAX, .min_nodes = 2, NB, .alg = NULL},
+    /* one rank per node on 9 to 255 nodes, commutative, from 1 MiB: the ring in 64 KiB
+     * segments.  Measured on the emulated 16 nodes (250 Mbit/s): 1.00-1.02x the link bound
+     * at 1-16 MiB, 0.91x the time of tuned's best forced algorithm (its ring) at 16 MiB;
+     * the rules before (hierarchical's leaders' ring in 1 MiB segments, the size measured
+     * inside one node) were at 1.01-1.63x (docs/dev/model.md, "Heat maps") */
+    {ALLREDUCE, .min_bytes = MIB(1), .max_bytes = SIZE_MAX, .min_nodes = 9, .max_nodes = 255, .max_rpn = 1,
+     .call_mask = C, .call_value = C, .alg = "ring", .knob = 65536},
     /* one rank per node on 256 nodes or more: recursive halving and doubling, log2 P
      * steps where the ring takes 2 (P-1), from where the vector holds an element per
      * rank (smaller counts leave halves empty) up to parts of 8 KiB per rank, beyond
@@ -142,13 +149,6 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * with commutative ops (2.2x for non-commutative ones on a P that is not a power of
      * two: the 2^k+q fold), where the ring is at 1.6-100x.  On the emulated 16 nodes it
      * equalled tuned's default (the same algorithm there) */
-    /* one rank per node on 9 to 255 nodes, commutative, from 1 MiB: the ring in 64 KiB
-     * segments.  Measured on the emulated 16 nodes (250 Mbit/s): 1.00-1.02x the link bound
-     * at 1-16 MiB, 0.91x the time of tuned's best forced algorithm (its ring) at 16 MiB,
-     * where the automatic 1 MiB segments (measured inside one node) were at 1.10x
-     * (docs/dev/model.md, "Heat maps") */
-    {ALLREDUCE, .min_bytes = MIB(1), .max_bytes = SIZE_MAX, .min_nodes = 9, .max_nodes = 255, .max_rpn = 1,
-     .call_mask = C, .call_value = C, .alg = "ring", .knob = 65536},
     /* ...but commutative ops from 2 MiB: Traff's circulant reduce + broadcast, 2n per rank
      * in 2 (n - 1 + log2 P) rounds of small blocks whose combining hides behind the
      * link (the model's dependency-graph reading, as the engine runs it: 1.05-1.09x the
@@ -202,8 +202,8 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * gather's root receives the vector twice: 2.35x).  From the model alone
      * (docs/dev/model.md, "Heat maps") */
     /* ...and on 9 to 255 nodes from 1 MiB: the circulant reduction, measured on the
-     * emulated 16 nodes at 1.02-1.09x the link bound for 1-16 MiB, where tuned's best
-     * forced algorithm (its pipeline) took 1.1-1.9x and hierarchical's chain 1.6-6x */
+     * emulated 16 nodes at 1.01-1.09x the link bound for 1-16 MiB, where tuned's best
+     * forced algorithm (its pipeline) took 1.16-1.6x and hierarchical's chain 1.56-4.95x */
     SCALE_ROW(REDUCE, C, "circulant", 9, 255, MIB(1), SIZE_MAX),
     SCALE_ROW(REDUCE, C, "halving_doubling", 256, 0, KIB(2), KIB(512)),
     SCALE_ROW(REDUCE, C, "circulant", 256, 0, KIB(512), SIZE_MAX),

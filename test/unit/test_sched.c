@@ -1457,6 +1457,43 @@ static void test_decide(void)
                   chosen(&ch));
         }
     }
+    /* one rank per node: the measured rows of 9-255 nodes (reduce by circulant, allreduce
+     * by the ring in 64 KiB segments, commutative ops from 1 MiB) and the model's rows from
+     * 256 nodes (circulant reduce from 512 KiB, allreduce from 2 MiB) */
+    {
+        struct {
+            int coll, P;
+            size_t bytes;
+            unsigned call;
+            const char *want;
+            int knob;
+        } cases[] = {
+            {MCA_COLL_LOOM_COLL_REDUCE, 16, 1 << 20, C | E, "circulant", 0},
+            {MCA_COLL_LOOM_COLL_REDUCE, 255, 16 << 20, C, "circulant", 0},
+            {MCA_COLL_LOOM_COLL_REDUCE, 16, (1 << 20) - 8, C | E, NULL, 0},
+            {MCA_COLL_LOOM_COLL_REDUCE, 8, 4 << 20, C | E, "hierarchical", 0},
+            {MCA_COLL_LOOM_COLL_ALLREDUCE, 16, 1 << 20, C | E, "ring", 65536},
+            {MCA_COLL_LOOM_COLL_ALLREDUCE, 200, 16 << 20, C, "ring", 65536},
+            {MCA_COLL_LOOM_COLL_ALLREDUCE, 16, 16 << 20, 0, NULL, 0}, /* non-commutative */
+            {MCA_COLL_LOOM_COLL_REDUCE, 256, 256 << 10, C | E, "halving_doubling", 0},
+            {MCA_COLL_LOOM_COLL_REDUCE, 4096, 512 << 10, C | E, "circulant", 0},
+            {MCA_COLL_LOOM_COLL_ALLREDUCE, 1024, 1 << 20, C | E, "halving_doubling", 0},
+            {MCA_COLL_LOOM_COLL_ALLREDUCE, 1024, 2 << 20, C | E, "circulant", 0},
+            {MCA_COLL_LOOM_COLL_ALLREDUCE, 1024, 2 << 20, E, "halving_doubling", 0},
+        };
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
+            mca_coll_loom_params_t p = {.P = cases[i].P, .call = cases[i].call, .coll = cases[i].coll,
+                                        .nodes = cases[i].P, .rpn = 1};
+            mca_coll_loom_choice_t ch;
+            mca_coll_loom_decide(cases[i].coll, cases[i].bytes, &p, knobs, -1, NULL, 0, &ch);
+            CHECK(NULL == cases[i].want ? ch.alg < 0
+                                        : ch.alg >= 0 && 0 == strcmp(mca_coll_loom_algs[ch.alg]->name, cases[i].want) &&
+                                              (0 == cases[i].knob || ch.knob == cases[i].knob),
+                  "decide %s %zu B on %d one-rank nodes, call %x: %s knob %d, expected %s",
+                  mca_coll_loom_coll_name(cases[i].coll), cases[i].bytes, cases[i].P, cases[i].call, chosen(&ch),
+                  ch.knob, cases[i].want ? cases[i].want : "previous");
+        }
+    }
     /* two ranks on one node (loom-tune --report at np 2) */
     {
         struct {

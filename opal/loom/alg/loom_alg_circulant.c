@@ -39,7 +39,7 @@
 #define RES MCA_COLL_LOOM_SLOT_RESULT
 #define IN  MCA_COLL_LOOM_SLOT_INPUT
 #define ACC MCA_COLL_LOOM_SLOT_SCRATCH0       /* a partial (reduce, not at the root) */
-#define TMP (MCA_COLL_LOOM_SLOT_SCRATCH0 + 1) /* a child's partial, to combine */
+#define TMP (MCA_COLL_LOOM_SLOT_SCRATCH0 + 1) /* a child's partial, to combine (and TMP + 1) */
 #define CIRC_MAXQ 32 /* q = ceil(log2 P) <= 31 for an int P */
 
 static int ceil_log2(int P)
@@ -225,48 +225,59 @@ static void circ_bcast(mca_coll_loom_sched_t *s, const circ_t *c, const int *rb,
 
 typedef struct {
     int blk;    /* block received in the previous round, not combined yet (-1: none) */
-    bool first; /* it arrived in acc (the block's first child) */
+    int slot;   /* where it arrived: acc (the block's first child; then in is combined
+                   into it) or one of the two tmp slots */
 } circ_pending_t;
 
-static void circ_combine(mca_coll_loom_sched_t *s, const circ_t *c, const circ_pending_t *pd, int j, int acc,
-                         int tmp)
+static void circ_combine(mca_coll_loom_sched_t *s, const circ_t *c, const circ_pending_t *pd, int j, int acc)
 {
     if (pd->blk >= 0) {
-        mca_coll_loom_sched_reduce_blk(s, pd->first ? IN : tmp, acc, pd->blk * c->pieces + j, 1);
+        mca_coll_loom_sched_reduce_blk(s, pd->slot == acc ? IN : pd->slot, acc, pd->blk * c->pieces + j, 1);
     }
 }
 
 static void circ_reduce(mca_coll_loom_sched_t *s, const circ_t *c, const int *rb, const int *sb, int nr, int root,
-                        int acc, int tmp, uint8_t *got)
+                        int acc, uint8_t *got)
 {
     const int K = c->pieces;
     circ_pending_t pd = {.blk = -1};
+    int ntmp = 0;
 
     for (int i = nr - 1; i >= 0; --i) {
         const int b = sb[i], up = rb[i], child = circ_peer(c, i, 1, root), parent = circ_peer(c, i, -1, root);
         if (b < 0 && up < 0) {
             continue;
         }
-        if (pd.blk >= 0 && (pd.blk == b || up == b)) {
-            /* tmp of that block is received into again, or the block leaves in this
-             * round: combine first */
+        if (pd.blk >= 0 && b >= 0 && b == up) {
+            /* the block leaves in the round it arrives: what came before is combined first */
             for (int j = 0; j < K; ++j) {
-                circ_combine(s, c, &pd, j, acc, tmp);
+                circ_combine(s, c, &pd, j, acc);
             }
             pd.blk = -1;
         }
-        const circ_pending_t in = {.blk = b, .first = b >= 0 && !got[b]};
+        /* a rank often takes one block from several children in a row: the two tmp
+         * slots alternate, so the next child's pieces arrive while the last ones are
+         * combined */
+        const circ_pending_t in = {.blk = b, .slot = b < 0 ? -1 : !got[b] ? acc : TMP + (ntmp++ & 1)};
         if (b >= 0) {
             for (int j = 0; j < K; ++j) {
-                mca_coll_loom_sched_recv_blk(s, child, in.first ? acc : tmp, b * K + j, 1);
+                mca_coll_loom_sched_recv_blk(s, child, in.slot, b * K + j, 1);
             }
         }
+        /* the pieces sent up wait for the combining only when they are of the block
+         * combined: else they leave first, and the combining runs beside them */
         const int from = up >= 0 && got[up] ? acc : IN;
+        const bool after = up == pd.blk;
         for (int j = 0; j < K; ++j) {
-            circ_combine(s, c, &pd, j, acc, tmp);
+            if (after) {
+                circ_combine(s, c, &pd, j, acc);
+            }
             if (up >= 0 && up != b) {
                 mca_coll_loom_sched_send_blk(s, parent, from, up * K + j, 1);
             }
+        }
+        for (int j = 0; j < K && !after; ++j) {
+            circ_combine(s, c, &pd, j, acc);
         }
         mca_coll_loom_sched_wait(s);
         if (b >= 0) {
@@ -274,9 +285,8 @@ static void circ_reduce(mca_coll_loom_sched_t *s, const circ_t *c, const int *rb
         }
         pd = in;
         if (b >= 0 && b == up) {
-            /* the block arrives and leaves in this round */
             for (int j = 0; j < K; ++j) {
-                circ_combine(s, c, &pd, j, acc, tmp);
+                circ_combine(s, c, &pd, j, acc);
                 mca_coll_loom_sched_send_blk(s, parent, acc, up * K + j, 1);
             }
             mca_coll_loom_sched_wait(s);
@@ -284,7 +294,7 @@ static void circ_reduce(mca_coll_loom_sched_t *s, const circ_t *c, const int *rb
         }
     }
     for (int j = 0; j < K; ++j) {
-        circ_combine(s, c, &pd, j, acc, tmp);
+        circ_combine(s, c, &pd, j, acc);
     }
 }
 
@@ -329,7 +339,7 @@ static int build_circulant(mca_coll_loom_sched_t *s, const mca_coll_loom_params_
         /* reduce: the partial of a rank other than the root builds in scratch (it has no
          * receive buffer); allreduce: in RESULT, which the broadcast then overwrites */
         const bool own = all || 0 == c.rel;
-        circ_reduce(s, &c, rb, sb, nr, root, own ? RES : ACC, TMP, got);
+        circ_reduce(s, &c, rb, sb, nr, root, own ? RES : ACC, got);
         if (all) {
             circ_bcast(s, &c, rb, sb, nr, root);
         }
