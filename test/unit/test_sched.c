@@ -188,6 +188,7 @@ static uint64_t build_all(int alg, const mca_coll_loom_params_t *shape, mca_coll
         }
         h = (h ^ (uint64_t) s->moves_blocks) * 1099511628211ull;
         h = (h ^ (uint64_t) s->lockstep) * 1099511628211ull;
+        h = (h ^ (uint64_t) s->one_send) * 1099511628211ull;
         if (s->rounds > *rounds) {
             *rounds = s->rounds;
         }

@@ -136,14 +136,16 @@ static void recv_schedule(int r, int P, int q, const int *skip, int *R)
     }
 }
 
-/* One rank's broadcast rounds: in round i, receive block rb[i] from rel - skip[k] and send
- * block sb[i] to rel + skip[k] (k = i mod q; -1: nothing).  Returns the number of rounds. */
 typedef struct {
     int P, q, n, rel;
+    int x;      /* the first phase starts x rounds in (the file's comment) */
     int pieces; /* IR blocks per block */
     int skip[CIRC_MAXQ + 1];
 } circ_t;
 
+/* One rank's broadcast rounds: in round i, receive block rb[i] from rel - skip[k] and send
+ * block sb[i] to rel + skip[k] (k = (i + x) mod q; -1: nothing).  Returns the number of
+ * rounds. */
 static int circ_rounds(const circ_t *c, int *rb, int *sb)
 {
     const int P = c->P, q = c->q, n = c->n, rel = c->rel;
@@ -167,7 +169,7 @@ static int circ_rounds(const circ_t *c, int *rb, int *sb)
             S[k] = T[k];
         }
     }
-    const int x = (q - (n - 1) % q) % q;
+    const int x = c->x;
     for (int i = x, off = -x; i < n - 1 + q + x; ++i, ++nr) {
         const int k = i % q;
         rb[nr] = 0 != rel && R[k] + off >= 0 ? (R[k] + off < n ? R[k] + off : n - 1) : -1;
@@ -181,7 +183,7 @@ static int circ_rounds(const circ_t *c, int *rb, int *sb)
 
 static int circ_peer(const circ_t *c, int i, int sign, int root)
 {
-    const int k = (i + (c->q - (c->n - 1) % c->q) % c->q) % c->q;
+    const int k = (i + c->x) % c->q;
     return mca_coll_loom_rank_mod((long) c->rel + sign * c->skip[k] + root, c->P);
 }
 
@@ -304,7 +306,7 @@ static int build_circulant(mca_coll_loom_sched_t *s, const mca_coll_loom_params_
     const bool all = MCA_COLL_LOOM_COLL_ALLREDUCE == p->coll;
     const int root = all ? 0 : p->root;
     circ_t c = {.P = P, .q = q, .n = n, .rel = mca_coll_loom_rank_mod((long) p->rank - root, P),
-                .pieces = MCA_COLL_LOOM_COLL_BCAST == p->coll ? 1 : CIRC_PIECES};
+                .x = (q - (n - 1) % q) % q, .pieces = MCA_COLL_LOOM_COLL_BCAST == p->coll ? 1 : CIRC_PIECES};
     int *rb, *sb, nr;
     uint8_t *got;
 
