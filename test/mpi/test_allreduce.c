@@ -188,14 +188,21 @@ typedef struct {
 } setting_t;
 
 static int default_ways = -1, default_ports = -1;
-/* segment / chunk / block size knobs of ring, twotree and circulant (bytes; -1: not readable) */
-static int default_seg = -1, default_chunk = -1, default_hseg = -1, default_block = -1;
-static const char *seg_knob(const char *alg)
+/* the segment / chunk / block size knobs of the pipelined algorithms, in bytes, and their
+ * values at startup (-1: not readable) */
+#define NSIZE_KNOBS 3
+static const char *const size_alg[NSIZE_KNOBS] = {"ring", "twotree", "circulant"};
+static const char *const size_knob[NSIZE_KNOBS] = {"coll_loom_ring_segment_size", "coll_loom_twotree_chunk_size",
+                                                   "coll_loom_circulant_block_size"};
+static int size_default[NSIZE_KNOBS] = {-1, -1, -1};
+static int default_hseg = -1;
+/* index of alg's size knob, -1: it has none */
+static int size_index(const char *alg)
 {
-    if (0 == strcmp(alg, "ring")) return "coll_loom_ring_segment_size";
-    if (0 == strcmp(alg, "twotree")) return "coll_loom_twotree_chunk_size";
-    if (0 == strcmp(alg, "circulant")) return "coll_loom_circulant_block_size";
-    return NULL;
+    for (int k = 0; k < NSIZE_KNOBS; k++) {
+        if (0 == strcmp(alg, size_alg[k])) return k;
+    }
+    return -1;
 }
 static char default_alg[LT_NAME_LEN] = "auto";
 static int cvars_ok = 1;
@@ -216,17 +223,14 @@ static int apply_setting(const setting_t *s)
         FAIL("cannot set %s through MPI_T (value %s / %d): %s", failed, s->alg, value, lt_errstr(rc));
         return rc;
     }
-    /* ring / twotree / circulant: n is the segment, chunk or block size in bytes; the
-     * other knobs at their defaults */
-    const char *kn[3] = {"coll_loom_ring_segment_size", "coll_loom_twotree_chunk_size",
-                         "coll_loom_circulant_block_size"};
-    const int kd[3] = {default_seg, default_chunk, default_block};
-    const char *mine = seg_knob(s->alg);
-    for (int k = 0; k < 3 && MPI_SUCCESS == rc; k++) {
-        int v = (mine && 0 == strcmp(mine, kn[k]) && s->n > 0) ? s->n : kd[k];
+    /* pipelined algorithms: n is the segment, chunk or block size in bytes; the other
+     * size knobs at their defaults */
+    const int mine = size_index(s->alg);
+    for (int k = 0; k < NSIZE_KNOBS && MPI_SUCCESS == rc; k++) {
+        int v = (k == mine && s->n > 0) ? s->n : size_default[k];
         if (v < 0) continue;
-        rc = lt_cvar_write_int(kn[k], v);
-        if (MPI_SUCCESS != rc) FAIL("cannot set %s=%d through MPI_T: %s", kn[k], v, lt_errstr(rc));
+        rc = lt_cvar_write_int(size_knob[k], v);
+        if (MPI_SUCCESS != rc) FAIL("cannot set %s=%d through MPI_T: %s", size_knob[k], v, lt_errstr(rc));
     }
     return rc;
 }
@@ -234,9 +238,9 @@ static int apply_setting(const setting_t *s)
 static void restore_defaults(void)
 {
     lt_restore_settings("coll_loom_allreduce_algorithm", default_alg, default_ways, default_ports);
-    if (default_seg >= 0) lt_cvar_write_int("coll_loom_ring_segment_size", default_seg);
-    if (default_chunk >= 0) lt_cvar_write_int("coll_loom_twotree_chunk_size", default_chunk);
-    if (default_block >= 0) lt_cvar_write_int("coll_loom_circulant_block_size", default_block);
+    for (int k = 0; k < NSIZE_KNOBS; k++) {
+        if (size_default[k] >= 0) lt_cvar_write_int(size_knob[k], size_default[k]);
+    }
 }
 
 /* ------------------------------------------------------------------------- */
@@ -650,13 +654,12 @@ static int build_settings(setting_t *ss, int max)
                 ss[n] = (setting_t){"", ns[j]};
                 snprintf(ss[n++].alg, LT_NAME_LEN, "%s", name);
             }
-        } else if (seg_knob(name)) {
+        } else if (size_index(name) >= 0) {
             /* segment / chunk bytes: loom's choice, then sizes that make many, uneven
              * pieces (fewer from 16 processes on, which oversubscribe CI's cores) */
             /* (only when loom has the knob: test_colls requires it, this test need not) */
             static const int ns[] = {0, 1000, 64};
-            int have = (0 == strcmp(name, "ring") ? default_seg : 0 == strcmp(name, "twotree") ? default_chunk
-                                                                                           : default_block) >= 0;
+            int have = size_default[size_index(name)] >= 0;
             for (int j = 0; j < (!have ? 1 : wsize >= 16 ? 2 : 3) && n < max; j++) {
                 ss[n] = (setting_t){"", ns[j]};
                 snprintf(ss[n++].alg, LT_NAME_LEN, "%s", name);
@@ -866,9 +869,9 @@ int main(int argc, char **argv)
         }
         if (MPI_SUCCESS != lt_cvar_read_int("coll_loom_dissemination_ways", &default_ways)) default_ways = -1;
         if (MPI_SUCCESS != lt_cvar_read_int("coll_loom_bruck_ports", &default_ports)) default_ports = -1;
-        if (MPI_SUCCESS != lt_cvar_read_int("coll_loom_ring_segment_size", &default_seg)) default_seg = -1;
-        if (MPI_SUCCESS != lt_cvar_read_int("coll_loom_twotree_chunk_size", &default_chunk)) default_chunk = -1;
-        if (MPI_SUCCESS != lt_cvar_read_int("coll_loom_circulant_block_size", &default_block)) default_block = -1;
+        for (int k = 0; k < NSIZE_KNOBS; k++) {
+            if (MPI_SUCCESS != lt_cvar_read_int(size_knob[k], &size_default[k])) size_default[k] = -1;
+        }
         if (MPI_SUCCESS != lt_cvar_read_int("coll_loom_hierarchical_segment_size", &default_hseg)) default_hseg = -1;
         if (default_ways <= 0) FAIL("cannot read cvar coll_loom_dissemination_ways");
         if (default_ports <= 0) FAIL("cannot read cvar coll_loom_bruck_ports");
