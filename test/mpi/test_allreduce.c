@@ -152,6 +152,8 @@ static int alg_may_serve(const char *alg, int n, int P, lo_tkind_t t, lo_okind_t
     if (0 == strcmp(alg, "twotree")) return op_commutative(o);
     /* reduce along the broadcast's trees, then broadcast: each block combined once */
     if (0 == strcmp(alg, "circulant")) return op_commutative(o);
+    /* Swing's reduce-scatter + allgather: each block combined once, out of rank order */
+    if (0 == strcmp(alg, "swing")) return op_commutative(o);
     /* any op on node-consecutive ranks, commutative ones otherwise: this test does not
      * know the node map, so a non-commutative call may go either way (both exact) */
     if (0 == strcmp(alg, "hierarchical")) return op_commutative(o) ? 1 : -1;

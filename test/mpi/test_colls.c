@@ -107,7 +107,7 @@ static int alg_commutative_only(const char *alg)
 {
     /* hierarchical serves non-commutative bcast (no op) but not reduce */
     return 0 == strcmp(alg, "ring") || 0 == strcmp(alg, "twotree") || 0 == strcmp(alg, "hierarchical") ||
-           0 == strcmp(alg, "torus") || 0 == strcmp(alg, "circulant");
+           0 == strcmp(alg, "torus") || 0 == strcmp(alg, "circulant") || 0 == strcmp(alg, "swing");
 }
 /* Knobs that change the schedule of collective c under algorithm alg. */
 static const char *alg_knob(ckind_t c, const char *alg)

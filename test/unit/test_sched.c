@@ -1172,6 +1172,105 @@ static void test_circulant(int pmax)
            (double) (clock() - t0) / CLOCKS_PER_SEC);
 }
 
+/* swing at sizes test_algorithms does not reach: the flat ring (rank order, with the
+ * 2^k + q fold) on a sample of P to 2^16, 2 log2 p2 rounds (two more where ranks fold).
+ * The verifier to 1031 ranks (its contribution sets grow as P^2); above, the structure
+ * that makes the schedules right: every send of a round meets a receive of the same
+ * blocks at its peer in the same round, and the reduce-scatter leaves each block on
+ * exactly one rank. */
+static bool swing_structure(const mca_coll_loom_sched_t *scheds, int P, char *err, size_t errlen)
+{
+    int *owner = calloc((size_t) scheds[P - 1].nblocks, sizeof(int));
+    bool ok = NULL != owner;
+
+    for (int r = 0; ok && r < P; ++r) {
+        const mca_coll_loom_sched_t *s = &scheds[r];
+        bool mine = false;
+        for (int i = 0; ok && i < s->nops; ++i) {
+            const mca_coll_loom_op_t *op = &s->ops[i];
+            if (MCA_COLL_LOOM_OP_RECV == op->kind && 1 == op->nblk && !mine) {
+                mine = true; /* the reduce-scatter's last step: this rank's block */
+                if (owner[op->blk]++) {
+                    snprintf(err, errlen, "block %d ends the reduce-scatter on two ranks", op->blk);
+                    ok = false;
+                }
+            }
+            if (MCA_COLL_LOOM_OP_SEND != op->kind) {
+                continue;
+            }
+            /* the k-th send to a peer meets the peer's k-th receive from r: same blocks */
+            const mca_coll_loom_sched_t *q = &scheds[op->peer];
+            int k = 0, j = 0;
+            for (int h = 0; h < i; ++h) {
+                k += MCA_COLL_LOOM_OP_SEND == s->ops[h].kind && s->ops[h].peer == op->peer;
+            }
+            for (; j < q->nops; ++j) {
+                if (MCA_COLL_LOOM_OP_RECV == q->ops[j].kind && q->ops[j].peer == r && 0 == k--) {
+                    break;
+                }
+            }
+            if (j == q->nops || q->ops[j].blk != op->blk || q->ops[j].nblk != op->nblk) {
+                snprintf(err, errlen, "rank %d's send to %d (blocks %d+%d) meets no receive of them", r, op->peer,
+                         op->blk, op->nblk);
+                ok = false;
+            }
+        }
+    }
+    free(owner);
+    return ok;
+}
+
+static void test_swing_large(int pmax)
+{
+    static const int big[] = {301, 511, 512, 513, 1024, 1031, 4096, 4099, 16384, 16411, 65535, 65536};
+    const int alg = mca_coll_loom_alg_find(MCA_COLL_LOOM_COLL_ALLREDUCE, "swing");
+    mca_coll_loom_sched_t *scheds = calloc(65536, sizeof(*scheds));
+    const clock_t t0 = clock();
+    int verified = 0, checked = 0;
+    char err[256];
+
+    CHECK(alg >= 0 && NULL != scheds, "swing: in the registry, memory");
+    if (alg < 0 || NULL == scheds || pmax < 300) {
+        free(scheds);
+        return;
+    }
+    for (int i = 0; i < 65536; ++i) {
+        mca_coll_loom_sched_init(&scheds[i]);
+    }
+    for (size_t i = 0; i < sizeof(big) / sizeof(big[0]); ++i) {
+        const int P = big[i];
+        mca_coll_loom_params_t p = {.P = P, .call = C | E | I, .coll = MCA_COLL_LOOM_COLL_ALLREDUCE};
+        mca_coll_loom_verify_stats_t st;
+        int rounds, brc, steps = 0;
+        while ((2 << steps) <= P) {
+            ++steps;
+        }
+        for (int r = 0; r < P; ++r) {
+            scheds[r].no_graph = P > 1031; /* its dependency graph costs O(blocks) per rank */
+        }
+        build_all(alg, &p, scheds, &rounds, &brc);
+        CHECK(MCA_COLL_LOOM_OK == brc, "swing P=%d: build failed (%d)", P, brc);
+        if (MCA_COLL_LOOM_OK != brc) {
+            continue;
+        }
+        CHECK(rounds == 2 * steps + ((P & (P - 1)) ? 2 : 0), "swing P=%d: %d rounds", P, rounds);
+        if (P <= 1031) {
+            CHECK(0 == mca_coll_loom_verify_schedules(scheds, false, &p, 0, &st, err, sizeof(err)), "swing P=%d: %s",
+                  P, err);
+            ++verified;
+        } else {
+            CHECK(swing_structure(scheds, P, err, sizeof(err)), "swing P=%d: %s", P, err);
+            ++checked;
+        }
+    }
+    for (int i = 0; i < 65536; ++i) {
+        mca_coll_loom_sched_fini(&scheds[i]);
+    }
+    free(scheds);
+    printf("swing          %d allreduce schedule sets verified (P = 301..1031), %d checked for their structure "
+           "(P = 4096..65536) %.1f s\n", verified, checked, (double) (clock() - t0) / CLOCKS_PER_SEC);
+}
+
 static void test_graph_orders(void)
 {
     static const int sizes[] = {2, 3, 5, 7, 8, 12, 16, 17, 31, 32};
@@ -1861,6 +1960,7 @@ int main(int argc, char **argv)
     }
     test_algorithms(pmax);
     if (shard_n - 1 == shard_k) {
+        test_swing_large(pmax);
         test_hierarchical_maps();
     }
     if (failures) {

@@ -1078,6 +1078,122 @@ static void test_network(void)
     }
 }
 
+/* swing on tori: whole tori and sub-tori (a row or a plane: one coordinate fixed) in
+ * shuffled rank order, one rank per node, verified; on tori of 4-rings every step's
+ * messages cross one link each and no directed link carries two (the 2 D copies keep
+ * all of a node's links busy at once), 2 log2 P rounds of 2 D sends.  Sets that are no
+ * sub-torus (a node missing, a non-power-of-two ring) run in rank order: verified too. */
+static void test_swing(void)
+{
+    static const char *shapes[] = {"2", "4", "16", "2x2", "4x4", "8x4", "4x2x2", "8x8", "6x4", "4x4x4", "2x8x4",
+                                   "16x16", "8x8x8"};
+    const int alg = mca_coll_loom_alg_find(MCA_COLL_LOOM_COLL_ALLREDUCE, "swing");
+    int verified = 0, load_checked = 0;
+
+    CHECK(alg >= 0, "swing serves allreduce");
+    if (alg < 0) {
+        return;
+    }
+    for (size_t si = 0; si < sizeof(shapes) / sizeof(shapes[0]); ++si) {
+        mca_coll_loom_torus_t t = shape(shapes[si]);
+        const int N = (int) mca_coll_loom_torus_nodes(&t), nd = t.ndims;
+        int *coords = malloc(sizeof(int) * (size_t) N * nd), *node_of = malloc(sizeof(int) * (size_t) N);
+        int *src = malloc(sizeof(int) * (size_t) N * 2 * nd * nd), *dst = malloc(sizeof(int) * (size_t) N * 2 * nd * nd);
+        mca_coll_loom_sched_t *s = calloc((size_t) N, sizeof(*s));
+        bool fours = true;
+        for (int d = 0; d < nd; ++d) {
+            fours &= 4 == t.dims[d];
+        }
+        for (int kind = 0; kind < 3; ++kind) {
+            /* 0: the whole torus, 1: the nodes with coordinate 0 fixed (nd > 1), 2: all but one */
+            const int fix = 1 == kind ? (int) (xorshift() % (unsigned) t.dims[0]) : -1;
+            const int gone = 2 == kind ? (int) (xorshift() % (unsigned) N) : -1;
+            int nn = 0;
+            if ((1 == kind && nd < 2) || (2 == kind && N > 64)) {
+                continue;
+            }
+            for (int v = 0; v < N; ++v) {
+                int c[MCA_COLL_LOOM_TORUS_MAX_DIMS];
+                coords_of(&t, v, c);
+                if ((fix < 0 || c[0] == fix) && v != gone) {
+                    memcpy(coords + (size_t) nn++ * nd, c, sizeof(int) * (size_t) nd);
+                }
+            }
+            for (int i = nn - 1; i > 0; --i) { /* rank order shuffled */
+                const int j = (int) (xorshift() % (unsigned) (i + 1));
+                for (int d = 0; d < nd; ++d) {
+                    int x = coords[i * nd + d];
+                    coords[i * nd + d] = coords[j * nd + d];
+                    coords[j * nd + d] = x;
+                }
+            }
+            for (int r = 0; r < nn; ++r) {
+                node_of[r] = r;
+            }
+            mca_coll_loom_params_t p = {.P = nn, .nodes = nn, .rpn = 1, .node_of = node_of, .torus = &t,
+                                        .torus_coords = coords, .call = MCA_COLL_LOOM_CALL_COMMUTATIVE,
+                                        .coll = MCA_COLL_LOOM_COLL_ALLREDUCE};
+            for (int ip = 0; ip < 2; ++ip) {
+                char err[512] = "";
+                const int rc = mca_coll_loom_verify(alg, MCA_COLL_LOOM_COLL_ALLREDUCE, &p, ip, NULL, err, sizeof(err));
+                CHECK(0 == rc, "swing on %s (%s, %d ranks)%s: %s", shapes[si],
+                      0 == kind ? "whole" : 1 == kind ? "a sub-torus" : "a node missing", nn, ip ? ", in place" : "",
+                      err);
+                ++verified;
+            }
+            if (0 != kind || !fours) {
+                continue;
+            }
+            /* the link loads, round by round */
+            int steps = 0, rounds = -1;
+            while ((1 << steps) < nn) {
+                ++steps;
+            }
+            for (int r = 0; r < nn; ++r) {
+                p.rank = r;
+                mca_coll_loom_sched_init(&s[r]);
+                CHECK(MCA_COLL_LOOM_OK == mca_coll_loom_alg_build(alg, &s[r], &p), "swing on %s: rank %d built",
+                      shapes[si], r);
+                CHECK(2 * steps == s[r].rounds, "swing on %s: rank %d has %d rounds, not %d", shapes[si], r,
+                      s[r].rounds, 2 * steps);
+                rounds = s[r].rounds;
+            }
+            for (int k = 0; k < rounds; ++k) {
+                int n = 0;
+                long hops = 0;
+                for (int r = 0; r < nn; ++r) {
+                    int round = 0, sends = 0;
+                    for (int i = 0; i < s[r].nops && round <= k; ++i) {
+                        const mca_coll_loom_op_t *op = &s[r].ops[i];
+                        if (MCA_COLL_LOOM_OP_WAIT == op->kind) {
+                            ++round;
+                        } else if (MCA_COLL_LOOM_OP_SEND == op->kind && round == k) {
+                            memcpy(src + (size_t) n * nd, coords + (size_t) r * nd, sizeof(int) * (size_t) nd);
+                            memcpy(dst + (size_t) n++ * nd, coords + (size_t) op->peer * nd, sizeof(int) * (size_t) nd);
+                            ++sends;
+                        }
+                    }
+                    CHECK(2 * nd == sends, "swing on %s: rank %d sends %d messages in round %d, not %d",
+                          shapes[si], r, sends, k, 2 * nd);
+                }
+                const int load = mca_coll_loom_torus_max_load(&t, n, src, dst, &hops);
+                CHECK(1 == load && hops == n, "swing on %s, round %d: %d messages, load %d, %ld hops", shapes[si], k,
+                      n, load, hops);
+                ++load_checked;
+            }
+            for (int r = 0; r < nn; ++r) {
+                mca_coll_loom_sched_fini(&s[r]);
+            }
+        }
+        free(coords);
+        free(node_of);
+        free(src);
+        free(dst);
+        free(s);
+    }
+    printf("test_torus: swing: %d schedule sets verified, %d rounds of link loads checked\n", verified, load_checked);
+}
+
 int main(void)
 {
     test_parse();
@@ -1099,6 +1215,7 @@ int main(void)
     test_second_trees();
     test_second_chains();
     test_schedules();
+    test_swing();
     test_decide();
     test_network();
     printf("test_torus: %d checks, %d failures\n", checks, failures);

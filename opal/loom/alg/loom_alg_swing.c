@@ -1,0 +1,354 @@
+/*
+ * loom algorithm `swing`: allreduce as a reduce-scatter and an allgather whose partners
+ * are Swing's (De Sensi, Bonato, Saam and Hoefler, "Swing: Short-cutting Rings for
+ * Higher Bandwidth Allreduce", NSDI 2024, sections 3 and 4).  At step s rank r talks to
+ * r + rho(s) if r is even and r - rho(s) if it is odd, rho(s) = 1 - 2 + 4 - ... +
+ * (-2)^s = 1, -1, 3, -5, 11, ...: the partners of recursive halving, but near, so that on a
+ * torus most steps cross one link.  log2 P steps per phase, (P-1)/P of the vector sent per
+ * rank and phase (the bandwidth term of the bound), like halving_doubling.
+ *
+ * On a torus (a map, one rank per node, the communicator's nodes all those of the torus
+ * or of a sub-torus: the nodes whose coordinates differ in some dimensions only, each of
+ * a power-of-two size: a row, a plane, the whole), the steps go round the dimensions in
+ * turn and the peer moves in one coordinate (section 4.1), and the vector is cut in 2 D
+ * quarters... (one per direction of each of the D dimensions) that run the collective
+ * at the same time, each starting in another dimension and the mirrored ones with
+ * -rho: at every step a node sends on each of its 2 D links at once, so the vector
+ * leaves at 2 D links' rate (section 4.2, the multiported Swing).  Anywhere else the
+ * ranks in rank order are the ring (one copy), with the 2^k + q fold of End et al.,
+ * section III.A, for other sizes: ranks 2i < 2q hand their contribution to 2i + 1 and
+ * get the result back.
+ *
+ * Which blocks go where: after steps s.. a rank's data reaches the ranks R(r, s) it can
+ * walk to by taking or skipping each later step.  These sets nest (the R(., s + 1) of the
+ * two partners of step s split their R(., s)), so the order in which they are
+ * contiguous ranges exists: pos(x), the path to x in the tree of the sets walked from
+ * rank 0 (a 1 bit where x is not in the set of the one who stays).  The vector's
+ * blocks are laid out in that order; at step s a rank keeps the aligned half of its
+ * range that holds pos(r) and sends the other.  Membership is cheap: modulo 2^(k+1) every
+ * later step of a ring moves by +-rho(k), back and forth with the parity, so x is in
+ * R(a, k) (k steps of that ring done) exactly when x = a or x = a's partner at step k,
+ * modulo 2^(k+1) (x = a after the last step).
+ *
+ * Each block is combined on one rank (where the reduce-scatter ends it) and copied from
+ * there: floating-point results are identical on every rank.  The order of the combines
+ * is not rank order: commutative ops only.
+ */
+#include <stdlib.h>
+
+#include "opal/loom/loom_registry.h"
+#include "opal/loom/loom_torus.h"
+
+#define RES MCA_COLL_LOOM_SLOT_RESULT
+#define IN  MCA_COLL_LOOM_SLOT_INPUT
+#define TMP MCA_COLL_LOOM_SLOT_SCRATCH0
+
+#define SW_MAX_DIMS  MCA_COLL_LOOM_TORUS_MAX_DIMS
+#define SW_MAX_STEPS 31
+#define SW_MAX_COPIES (2 * SW_MAX_DIMS)
+
+typedef struct {
+    int P, p2, q;             /* ranks; the power of two that runs Swing; p2 + q = P */
+    int nd;                   /* rings: 1 (rank order) or the torus dimensions in use */
+    int size[SW_MAX_DIMS];    /* their sizes (powers of two), product p2 */
+    int steps;                /* log2 p2 */
+    int ncopies;              /* 1, or 2 nd on a torus */
+    int dim[SW_MAX_COPIES][SW_MAX_STEPS]; /* the ring of step s of copy c */
+    int kth[SW_MAX_COPIES][SW_MAX_STEPS]; /* that ring's own step number */
+    const int *rank_of;       /* torus: rank of virtual rank v (coordinates in mixed radix) */
+} sw_t;
+
+/* rho(k) = sum of (-2)^i, i = 0..k */
+static long sw_rho(int k)
+{
+    long r = 0, t = 1;
+    for (int i = 0; i <= k; ++i, t *= -2) {
+        r += t;
+    }
+    return r;
+}
+
+/* Coordinate x's partner on a ring of n at its step k, mirrored when sign < 0. */
+static int sw_ring_peer(int x, int k, int n, int sign)
+{
+    const long d = (0 == x % 2 ? sw_rho(k) : -sw_rho(k)) * sign;
+    return mca_coll_loom_rank_mod(x + d, n);
+}
+
+static int sw_coord(const sw_t *w, int v, int d)
+{
+    for (int i = 0; i < d; ++i) {
+        v /= w->size[i];
+    }
+    return v % w->size[d];
+}
+
+static int sw_with_coord(const sw_t *w, int v, int d, int x)
+{
+    int stride = 1;
+    for (int i = 0; i < d; ++i) {
+        stride *= w->size[i];
+    }
+    return v + (x - sw_coord(w, v, d)) * stride;
+}
+
+static int sw_sign(int c)
+{
+    return 0 == c % 2 ? 1 : -1;
+}
+
+/* Virtual rank v's partner at step s of copy c. */
+static int sw_peer(const sw_t *w, int c, int v, int s)
+{
+    const int d = w->dim[c][s];
+    return sw_with_coord(w, v, d, sw_ring_peer(sw_coord(w, v, d), w->kth[c][s], w->size[d], sw_sign(c)));
+}
+
+/* Whether x is in R(a, s) of copy c: every ring's coordinate reachable from a's with the
+ * ring's steps from s on. */
+static bool sw_reaches(const sw_t *w, int c, int a, int x, int s)
+{
+    for (int d = 0; d < w->nd; ++d) {
+        const int ad = sw_coord(w, a, d), xd = sw_coord(w, x, d);
+        int k = -1, m;
+        for (int t = s; t < w->steps && k < 0; ++t) {
+            k = w->dim[c][t] == d ? w->kth[c][t] : -1;
+        }
+        if (k < 0) {
+            if (ad != xd) {
+                return false;
+            }
+            continue;
+        }
+        m = 2 << k; /* 2^(k+1), at most the ring's size */
+        if (xd % m != ad % m && xd % m != sw_ring_peer(ad, k, w->size[d], sw_sign(c)) % m) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Position of virtual rank x in copy c's order of blocks. */
+static int sw_pos(const sw_t *w, int c, int x)
+{
+    int a = 0, pos = 0;
+    for (int s = 0; s < w->steps; ++s) {
+        pos *= 2;
+        if (!sw_reaches(w, c, a, x, s + 1)) {
+            pos += 1;
+            a = sw_peer(w, c, a, s);
+        }
+    }
+    return pos;
+}
+
+static int sw_rank(const sw_t *w, int v)
+{
+    return NULL != w->rank_of ? w->rank_of[v] : v < w->q ? 2 * v + 1 : v + w->q;
+}
+
+/* The steps of each copy: round the rings in turn from ring c / 2, skipping rings whose
+ * steps are all taken. */
+static void sw_plan_steps(sw_t *w)
+{
+    for (int c = 0; c < w->ncopies; ++c) {
+        int left[SW_MAX_DIMS], done[SW_MAX_DIMS] = {0}, d = c / 2;
+        for (int i = 0; i < w->nd; ++i) {
+            left[i] = 0;
+            while ((1 << left[i]) < w->size[i]) {
+                left[i]++;
+            }
+        }
+        for (int s = 0; s < w->steps; ++s) {
+            while (0 == left[d]) {
+                d = (d + 1) % w->nd;
+            }
+            w->dim[c][s] = d;
+            w->kth[c][s] = done[d]++;
+            left[d]--;
+            d = (d + 1) % w->nd;
+        }
+    }
+}
+
+/* The torus case: the communicator's ranks, one per node, are the nodes of a sub-torus
+ * of power-of-two rings.  Fills w's rings and *rank_of (allocated; the caller frees it). */
+static bool sw_torus(const mca_coll_loom_params_t *p, sw_t *w, int **rank_of)
+{
+    const mca_coll_loom_torus_t *t = p->torus;
+    int lo[SW_MAX_DIMS], hi[SW_MAX_DIMS], used[SW_MAX_DIMS], prod = 1;
+
+    *rank_of = NULL;
+    if (NULL == t || NULL == p->torus_coords || NULL == p->node_of || p->P < 2 || t->ndims > SW_MAX_DIMS) {
+        return false;
+    }
+    for (int d = 0; d < t->ndims; ++d) {
+        lo[d] = hi[d] = p->torus_coords[p->node_of[0] * t->ndims + d];
+    }
+    for (int r = 1; r < p->P; ++r) {
+        for (int d = 0; d < t->ndims; ++d) {
+            const int x = p->torus_coords[p->node_of[r] * t->ndims + d];
+            lo[d] = x < lo[d] ? x : lo[d];
+            hi[d] = x > hi[d] ? x : hi[d];
+        }
+    }
+    w->nd = 0;
+    for (int d = 0; d < t->ndims; ++d) {
+        if (lo[d] == hi[d]) {
+            continue;
+        }
+        if (0 != (t->dims[d] & (t->dims[d] - 1))) {
+            return false;
+        }
+        used[w->nd] = d;
+        w->size[w->nd++] = t->dims[d];
+        prod *= t->dims[d];
+    }
+    if (prod != p->P) {
+        return false;
+    }
+    *rank_of = malloc(sizeof(int) * (size_t) p->P);
+    if (NULL == *rank_of) {
+        return false;
+    }
+    for (int v = 0; v < p->P; ++v) {
+        (*rank_of)[v] = -1;
+    }
+    for (int r = 0; r < p->P; ++r) {
+        int v = 0;
+        for (int i = w->nd - 1; i >= 0; --i) {
+            v = v * w->size[i] + p->torus_coords[p->node_of[r] * t->ndims + used[i]];
+        }
+        if ((*rank_of)[v] >= 0) { /* two ranks on one node */
+            free(*rank_of);
+            *rank_of = NULL;
+            return false;
+        }
+        (*rank_of)[v] = r;
+    }
+    return true;
+}
+
+/* Copy c's blocks [b0, b1) in block numbers. */
+static void sw_send(mca_coll_loom_sched_t *s, const sw_t *w, int c, int peer, int slot, int b0, int b1)
+{
+    mca_coll_loom_sched_send_blk(s, peer, slot, c * w->p2 + b0, b1 - b0);
+}
+
+static void sw_recv(mca_coll_loom_sched_t *s, const sw_t *w, int c, int peer, int slot, int b0, int b1)
+{
+    mca_coll_loom_sched_recv_blk(s, peer, slot, c * w->p2 + b0, b1 - b0);
+}
+
+/* Virtual rank v's reduce-scatter and allgather over the copies, step by step (every
+ * copy's step s listed before any step s + 1: a peer can be another copy's peer at
+ * another step, and a channel posts in list order).  `fresh`: this rank's partial is
+ * its INPUT, RESULT is unwritten. */
+static void sw_allreduce(mca_coll_loom_sched_t *s, const sw_t *w, int v, bool fresh)
+{
+    int pos[SW_MAX_COPIES];
+
+    for (int c = 0; c < w->ncopies; ++c) {
+        pos[c] = sw_pos(w, c, v);
+    }
+    for (int st = 0; st < w->steps; ++st) {
+        const int half = w->p2 >> (st + 1);
+        for (int c = 0; c < w->ncopies; ++c) {
+            const int peer = sw_rank(w, sw_peer(w, c, v, st));
+            const int keep = pos[c] / half * half, other = keep ^ half;
+            sw_send(s, w, c, peer, fresh ? IN : RES, other, other + half);
+            sw_recv(s, w, c, peer, fresh ? RES : TMP, keep, keep + half);
+        }
+        mca_coll_loom_sched_wait(s);
+        for (int c = 0; c < w->ncopies; ++c) {
+            const int keep = pos[c] / half * half;
+            mca_coll_loom_sched_reduce_blk(s, fresh ? IN : TMP, RES, c * w->p2 + keep, half);
+        }
+        fresh = false;
+    }
+    for (int st = w->steps - 1; st >= 0; --st) {
+        const int half = w->p2 >> (st + 1);
+        for (int c = 0; c < w->ncopies; ++c) {
+            const int peer = sw_rank(w, sw_peer(w, c, v, st));
+            const int mine = pos[c] / half * half, other = mine ^ half;
+            sw_send(s, w, c, peer, RES, mine, mine + half);
+            sw_recv(s, w, c, peer, RES, other, other + half);
+        }
+        mca_coll_loom_sched_wait(s);
+    }
+}
+
+static int build_swing(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p)
+{
+    const int P = p->P, r = p->rank;
+    sw_t w = {.P = P, .p2 = 1, .nd = 1, .ncopies = 1};
+    int *rank_of = NULL;
+
+    if (P < 1 || r < 0 || r >= P || MCA_COLL_LOOM_COLL_ALLREDUCE != p->coll) {
+        return MCA_COLL_LOOM_ERR_BADPARAM;
+    }
+    if (1 == P) {
+        mca_coll_loom_sched_copy(s, IN, RES);
+        return MCA_COLL_LOOM_OK;
+    }
+    if (sw_torus(p, &w, &rank_of)) {
+        w.p2 = P;
+        w.rank_of = rank_of;
+        w.ncopies = 2 * w.nd;
+    } else {
+        while (2 * w.p2 <= P) {
+            w.p2 *= 2;
+        }
+        w.q = P - w.p2;
+        w.nd = 1; /* sw_torus may have left its rings */
+        w.size[0] = w.p2;
+    }
+    while ((1 << w.steps) < w.p2) {
+        w.steps++;
+    }
+    sw_plan_steps(&w);
+    mca_coll_loom_sched_set_blocks(s, w.ncopies * w.p2);
+
+    if (NULL != rank_of) {
+        int v = -1;
+        for (int i = 0; i < P && v < 0; ++i) {
+            v = rank_of[i] == r ? i : -1;
+        }
+        sw_allreduce(s, &w, v, true);
+        free(rank_of);
+        return MCA_COLL_LOOM_OK;
+    }
+    if (r < 2 * w.q && 0 == r % 2) {
+        /* folded out: hand the contribution over, get the result back */
+        mca_coll_loom_sched_send_blk(s, r + 1, IN, 0, w.p2);
+        mca_coll_loom_sched_wait(s);
+        mca_coll_loom_sched_recv_blk(s, r + 1, RES, 0, w.p2);
+        mca_coll_loom_sched_wait(s);
+        return MCA_COLL_LOOM_OK;
+    }
+    if (r < 2 * w.q) {
+        mca_coll_loom_sched_recv_blk(s, r - 1, RES, 0, w.p2);
+        mca_coll_loom_sched_wait(s);
+        mca_coll_loom_sched_reduce_blk(s, IN, RES, 0, w.p2);
+    }
+    sw_allreduce(s, &w, r < 2 * w.q ? r / 2 : r - w.q, r >= 2 * w.q);
+    if (r < 2 * w.q) {
+        mca_coll_loom_sched_send_blk(s, r - 1, RES, 0, w.p2);
+        mca_coll_loom_sched_wait(s);
+    }
+    return MCA_COLL_LOOM_OK;
+}
+
+MCA_COLL_LOOM_ALGORITHM(swing) = {
+    .name = "swing",
+    .colls = MCA_COLL_LOOM_SERVES(ALLREDUCE),
+    .needs = MCA_COLL_LOOM_NEEDS_COMMUTATIVE,
+    .description = "Swing: reduce-scatter + allgather with partners r +- 1, 3, 5, 11, ... "
+                   "(2 log2 P steps, (P-1)/P of the vector per phase); on a torus whose "
+                   "dimensions in use are powers of two (one rank per node, the whole torus or "
+                   "a sub-torus) the steps take the dimensions in turn and the vector runs in "
+                   "2 D parts at once, one per link of a node; elsewhere in rank order (2^k+q "
+                   "fold); commutative ops, bit-identical results",
+    .reference = "De Sensi et al., Swing (NSDI 2024), sections 3-4",
+    .build = build_swing,
+};
