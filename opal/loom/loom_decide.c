@@ -78,6 +78,11 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
     {ALLREDUCE, .max_bytes = KIB(16), .min_nodes = 2, .transport = MCA_COLL_LOOM_RULE_UCX},
     {ALLTOALL, .max_bytes = KIB(16), .min_nodes = 2, .transport = MCA_COLL_LOOM_RULE_UCX},
 
+    /* a whole torus or sub-torus of power-of-two rings, one rank per node: Swing, whose
+     * 2 D parts keep every link of a node busy at once where the trees below use one
+     * or two (De Sensi et al.; docs/user/tuning.md, "Torus") */
+    {ALLREDUCE, .min_bytes = MIB(1), .max_bytes = SIZE_MAX, .min_nodes = 2, .max_rpn = 1, .call_mask = C,
+     .call_value = C, .sub_torus = true, .alg = "swing"},
     /* a communicator with a torus map (docs/user/tuning.md, "Torus"): from 1 MiB the
      * contention-free trees of Mittal et al., whose large messages stream at a link's
      * rate where tuned's trees put several messages on one link.  Without a map torus
@@ -338,7 +343,8 @@ bool mca_coll_loom_rule_matches(const mca_coll_loom_rule_t *r, mca_coll_loom_col
     const int nodes = p->nodes > 0 ? p->nodes : 1, rpn = p->rpn > 0 ? p->rpn : p->P;
     return r->coll == coll && bytes >= r->min_bytes && bytes <= r->max_bytes
            && in_range(p->P, r->min_P, r->max_P) && in_range(nodes, r->min_nodes, r->max_nodes)
-           && in_range(rpn, r->min_rpn, r->max_rpn) && (p->call & r->call_mask) == r->call_value;
+           && in_range(rpn, r->min_rpn, r->max_rpn) && (p->call & r->call_mask) == r->call_value
+           && (!r->sub_torus || mca_coll_loom_swing_sub_torus(p));
 }
 
 /* Can algorithm `alg` run this call with knob `knob`? */

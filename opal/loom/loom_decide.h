@@ -28,6 +28,9 @@ typedef struct {
     unsigned call_mask, call_value;
     const char *alg;
     int knob;
+    bool sub_torus;     /* torus=sub: the communicator is a whole torus or sub-torus of
+                           power-of-two rings, one rank per node
+                           (mca_coll_loom_swing_sub_torus) */
     int transport;      /* a transport rule (MCA_COLL_LOOM_RULE_PML, _UCX: "-> transport=..."),
                            which chooses how the call's messages travel and no algorithm;
                            0: an algorithm rule */

@@ -210,6 +210,11 @@ bool mca_coll_loom_hierarchical_alltoall_fits(const mca_coll_loom_params_t *p);
 int mca_coll_loom_hierarchical_rings(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);
 bool mca_coll_loom_hierarchical_rings_fit(const mca_coll_loom_params_t *p);
 
+/* Whether swing runs its torus form on this call: the communicator's ranks, one per
+ * node, are the nodes of a whole torus or sub-torus whose rings in use are powers of two
+ * (loom_alg_swing.c). */
+bool mca_coll_loom_swing_sub_torus(const mca_coll_loom_params_t *p);
+
 /* The pairwise alltoall exchange (steps 1..P-1, `window` of them per round, 0: all at
  * once) of `direct` and `pairwise` (loom_alg_direct.c). */
 int mca_coll_loom_alltoall_exchange(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p, int window);

@@ -215,6 +215,16 @@ static int parse_shm(ctx_t *c, const token_t *t, const char *val, int vlen, mca_
     return 0;
 }
 
+/* torus=sub: the communicator is a whole torus or sub-torus (mca_coll_loom_swing_sub_torus) */
+static int parse_torus(ctx_t *c, const token_t *t, const char *val, int vlen, mca_coll_loom_rule_t *r)
+{
+    if (!(3 == vlen && 0 == strncmp(val, "sub", 3))) {
+        return fail(c, t->col + (int) (val - t->s), "torus: '%.*s' is not 'sub'", vlen, val);
+    }
+    r->sub_torus = true;
+    return 0;
+}
+
 /* Appends to buf (len bytes, `used` of them taken), never past its end; returns the new used. */
 static size_t append(char *buf, size_t len, size_t used, const char *fmt, ...)
 {
@@ -229,8 +239,8 @@ static size_t append(char *buf, size_t len, size_t used, const char *fmt, ...)
 }
 
 /* The conditions a rule may give before its '->'. */
-enum { K_P, K_NODES, K_RPN, K_OP, K_SHM, K_BYTES, NKEYS };
-static const char *const rule_keys[NKEYS] = {"P", "nodes", "rpn", "op", "shm", "bytes"};
+enum { K_P, K_NODES, K_RPN, K_OP, K_SHM, K_TORUS, K_BYTES, NKEYS };
+static const char *const rule_keys[NKEYS] = {"P", "nodes", "rpn", "op", "shm", "torus", "bytes"};
 
 /* The collective that starts a rule. */
 static int parse_coll(ctx_t *c, const token_t *t, mca_coll_loom_rule_t *r)
@@ -272,6 +282,7 @@ static int parse_condition(ctx_t *c, const token_t *t, int k, const char *val, i
     case K_RPN: return parse_count_range(c, t, "rpn", val, vlen, &r->min_rpn, &r->max_rpn);
     case K_OP: return parse_ops(c, t, val, vlen, r);
     case K_SHM: return parse_shm(c, t, val, vlen, r);
+    case K_TORUS: return parse_torus(c, t, val, vlen, r);
     default: return parse_range(c, t, "bytes", val, vlen, true, 0, &r->min_bytes, &r->max_bytes);
     }
 }
@@ -298,7 +309,7 @@ static int parse_conditions(ctx_t *c, const token_t *tok, int ntok, mca_coll_loo
         }
         if (k == NKEYS || NULL == eq) {
             return fail(c, tok[i].col,
-                        "'%.*s' is not a condition (expected P=, nodes=, rpn=, op=, shm=, bytes= or '->')",
+                        "'%.*s' is not a condition (expected P=, nodes=, rpn=, op=, shm=, torus=, bytes= or '->')",
                         tok[i].len, tok[i].s);
         }
         if (seen[k]) {
@@ -633,6 +644,9 @@ void mca_coll_loom_rule_format(const mca_coll_loom_rule_t *r, char *buf, size_t 
     }
     if (r->call_mask & MCA_COLL_LOOM_CALL_SHM) {
         used = append(buf, len, used, " shm=%s", (r->call_value & MCA_COLL_LOOM_CALL_SHM) ? "yes" : "no");
+    }
+    if (r->sub_torus) {
+        used = append(buf, len, used, " torus=sub");
     }
     used = append_range(buf, len, used, "bytes", r->min_bytes, r->max_bytes, 0, SIZE_MAX);
     if (0 != r->transport) {

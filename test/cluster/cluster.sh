@@ -299,6 +299,9 @@ do_up() {
         ip link set "$VP$i" master "$BR"
         ip link set "$VP$i" up
         ip -n "$ns" link set lo up
+        # no TCP metrics cached per destination: a connection would start from the window
+        # and reordering estimate of an earlier job's congested one (docs/dev/cluster.md)
+        ip netns exec "$ns" sysctl -qw net.ipv4.tcp_no_metrics_save=1
         ip -n "$ns" addr add "$SUBNET.$((i + 1))/24" dev "$IFN"
         ip -n "$ns" link set "$IFN" up
         cat /proc/sys/kernel/random/uuid >"$STATE/boot_id.$ns"

@@ -24,7 +24,8 @@
 #      a rules file one node cannot read (every call to the previous component, reported);
 #      torus maps of the nodes: the diagonal of a 4 x 4 torus for test_colls (bcast and
 #      reduce then run on two trees), a 2 x 2 torus below for test_allreduce and
-#      test_nonblocking round-robin, test_colls on uneven nodes: torus forced among the others;
+#      test_nonblocking round-robin and one rank per node (swing's torus form), test_colls on
+#      uneven nodes: torus forced among the others;
 #      a negative control (--mca coll ^loom: smoke must FAIL); smoke over UCX;
 #      coll_loom_transport ucx (test_allreduce and test_alltoall, with direct writes, under
 #      pml ob1, test_allreduce and test_nonblocking under pml ucx), and with UCX made to fail;
@@ -289,6 +290,12 @@ run "smoke 4x2 round-robin" 0 --ppn 2 --rr -- "$SMOKE"
 run "test_allreduce 4x2 round-robin (on the torus map)" 0 --ppn 2 --rr --mca coll_loom_torus_file "$torus_map" \
     -- "$test_allreduce"
 run "test_colls 4x2 round-robin" 0 --ppn 2 --rr -- "$test_colls"
+# one rank per node on the 2 x 2 map: swing (forced among the others) runs its torus form,
+# four parts at once over the nodes' links, blocking and non-blocking
+run "test_allreduce 4x1 (on the torus map: swing over its links)" 0 --ppn 1 --mca coll_loom_torus_file "$torus_map" \
+    -- "$test_allreduce"
+run "test_nonblocking 4x1 (on the torus map)" 0 --ppn 1 --mca coll_loom_torus_file "$torus_map" \
+    -- "$test_nonblocking" --sections matrix,persistent
 run "test_nonblocking 4x2 round-robin (on the torus map)" 0 --ppn 2 --rr --mca coll_loom_torus_file "$torus_map" \
     -- "$test_nonblocking" \
     --sections matrix,outstanding,persistent

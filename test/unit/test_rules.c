@@ -334,6 +334,8 @@ static const bad_t bad[] = {
     {"shm: twice", "allreduce shm=yes bytes=-8 shm=no -> pairwise\n", 1, 28, 0,
      "twice|duplicate|again|repeated|more than once|already"},
     {"shm: upper case", "barrier shm=YES -> pairwise\n", 1, 13, 0, "shm|yes|no|YES"},
+    /* torus */
+    {"torus: not sub", "allreduce torus=yes -> swing\n", 1, 17, 0, "torus|sub|yes"},
     /* the arrow */
     {"missing -> (algorithm name in its place)", "allreduce P=4 pairwise\n", 1, 15, 0, "->|arrow"},
     {"missing -> (end of line)", OK2 "allreduce P=4\n", 3, 0, 0, "->|arrow"},
@@ -453,7 +455,7 @@ static bool same_rule(const mca_coll_loom_rule_t *a0, const mca_coll_loom_rule_t
            && a.call_mask == b.call_mask && a.call_value == b.call_value
            && ((NULL == a.alg && NULL == b.alg)
                || (NULL != a.alg && NULL != b.alg && 0 == strcmp(a.alg, b.alg)))
-           && a.knob == b.knob;
+           && a.knob == b.knob && a.sub_torus == b.sub_torus;
 }
 
 static void round_trip(const mca_coll_loom_rule_t *r, const char *what, int idx)

@@ -910,6 +910,42 @@ static void test_decide(void)
         mca_coll_loom_decide(cases[i].coll, cases[i].bytes, &p, knobs, -1, NULL, 0, &ch);
         CHECK(ch.alg < 0 || 0 != strcmp(mca_coll_loom_algs[ch.alg]->name, "torus"), "torus picked without a map");
     }
+    /* the whole 4 x 4 torus, a row, one rank per node: swing from 1 MiB (commutative);
+     * a node missing, two ranks on a node or a non-commutative op: not swing */
+    {
+        int coords[16 * 2], nodes[16];
+        for (int v = 0; v < 16; ++v) {
+            coords_of(&t, (v * 7) % 16, coords + 2 * v); /* rank order shuffled */
+            nodes[v] = v;
+        }
+        const struct {
+            int P, rpn;
+            size_t bytes;
+            unsigned call;
+            bool swing;
+        } sw[] = {{16, 1, 4 << 20, C, true},  {16, 1, 1 << 20, CE, true}, {16, 1, 512 << 10, C, false},
+                  {15, 1, 4 << 20, C, false}, {16, 1, 4 << 20, 0, false}, {4, 1, 4 << 20, C, true}};
+        for (size_t i = 0; i < sizeof(sw) / sizeof(sw[0]); ++i) {
+            int row[4 * 2];
+            for (int k = 0; k < 4; ++k) { /* the row x = 2 */
+                row[2 * k] = 2;
+                row[2 * k + 1] = (k * 3) % 4;
+            }
+            mca_coll_loom_params_t p = {.P = sw[i].P, .nodes = sw[i].P, .rpn = sw[i].rpn, .node_of = nodes,
+                                        .torus = &t, .torus_coords = 4 == sw[i].P ? row : coords,
+                                        .call = sw[i].call, .coll = MCA_COLL_LOOM_COLL_ALLREDUCE};
+            mca_coll_loom_choice_t ch;
+            mca_coll_loom_decide(MCA_COLL_LOOM_COLL_ALLREDUCE, sw[i].bytes, &p, knobs, -1, NULL, 0, &ch);
+            const bool swing = ch.alg >= 0 && 0 == strcmp(mca_coll_loom_algs[ch.alg]->name, "swing");
+            CHECK(swing == sw[i].swing, "decide allreduce %zu B, %d ranks of the 4 x 4 torus, call %x: %s",
+                  sw[i].bytes, sw[i].P, sw[i].call, ch.alg >= 0 ? mca_coll_loom_algs[ch.alg]->name : "previous");
+        }
+        /* two ranks on each node of a 2 x 2 sub-torus: not swing */
+        int pairs[8] = {0, 0, 1, 1, 2, 2, 3, 3}, sq[4 * 2] = {0, 0, 0, 1, 1, 0, 1, 1};
+        mca_coll_loom_params_t p = {.P = 8, .nodes = 4, .rpn = 2, .node_of = pairs, .torus = &t,
+                                    .torus_coords = sq, .call = C, .coll = MCA_COLL_LOOM_COLL_ALLREDUCE};
+        CHECK(!mca_coll_loom_swing_sub_torus(&p), "swing's torus form with two ranks on a node");
+    }
 }
 
 /* Ranks 0 and 1 each send one message, to ranks 2 and 3: two flows at once. */

@@ -1,7 +1,7 @@
 /*
  * loom algorithm `swing`: allreduce as a reduce-scatter and an allgather whose partners
  * are Swing's (De Sensi, Bonato, Saam and Hoefler, "Swing: Short-cutting Rings for
- * Higher Bandwidth Allreduce", NSDI 2024, sections 3 and 4).  At step s rank r talks to
+ * Higher Bandwidth Allreduce", NSDI 2024).  At step s rank r talks to
  * r + rho(s) if r is even and r - rho(s) if it is odd, rho(s) = 1 - 2 + 4 - ... +
  * (-2)^s = 1, -1, 3, -5, 11, ...: the partners of recursive halving, but near, so that on a
  * torus most steps cross one link.  log2 P steps per phase, (P-1)/P of the vector sent per
@@ -10,11 +10,11 @@
  * On a torus (a map, one rank per node, the communicator's nodes all those of the torus
  * or of a sub-torus: the nodes whose coordinates differ in some dimensions only, each of
  * a power-of-two size: a row, a plane, the whole), the steps go round the dimensions in
- * turn and the peer moves in one coordinate (section 4.1), and the vector is cut in 2 D
- * quarters... (one per direction of each of the D dimensions) that run the collective
- * at the same time, each starting in another dimension and the mirrored ones with
- * -rho: at every step a node sends on each of its 2 D links at once, so the vector
- * leaves at 2 D links' rate (section 4.2, the multiported Swing).  Anywhere else the
+ * turn and the peer moves in one coordinate, and the vector is cut in 2 D parts (one per
+ * direction of each of the D dimensions) that run the collective at the same time, each
+ * starting in another dimension and the mirrored ones with -rho: at every step a node
+ * sends on each of its 2 D links at once, so the vector leaves at 2 D links' rate (the
+ * paper's multiported Swing).  Anywhere else the
  * ranks in rank order are the ring (one copy), with the 2^k + q fold of End et al.,
  * section III.A, for other sizes: ranks 2i < 2q hand their contribution to 2i + 1 and
  * get the result back.
@@ -229,6 +229,16 @@ static bool sw_torus(const mca_coll_loom_params_t *p, sw_t *w, int **rank_of)
     return true;
 }
 
+bool mca_coll_loom_swing_sub_torus(const mca_coll_loom_params_t *p)
+{
+    sw_t w = {.nd = 1};
+    int *rank_of = NULL;
+    const bool fits = sw_torus(p, &w, &rank_of);
+
+    free(rank_of);
+    return fits;
+}
+
 /* Copy c's blocks [b0, b1) in block numbers. */
 static void sw_send(mca_coll_loom_sched_t *s, const sw_t *w, int c, int peer, int slot, int b0, int b1)
 {
@@ -349,6 +359,6 @@ MCA_COLL_LOOM_ALGORITHM(swing) = {
                    "a sub-torus) the steps take the dimensions in turn and the vector runs in "
                    "2 D parts at once, one per link of a node; elsewhere in rank order (2^k+q "
                    "fold); commutative ops, bit-identical results",
-    .reference = "De Sensi et al., Swing (NSDI 2024), sections 3-4",
+    .reference = "De Sensi et al., Swing (NSDI 2024)",
     .build = build_swing,
 };
