@@ -14,10 +14,9 @@
  * direction of each of the D dimensions) that run the collective at the same time, each
  * starting in another dimension and the mirrored ones with -rho: at every step a node
  * sends on each of its 2 D links at once, so the vector leaves at 2 D links' rate (the
- * paper's multiported Swing).  Anywhere else the
- * ranks in rank order are the ring (one copy), with the 2^k + q fold of End et al.,
- * section III.A, for other sizes: ranks 2i < 2q hand their contribution to 2i + 1 and
- * get the result back.
+ * paper's multiported Swing).  Anywhere else the ranks in rank order are the ring (one
+ * copy), with the 2^k + q fold of End et al., section III.A, for other sizes: ranks
+ * 2i < 2q hand their contribution to 2i + 1 and get the result back.
  *
  * Which blocks go where: after steps s.. a rank's data reaches the ranks R(r, s) it can
  * walk to by taking or skipping each later step.  These sets nest (the R(., s + 1) of the
@@ -48,7 +47,7 @@
 #define SW_MAX_COPIES (2 * SW_MAX_DIMS)
 
 typedef struct {
-    int P, p2, q;             /* ranks; the power of two that runs Swing; p2 + q = P */
+    int p2, q;                /* the power of two that runs Swing; p2 + q ranks */
     int nd;                   /* rings: 1 (rank order) or the torus dimensions in use */
     int size[SW_MAX_DIMS];    /* their sizes (powers of two), product p2 */
     int steps;                /* log2 p2 */
@@ -172,8 +171,9 @@ static void sw_plan_steps(sw_t *w)
 }
 
 /* The torus case: the communicator's ranks, one per node, are the nodes of a sub-torus
- * of power-of-two rings.  Fills w's rings and *rank_of (allocated; the caller frees it). */
-static bool sw_torus(const mca_coll_loom_params_t *p, sw_t *w, int **rank_of)
+ * of power-of-two rings.  Fills w's rings, *rank_of (allocated; the caller frees it) and
+ * *me, p->rank's virtual rank. */
+static bool sw_torus(const mca_coll_loom_params_t *p, sw_t *w, int **rank_of, int *me)
 {
     const mca_coll_loom_torus_t *t = p->torus;
     int lo[SW_MAX_DIMS], hi[SW_MAX_DIMS], used[SW_MAX_DIMS], prod = 1;
@@ -225,6 +225,9 @@ static bool sw_torus(const mca_coll_loom_params_t *p, sw_t *w, int **rank_of)
             return false;
         }
         (*rank_of)[v] = r;
+        if (r == p->rank) {
+            *me = v;
+        }
     }
     return true;
 }
@@ -232,8 +235,8 @@ static bool sw_torus(const mca_coll_loom_params_t *p, sw_t *w, int **rank_of)
 bool mca_coll_loom_swing_sub_torus(const mca_coll_loom_params_t *p)
 {
     sw_t w = {.nd = 1};
-    int *rank_of = NULL;
-    const bool fits = sw_torus(p, &w, &rank_of);
+    int *rank_of = NULL, me = 0;
+    const bool fits = sw_torus(p, &w, &rank_of, &me);
 
     free(rank_of);
     return fits;
@@ -291,8 +294,8 @@ static void sw_allreduce(mca_coll_loom_sched_t *s, const sw_t *w, int v, bool fr
 static int build_swing(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p)
 {
     const int P = p->P, r = p->rank;
-    sw_t w = {.P = P, .p2 = 1, .nd = 1, .ncopies = 1};
-    int *rank_of = NULL;
+    sw_t w = {.p2 = 1, .nd = 1, .ncopies = 1};
+    int *rank_of = NULL, me = 0;
 
     if (P < 1 || r < 0 || r >= P || MCA_COLL_LOOM_COLL_ALLREDUCE != p->coll) {
         return MCA_COLL_LOOM_ERR_BADPARAM;
@@ -301,7 +304,7 @@ static int build_swing(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p
         mca_coll_loom_sched_copy(s, IN, RES);
         return MCA_COLL_LOOM_OK;
     }
-    if (sw_torus(p, &w, &rank_of)) {
+    if (sw_torus(p, &w, &rank_of, &me)) {
         w.p2 = P;
         w.rank_of = rank_of;
         w.ncopies = 2 * w.nd;
@@ -320,11 +323,7 @@ static int build_swing(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p
     mca_coll_loom_sched_set_blocks(s, w.ncopies * w.p2);
 
     if (NULL != rank_of) {
-        int v = -1;
-        for (int i = 0; i < P && v < 0; ++i) {
-            v = rank_of[i] == r ? i : -1;
-        }
-        sw_allreduce(s, &w, v, true);
+        sw_allreduce(s, &w, me, true);
         free(rank_of);
         return MCA_COLL_LOOM_OK;
     }
