@@ -714,7 +714,10 @@ static int refuses(const call_t *k, const char *alg)
     case LT_ALLREDUCE:
         if (0 == strcmp(alg, "pairwise") || 0 == strcmp(alg, "halving_doubling")) return 0;
         if (0 == strcmp(alg, "bruck")) return !(comm && exact);
-        if (0 == strcmp(alg, "ring") || 0 == strcmp(alg, "twotree")) return !comm;
+        /* each block combined once, out of rank order */
+        if (0 == strcmp(alg, "ring") || 0 == strcmp(alg, "twotree") || 0 == strcmp(alg, "circulant") ||
+            0 == strcmp(alg, "swing"))
+            return !comm;
         if (0 == strcmp(alg, "hierarchical")) return !comm && !k->c->consecutive;
         if (0 == strcmp(alg, "dissemination")) {
             int n = knob_value(k->s, "dissemination");
@@ -724,7 +727,8 @@ static int refuses(const call_t *k, const char *alg)
     case LT_BARRIER: case LT_BCAST: case LT_ALLGATHER: return lt_alg_index(LT_NB(k->coll), alg) >= 0 ? 0 : -1;
     case LT_REDUCE:
         if (0 == strcmp(alg, "binomial")) return 0;
-        if (0 == strcmp(alg, "twotree") || 0 == strcmp(alg, "hierarchical") || 0 == strcmp(alg, "halving_doubling"))
+        if (0 == strcmp(alg, "twotree") || 0 == strcmp(alg, "hierarchical") || 0 == strcmp(alg, "halving_doubling") ||
+            0 == strcmp(alg, "circulant"))
             return !comm;
         return -1;
     case LT_REDUCE_SCATTER: case LT_REDUCE_SCATTER_BLOCK:
