@@ -154,6 +154,8 @@ static int alg_may_serve(const char *alg, int n, int P, lo_tkind_t t, lo_okind_t
     if (0 == strcmp(alg, "circulant")) return op_commutative(o);
     /* Swing's reduce-scatter + allgather: each block combined once, out of rank order */
     if (0 == strcmp(alg, "swing")) return op_commutative(o);
+    /* k-ary halving keeps aligned rank ranges together, as radix 2 does: any op */
+    if (0 == strcmp(alg, "knomial")) return 1;
     /* any op on node-consecutive ranks, commutative ones otherwise: this test does not
      * know the node map, so a non-commutative call may go either way (both exact) */
     if (0 == strcmp(alg, "hierarchical")) return op_commutative(o) ? 1 : -1;
@@ -190,15 +192,17 @@ typedef struct {
 } setting_t;
 
 static int default_ways = -1, default_ports = -1;
-/* the segment / chunk / block size knobs of the pipelined algorithms, in bytes, and their
- * values at startup (-1: not readable) */
-#define NSIZE_KNOBS 3
-static const char *const size_alg[NSIZE_KNOBS] = {"ring", "twotree", "circulant"};
+/* the knobs of the pipelined algorithms (segment, chunk, block size in bytes: loom's
+ * choice, then sizes that make many, uneven pieces) and knomial's radix, the values the
+ * matrix tries (0: the knob's value at startup), and that value (-1: not readable) */
+#define NSIZE_KNOBS 4
+static const char *const size_alg[NSIZE_KNOBS] = {"ring", "twotree", "circulant", "knomial"};
 static const char *const size_knob[NSIZE_KNOBS] = {"coll_loom_ring_segment_size", "coll_loom_twotree_chunk_size",
-                                                   "coll_loom_circulant_block_size"};
-static int size_default[NSIZE_KNOBS] = {-1, -1, -1};
+                                                   "coll_loom_circulant_block_size", "coll_loom_knomial_radix"};
+static const int size_values[NSIZE_KNOBS][3] = {{0, 1000, 64}, {0, 1000, 64}, {0, 1000, 64}, {0, 3, 2}};
+static int size_default[NSIZE_KNOBS] = {-1, -1, -1, -1};
 static int default_hseg = -1;
-/* index of alg's size knob, -1: it has none */
+/* index of alg's knob in that table, -1: it has none there */
 static int size_index(const char *alg)
 {
     for (int k = 0; k < NSIZE_KNOBS; k++) {
@@ -225,8 +229,8 @@ static int apply_setting(const setting_t *s)
         FAIL("cannot set %s through MPI_T (value %s / %d): %s", failed, s->alg, value, lt_errstr(rc));
         return rc;
     }
-    /* pipelined algorithms: n is the segment, chunk or block size in bytes; the other
-     * size knobs at their defaults */
+    /* the knob table's algorithms: n is their knob's value; the other knobs at their
+     * defaults */
     const int mine = size_index(s->alg);
     for (int k = 0; k < NSIZE_KNOBS && MPI_SUCCESS == rc; k++) {
         int v = (k == mine && s->n > 0) ? s->n : size_default[k];
@@ -657,10 +661,9 @@ static int build_settings(setting_t *ss, int max)
                 snprintf(ss[n++].alg, LT_NAME_LEN, "%s", name);
             }
         } else if (size_index(name) >= 0) {
-            /* segment / chunk bytes: loom's choice, then sizes that make many, uneven
-             * pieces (fewer from 16 processes on, which oversubscribe CI's cores) */
-            /* (only when loom has the knob: test_colls requires it, this test need not) */
-            static const int ns[] = {0, 1000, 64};
+            /* the table's values (fewer from 16 processes on, which oversubscribe CI's
+             * cores; only when loom has the knob: test_colls requires it, this test need not) */
+            const int *ns = size_values[size_index(name)];
             int have = size_default[size_index(name)] >= 0;
             for (int j = 0; j < (!have ? 1 : wsize >= 16 ? 2 : 3) && n < max; j++) {
                 ss[n] = (setting_t){"", ns[j]};

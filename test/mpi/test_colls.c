@@ -107,7 +107,8 @@ static int alg_commutative_only(const char *alg)
 {
     /* hierarchical serves non-commutative bcast (no op) but not reduce */
     return 0 == strcmp(alg, "ring") || 0 == strcmp(alg, "twotree") || 0 == strcmp(alg, "hierarchical") ||
-           0 == strcmp(alg, "torus") || 0 == strcmp(alg, "circulant") || 0 == strcmp(alg, "swing");
+           0 == strcmp(alg, "torus") || 0 == strcmp(alg, "circulant") || 0 == strcmp(alg, "swing") ||
+           0 == strcmp(alg, "knomial"); /* its reduce_scatter: digits from the highest */
 }
 /* Knobs that change the schedule of collective c under algorithm alg. */
 static const char *alg_knob(ckind_t c, const char *alg)
@@ -119,6 +120,7 @@ static const char *alg_knob(ckind_t c, const char *alg)
     if (0 == strcmp(alg, "twotree")) return "coll_loom_twotree_chunk_size";
     if (0 == strcmp(alg, "circulant")) return "coll_loom_circulant_block_size";
     if (0 == strcmp(alg, "hierarchical")) return "coll_loom_hierarchical_segment_size";
+    if (0 == strcmp(alg, "knomial")) return "coll_loom_knomial_radix";
     return NULL;
 }
 
@@ -152,7 +154,7 @@ typedef struct {
 static int large_np(void) { return wsize >= 16; }
 
 static char default_alg[NC][LT_NAME_LEN];
-static int default_seg = -1, default_chunk = -1, default_hseg = -1, default_block = -1;
+static int default_seg = -1, default_chunk = -1, default_hseg = -1, default_block = -1, default_radix = -1;
 
 #define SMALL_MAX 1021 /* prime: divisible by no P and no segment count */
 /* ~1M elements; a quarter of that from 16 processes on, which oversubscribe CI's cores */
@@ -177,10 +179,11 @@ static int apply_setting(ckind_t c, const setting_t *s)
         return rc;
     }
     const char *knob = alg_knob(c, s->alg);
-    const char *kn[4] = {"coll_loom_ring_segment_size", "coll_loom_twotree_chunk_size",
-                         "coll_loom_hierarchical_segment_size", "coll_loom_circulant_block_size"};
-    const int kd[4] = {default_seg, default_chunk, default_hseg, default_block};
-    for (int k = 0; k < 4; k++) {
+    const char *kn[5] = {"coll_loom_ring_segment_size", "coll_loom_twotree_chunk_size",
+                         "coll_loom_hierarchical_segment_size", "coll_loom_circulant_block_size",
+                         "coll_loom_knomial_radix"};
+    const int kd[5] = {default_seg, default_chunk, default_hseg, default_block, default_radix};
+    for (int k = 0; k < 5; k++) {
         int v = (knob && 0 == strcmp(knob, kn[k]) && s->knob >= 0) ? s->knob : kd[k];
         if (v < 0) continue; /* not readable at startup: reported there */
         rc = lt_cvar_write_int(kn[k], v);
@@ -202,6 +205,7 @@ static void restore_defaults(ckind_t c)
     if (default_chunk >= 0) lt_cvar_write_int("coll_loom_twotree_chunk_size", default_chunk);
     if (default_hseg >= 0) lt_cvar_write_int("coll_loom_hierarchical_segment_size", default_hseg);
     if (default_block >= 0) lt_cvar_write_int("coll_loom_circulant_block_size", default_block);
+    if (default_radix >= 0) lt_cvar_write_int("coll_loom_knomial_radix", default_radix);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -824,12 +828,15 @@ static int build_settings(ckind_t c, setting_t *ss, int max)
     ss[n++] = (setting_t){"auto", -1};
     for (int a = 0; a < lt_nalgs(c_lt[c]) && n < max; a++) {
         const char *name = lt_alg_name(c_lt[c], a);
-        static const int knobs[] = {-1, 64, 1000, 4096};
-        int nk = alg_knob(c, name) ? (large_np() ? 2 : 4) : 1;
+        /* sizes in bytes; knomial's radix */
+        static const int sizes[] = {-1, 64, 1000, 4096}, radices[] = {-1, 3, 2, 7};
+        const char *knob = alg_knob(c, name);
+        const int radix = NULL != knob && 0 == strcmp(knob, "coll_loom_knomial_radix");
+        int nk = knob ? (large_np() ? 2 : 4) : 1;
         /* rooted collectives run every root: fewer knob values keep them affordable */
         if (is_rooted(c) && nk == 4) nk = 3;
         for (int j = 0; j < nk && n < max; j++) {
-            ss[n] = (setting_t){"", j == 1 && large_np() ? 1000 : knobs[j]};
+            ss[n] = (setting_t){"", radix ? radices[j] : j == 1 && large_np() ? 1000 : sizes[j]};
             snprintf(ss[n++].alg, LT_NAME_LEN, "%s", name);
         }
     }
@@ -1003,7 +1010,9 @@ int main(int argc, char **argv)
     if (MPI_SUCCESS != lt_cvar_read_int("coll_loom_twotree_chunk_size", &default_chunk)) default_chunk = -1;
     if (MPI_SUCCESS != lt_cvar_read_int("coll_loom_hierarchical_segment_size", &default_hseg)) default_hseg = -1;
     if (MPI_SUCCESS != lt_cvar_read_int("coll_loom_circulant_block_size", &default_block)) default_block = -1;
+    if (MPI_SUCCESS != lt_cvar_read_int("coll_loom_knomial_radix", &default_radix)) default_radix = -1;
     if (!oracle_only) {
+        if (default_radix < 0) FAIL("cannot read cvar coll_loom_knomial_radix");
         if (default_block < 0) FAIL("cannot read cvar coll_loom_circulant_block_size");
         if (default_hseg < 0) FAIL("cannot read cvar coll_loom_hierarchical_segment_size");
         if (default_seg < 0) FAIL("cannot read cvar coll_loom_ring_segment_size");

@@ -180,10 +180,11 @@ typedef struct {
     int knob;              /* the algorithm's knob, -1: its default */
 } setting_t;
 
-static const char *knob_names[5] = {"coll_loom_dissemination_ways", "coll_loom_bruck_ports",
-                                    "coll_loom_ring_segment_size", "coll_loom_twotree_chunk_size",
-                                    "coll_loom_hierarchical_segment_size"};
-static int knob_default[5] = {-1, -1, -1, -1, -1};
+#define NKNOBS 6
+static const char *knob_names[NKNOBS] = {"coll_loom_dissemination_ways", "coll_loom_bruck_ports",
+                                         "coll_loom_ring_segment_size", "coll_loom_twotree_chunk_size",
+                                         "coll_loom_hierarchical_segment_size", "coll_loom_knomial_radix"};
+static int knob_default[NKNOBS] = {-1, -1, -1, -1, -1, -1};
 static char default_alg[LT_NUM_COLLS][LT_NAME_LEN];
 
 static int knob_of(const char *alg)
@@ -193,6 +194,7 @@ static int knob_of(const char *alg)
     if (0 == strcmp(alg, "ring")) return 2;
     if (0 == strcmp(alg, "twotree")) return 3;
     if (0 == strcmp(alg, "hierarchical")) return 4;
+    if (0 == strcmp(alg, "knomial")) return 5;
     return -1;
 }
 
@@ -217,7 +219,7 @@ static int apply_setting(lt_coll_t c, const setting_t *s)
         return rc;
     }
     int kk = knob_of(s->alg);
-    for (int k = 0; k < 5; k++) {
+    for (int k = 0; k < NKNOBS; k++) {
         int v = (k == kk && s->knob >= 0) ? s->knob : knob_default[k];
         if (v < 0) continue;
         rc = lt_cvar_write_int(knob_names[k], v);
@@ -712,7 +714,8 @@ static int refuses(const call_t *k, const char *alg)
         return !lt_torus_configured() || (LT_BCAST != k->coll && !comm);
     switch (k->coll) {
     case LT_ALLREDUCE:
-        if (0 == strcmp(alg, "pairwise") || 0 == strcmp(alg, "halving_doubling")) return 0;
+        if (0 == strcmp(alg, "pairwise") || 0 == strcmp(alg, "halving_doubling") || 0 == strcmp(alg, "knomial"))
+            return 0;
         if (0 == strcmp(alg, "bruck")) return !(comm && exact);
         /* each block combined once, out of rank order */
         if (0 == strcmp(alg, "ring") || 0 == strcmp(alg, "twotree") || 0 == strcmp(alg, "circulant") ||
@@ -732,7 +735,8 @@ static int refuses(const call_t *k, const char *alg)
             return !comm;
         return -1;
     case LT_REDUCE_SCATTER: case LT_REDUCE_SCATTER_BLOCK:
-        if (0 == strcmp(alg, "ring") || 0 == strcmp(alg, "halving_doubling")) return !comm;
+        if (0 == strcmp(alg, "ring") || 0 == strcmp(alg, "halving_doubling") || 0 == strcmp(alg, "knomial"))
+            return !comm;
         return -1;
     case LT_SCAN: case LT_EXSCAN:
         if (0 == strcmp(alg, "recursive_doubling")) return 0;
@@ -967,7 +971,7 @@ static int build_settings(lt_coll_t c, setting_t *ss, int max)
         ss[n] = (setting_t){"", -1};
         snprintf(ss[n++].alg, LT_NAME_LEN, "%s", name);
         if (0 == strcmp(name, "dissemination")) knobs[0] = 1, knobs[1] = 3;
-        else if (0 == strcmp(name, "bruck")) knobs[0] = 3;
+        else if (0 == strcmp(name, "bruck") || 0 == strcmp(name, "knomial")) knobs[0] = 3;
         else if (0 == strcmp(name, "ring") || 0 == strcmp(name, "twotree")) knobs[0] = 256;
         else if (0 == strcmp(name, "hierarchical") && (c == LT_BCAST || c == LT_REDUCE)) knobs[0] = 256;
         for (int j = 0; j < 2 && n < max; j++) {
@@ -2157,7 +2161,7 @@ int main(int argc, char **argv)
         }
         if (MPI_SUCCESS != lt_cvar_read_int("coll_loom_shm", &shm_default)) shm_default = -1;
         if (MPI_SUCCESS != lt_cvar_read_int("coll_loom_shm_slot_size", &shm_slot)) shm_slot = -1;
-        for (int k = 0; k < 5; k++)
+        for (int k = 0; k < NKNOBS; k++)
             if (MPI_SUCCESS != lt_cvar_read_int(knob_names[k], &knob_default[k])) {
                 FAIL("cannot read cvar %s", knob_names[k]);
                 knob_default[k] = -1;

@@ -136,6 +136,21 @@ static int expected_rounds(const char *name, mca_coll_loom_coll_t coll, int P, i
         }
         return lg; /* ceil(log2 P) */
     }
+    if (0 == strcmp(name, "knomial")) {
+        /* m steps of radix n and one of radix P / n^m (when above 1) per phase, one more
+         * round before and after where the 2^k + q fold is needed */
+        long pk = 1;
+        int steps = 0;
+        while (P > 1 && pk * n <= P) {
+            pk *= n;
+            steps++;
+        }
+        if (P / pk > 1) {
+            steps++;
+        }
+        return P <= 1 ? 0
+                      : (MCA_COLL_LOOM_COLL_ALLREDUCE == coll ? 2 : 1) * steps + (P != pk * (P / pk) ? 2 : 0);
+    }
     if (MCA_COLL_LOOM_COLL_ALLREDUCE != coll && MCA_COLL_LOOM_COLL_BARRIER != coll) {
         return -1;
     }
@@ -1172,13 +1187,13 @@ static void test_circulant(int pmax)
            (double) (clock() - t0) / CLOCKS_PER_SEC);
 }
 
-/* swing at sizes test_algorithms does not reach: the flat ring (rank order, with the
- * 2^k + q fold) on a sample of P to 2^16, 2 log2 p2 rounds (two more where ranks fold).
- * The verifier to 1031 ranks (its contribution sets grow as P^2); above, the structure
- * that makes the schedules right: every send of a round meets a receive of the same
- * blocks at its peer in the same round, and the reduce-scatter leaves each block on
- * exactly one rank. */
-static bool swing_structure(const mca_coll_loom_sched_t *scheds, int P, char *err, size_t errlen)
+/* swing and knomial (radix `knob`) at sizes test_algorithms does not reach: the flat
+ * allreduce (rank order, with the 2^k + q fold) on a sample of P to 2^16, the paper's
+ * rounds.  The verifier to 1031 ranks (its contribution sets grow as P^2); above, the
+ * structure that makes the schedules right: every send of a round meets a receive of
+ * the same blocks at its peer in the same round, and the reduce-scatter leaves each block
+ * on exactly one rank (the first receive of a single block is a rank's last step). */
+static bool rs_structure(const mca_coll_loom_sched_t *scheds, int P, char *err, size_t errlen)
 {
     int *owner = calloc((size_t) scheds[P - 1].nblocks, sizeof(int));
     bool ok = NULL != owner;
@@ -1220,16 +1235,16 @@ static bool swing_structure(const mca_coll_loom_sched_t *scheds, int P, char *er
     return ok;
 }
 
-static void test_swing_large(int pmax)
+static void test_allreduce_large(int pmax, const char *name, int knob)
 {
-    static const int big[] = {301, 511, 512, 513, 1024, 1031, 4096, 4099, 16384, 16411, 65535, 65536};
-    const int alg = mca_coll_loom_alg_find(MCA_COLL_LOOM_COLL_ALLREDUCE, "swing");
+    static const int big[] = {301, 511, 512, 513, 729, 1024, 1031, 4096, 4099, 16384, 16411, 65535, 65536};
+    const int alg = mca_coll_loom_alg_find(MCA_COLL_LOOM_COLL_ALLREDUCE, name);
     mca_coll_loom_sched_t *scheds = calloc(65536, sizeof(*scheds));
     const clock_t t0 = clock();
     int verified = 0, checked = 0;
     char err[256];
 
-    CHECK(alg >= 0 && NULL != scheds, "swing: in the registry, memory");
+    CHECK(alg >= 0 && NULL != scheds, "%s: in the registry, memory", name);
     if (alg < 0 || NULL == scheds || pmax < 300) {
         free(scheds);
         return;
@@ -1239,27 +1254,31 @@ static void test_swing_large(int pmax)
     }
     for (size_t i = 0; i < sizeof(big) / sizeof(big[0]); ++i) {
         const int P = big[i];
-        mca_coll_loom_params_t p = {.P = P, .call = C | E | I, .coll = MCA_COLL_LOOM_COLL_ALLREDUCE};
+        /* non-commutative for the order-keeping knomial, commutative for swing */
+        mca_coll_loom_params_t p = {.P = P, .knob = knob, .call = 0 == knob ? C | E | I : 0,
+                                    .coll = MCA_COLL_LOOM_COLL_ALLREDUCE};
         mca_coll_loom_verify_stats_t st;
-        int rounds, brc, steps = 0;
+        int rounds, brc, steps = 0, want;
         while ((2 << steps) <= P) {
             ++steps;
         }
+        want = 0 == knob ? 2 * steps + ((P & (P - 1)) ? 2 : 0)
+                         : expected_rounds(name, MCA_COLL_LOOM_COLL_ALLREDUCE, P, knob, 1);
         for (int r = 0; r < P; ++r) {
             scheds[r].no_graph = P > 1031; /* its dependency graph costs O(blocks) per rank */
         }
         build_all(alg, &p, scheds, &rounds, &brc);
-        CHECK(MCA_COLL_LOOM_OK == brc, "swing P=%d: build failed (%d)", P, brc);
+        CHECK(MCA_COLL_LOOM_OK == brc, "%s P=%d: build failed (%d)", name, P, brc);
         if (MCA_COLL_LOOM_OK != brc) {
             continue;
         }
-        CHECK(rounds == 2 * steps + ((P & (P - 1)) ? 2 : 0), "swing P=%d: %d rounds", P, rounds);
+        CHECK(rounds == want, "%s P=%d: %d rounds, expected %d", name, P, rounds, want);
         if (P <= 1031) {
-            CHECK(0 == mca_coll_loom_verify_schedules(scheds, false, &p, 0, &st, err, sizeof(err)), "swing P=%d: %s",
-                  P, err);
+            CHECK(0 == mca_coll_loom_verify_schedules(scheds, 0 != knob, &p, 0, &st, err, sizeof(err)),
+                  "%s P=%d: %s", name, P, err);
             ++verified;
         } else {
-            CHECK(swing_structure(scheds, P, err, sizeof(err)), "swing P=%d: %s", P, err);
+            CHECK(rs_structure(scheds, P, err, sizeof(err)), "%s P=%d: %s", name, P, err);
             ++checked;
         }
     }
@@ -1267,8 +1286,8 @@ static void test_swing_large(int pmax)
         mca_coll_loom_sched_fini(&scheds[i]);
     }
     free(scheds);
-    printf("swing          %d allreduce schedule sets verified (P = 301..1031), %d checked for their structure "
-           "(P = 4096..65536) %.1f s\n", verified, checked, (double) (clock() - t0) / CLOCKS_PER_SEC);
+    printf("%-8s n=%-3d %d allreduce schedule sets verified (P = 301..1031), %d checked for their structure "
+           "(P = 4096..65536) %.1f s\n", name, knob, verified, checked, (double) (clock() - t0) / CLOCKS_PER_SEC);
 }
 
 static void test_graph_orders(void)
@@ -1960,7 +1979,9 @@ int main(int argc, char **argv)
     }
     test_algorithms(pmax);
     if (shard_n - 1 == shard_k) {
-        test_swing_large(pmax);
+        test_allreduce_large(pmax, "swing", 0);
+        test_allreduce_large(pmax, "knomial", 4);
+        test_allreduce_large(pmax, "knomial", 3);
         test_hierarchical_maps();
     }
     if (failures) {
