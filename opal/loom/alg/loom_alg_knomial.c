@@ -181,6 +181,10 @@ static int build_knomial(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t 
     kn_init(&h, P, p->knob, !allreduce);
     nb = allreduce ? h.pv : P;
     mca_coll_loom_sched_set_blocks(s, nb);
+    /* the steps in order: a step's k-1 sends share the rank's link, and the graph would
+     * start the next step's before they are all out, delaying the peers that wait for
+     * them (the model: the graph slower than the rounds) */
+    mca_coll_loom_sched_lockstep(s);
 
     if (r < 2 * h.q && 0 == r % 2) {
         /* folded out: hand the contribution over, get back what this rank ends with */
