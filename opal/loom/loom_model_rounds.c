@@ -474,7 +474,10 @@ int mca_coll_loom_model_detect_symmetry(ctx_t *x)
     mca_coll_loom_sched_init(&s1);
     s0.no_graph = s1.no_graph = true; /* only their ops are compared */
     p.rank = 0;
-    if (MCA_COLL_LOOM_OK == mca_coll_loom_model_build_rank(x->alg, x->build, &s0, &p)) {
+    /* fewer elements than blocks: some blocks are empty, so ranks with the same ops
+     * move different bytes, and rank 0 stands for nobody */
+    if (MCA_COLL_LOOM_OK == mca_coll_loom_model_build_rank(x->alg, x->build, &s0, &p) &&
+        (NULL != x->displ || s0.nblocks <= 0 || x->count >= (size_t) s0.nblocks)) {
         for (int k = 0; k < 2 && SYM_NONE == found; ++k) {
             bool ok = SYM_XOR != kinds[k] || 0 == (P & (P - 1));
             for (int i = 0; ok && i < ns; ++i) {

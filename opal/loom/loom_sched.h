@@ -37,7 +37,7 @@
  * Blocks: a schedule may split every slot into `nblocks` blocks.  Blocks come in
  * `nblocks / nseg` parts of `nseg` segments each (block b is segment b % nseg of
  * part b / nseg).  The parts split the call's count as evenly as possible (the
- * first count % nparts parts one element longer), unless the call gives explicit
+ * count % nparts parts one element longer, spread evenly), unless the call gives explicit
  * part sizes (reduce_scatter's recvcounts); each part is split the same way into
  * its segments.  An op with nblk > 0 then covers blocks blk .. blk+nblk-1 of its
  * slots only, a contiguous element range; nblk == 0 means the whole slot.  An op
@@ -174,11 +174,14 @@ void mca_coll_loom_sched_one_send(mca_coll_loom_sched_t *s);
 void mca_coll_loom_sched_exchange(mca_coll_loom_sched_t *s);
 
 /* First element of block b when `count` elements are split into `nblocks` blocks
- * (b may equal nblocks: the end). */
+ * (b may equal nblocks: the end).  The count % nblocks blocks one element longer are
+ * spread evenly (block b starts at floor(b count / nblocks)), not packed at the front:
+ * with fewer elements than blocks, every half of the block range holds half of them,
+ * so recursive halving halves the data at each step. */
 static inline size_t mca_coll_loom_block_start(size_t count, int nblocks, int b)
 {
     size_t q = count / (size_t) nblocks, r = count % (size_t) nblocks;
-    return (size_t) b * q + ((size_t) b < r ? (size_t) b : r);
+    return (size_t) b * q + (size_t) b * r / (size_t) nblocks;
 }
 
 /* Where the blocks of one call lie: `count` elements in `nparts` parts of `nseg`
