@@ -51,7 +51,7 @@
     {COLL, .min_bytes = (LO), .max_bytes = (HI) - 1, .min_nodes = 2, .max_rpn = 1, .min_P = (MINP), \
      .max_P = (MAXP), .call_mask = MASK, .call_value = MASK, .alg = ALG}
 /* recursive halving and doubling on 256 ranks or more (the allreduce's rows say why),
- * from 64 KiB or an element per rank to parts of 8 KiB per rank (no bound from 524288) */
+ * from 64 KiB to parts of 8 KiB per rank (no bound from 524288) */
 #define HD_ROWS(COLL, MASK)                                                                      \
     SCALE_ROW(COLL, MASK, "halving_doubling", 256, 511, KIB(64), MIB(2)),                          \
     SCALE_ROW(COLL, MASK, "halving_doubling", 512, 1023, KIB(64), MIB(4)),                         \
@@ -59,13 +59,13 @@
     SCALE_ROW(COLL, MASK, "halving_doubling", 2048, 4095, KIB(64), MIB(16)),                       \
     SCALE_ROW(COLL, MASK, "halving_doubling", 4096, 8191, KIB(64), MIB(32)),                       \
     SCALE_ROW(COLL, MASK, "halving_doubling", 8192, 16383, KIB(64), MIB(64)),                      \
-    SCALE_ROW(COLL, MASK, "halving_doubling", 16384, 32767, KIB(128), MIB(128)),                   \
-    SCALE_ROW(COLL, MASK, "halving_doubling", 32768, 65535, KIB(256), MIB(256)),                   \
-    SCALE_ROW(COLL, MASK, "halving_doubling", 65536, 131071, KIB(512), MIB(512)),                  \
-    SCALE_ROW(COLL, MASK, "halving_doubling", 131072, 262143, MIB(1), MIB(1024)),                  \
-    SCALE_ROW(COLL, MASK, "halving_doubling", 262144, 524287, MIB(2), MIB(2048)),                  \
-    SCALE_ROW(COLL, MASK, "halving_doubling", 524288, 1048575, MIB(4), SIZE_MAX),                  \
-    SCALE_ROW(COLL, MASK, "halving_doubling", 1048576, 0, MIB(8), SIZE_MAX)
+    SCALE_ROW(COLL, MASK, "halving_doubling", 16384, 32767, KIB(64), MIB(128)),                    \
+    SCALE_ROW(COLL, MASK, "halving_doubling", 32768, 65535, KIB(64), MIB(256)),                    \
+    SCALE_ROW(COLL, MASK, "halving_doubling", 65536, 131071, KIB(64), MIB(512)),                   \
+    SCALE_ROW(COLL, MASK, "halving_doubling", 131072, 262143, KIB(64), MIB(1024)),                 \
+    SCALE_ROW(COLL, MASK, "halving_doubling", 262144, 524287, KIB(64), MIB(2048)),                 \
+    SCALE_ROW(COLL, MASK, "halving_doubling", 524288, 1048575, KIB(64), SIZE_MAX),                 \
+    SCALE_ROW(COLL, MASK, "halving_doubling", 1048576, 0, KIB(64), SIZE_MAX)
 
 /* Unset fields mean "any": min_bytes 0, min_* 0 and max_* 0 (no bound) for P, nodes
  * and ranks per node, call_mask 0.  max_bytes must be given. */
@@ -92,6 +92,14 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
     {REDUCE, .min_bytes = MIB(1), .max_bytes = SIZE_MAX, .min_nodes = 2, .call_mask = C, .call_value = C,
      .alg = "torus"},
 
+    /* one rank per node, 16-64 KiB, any op: recursive halving and doubling on 9-255 nodes
+     * (measured on the emulated 16 nodes, where the pairwise exchange of whole vectors
+     * below took 1.5-2.8x its time), radix 4 from 256 nodes (knomial: log4 P steps of 3
+     * messages, from the model, whose ranking there holds for per-message overheads of
+     * 0.07-1 us).  Below 16 KiB the pairwise exchange's fewer messages win.
+     * docs/user/tuning.md, "Why the built-in rules are what they are" */
+    SCALE_ROW(ALLREDUCE, 0, "halving_doubling", 9, 255, KIB(16), KIB(32) + 1),
+    SCALE_ROW(ALLREDUCE, 0, "knomial", 256, 0, KIB(16), KIB(64)),
     /* several nodes: the two-level algorithm (one rank per node: it is pairwise among
      * the nodes), whose node phases stay inside the nodes, where every round of
      * dissemination crosses the network several times; allreduce up to 32 KiB, above
@@ -147,9 +155,9 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
     {ALLREDUCE, .min_bytes = MIB(1), .max_bytes = SIZE_MAX, .min_nodes = 9, .max_nodes = 255, .max_rpn = 1,
      .call_mask = C, .call_value = C, .alg = "ring", .knob = 65536},
     /* one rank per node on 256 nodes or more: recursive halving and doubling, log2 P
-     * steps where the ring takes 2 (P-1), from where the vector holds an element per
-     * rank (smaller counts leave halves empty) up to parts of 8 KiB per rank, beyond
-     * which the ring's pipeline comes closer to the bound.  From the model alone
+     * steps where the ring takes 2 (P-1), from 64 KiB (knomial's rows above take the
+     * smaller calls) up to parts of 8 KiB per rank, beyond which the ring's pipeline
+     * comes closer to the bound.  From the model alone
      * (docs/dev/model.md, "The lower bound"): 1.15-1.3x the LogGP bound there, for any P
      * with commutative ops (2.2x for non-commutative ones on a P that is not a power of
      * two: the 2^k+q fold), where the ring is at 1.6-100x.  On the emulated 16 nodes it

@@ -1577,8 +1577,9 @@ static void test_decide(void)
         }
     }
     /* one rank per node: the measured rows of 9-255 nodes (reduce by circulant, allreduce
-     * by the ring in 64 KiB segments, commutative ops from 1 MiB) and the model's rows from
-     * 256 nodes (circulant reduce from 512 KiB, allreduce from 8 MiB) */
+     * by the ring in 64 KiB segments, commutative ops from 1 MiB; allreduce 16-32 KiB by
+     * halving and doubling) and the model's rows from 256 nodes (circulant reduce from
+     * 512 KiB, allreduce from 8 MiB; knomial 16-64 KiB) */
     {
         struct {
             int coll, P;
@@ -1600,6 +1601,17 @@ static void test_decide(void)
             {MCA_COLL_LOOM_COLL_ALLREDUCE, 1024, 4 << 20, C | E, "halving_doubling", 0},
             {MCA_COLL_LOOM_COLL_ALLREDUCE, 1024, 8 << 20, C | E, "circulant", 0},
             {MCA_COLL_LOOM_COLL_ALLREDUCE, 1024, 4 << 20, E, "halving_doubling", 0},
+            /* 16-32 KiB: halving and doubling (measured) to 255 nodes, radix 4 beyond;
+             * smaller: the pairwise exchange; from 64 KiB halving and doubling at any P */
+            {MCA_COLL_LOOM_COLL_ALLREDUCE, 16, 16 << 10, 0, "halving_doubling", 0},
+            {MCA_COLL_LOOM_COLL_ALLREDUCE, 255, 32 << 10, C | E, "halving_doubling", 0},
+            {MCA_COLL_LOOM_COLL_ALLREDUCE, 16, (16 << 10) - 8, C | E, "hierarchical", 0},
+            {MCA_COLL_LOOM_COLL_ALLREDUCE, 16, 64 << 10, C | E, NULL, 0},
+            {MCA_COLL_LOOM_COLL_ALLREDUCE, 8, 16 << 10, C | E, "hierarchical", 0},
+            {MCA_COLL_LOOM_COLL_ALLREDUCE, 256, 32 << 10, 0, "knomial", 0},
+            {MCA_COLL_LOOM_COLL_ALLREDUCE, 65536, (64 << 10) - 8, C | E, "knomial", 0},
+            {MCA_COLL_LOOM_COLL_ALLREDUCE, 65536, 64 << 10, C | E, "halving_doubling", 0},
+            {MCA_COLL_LOOM_COLL_ALLREDUCE, 1048576, 256 << 10, 0, "halving_doubling", 0},
         };
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
             mca_coll_loom_params_t p = {.P = cases[i].P, .call = cases[i].call, .coll = cases[i].coll,
