@@ -83,6 +83,8 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * or two (De Sensi et al.; docs/user/tuning.md, "Torus") */
     {ALLREDUCE, .min_bytes = MIB(1), .max_bytes = SIZE_MAX, .min_nodes = 2, .max_rpn = 1, .call_mask = C,
      .call_value = C, .sub_torus = true, .alg = "swing"},
+    {ALLGATHER, .min_bytes = MIB(1), .max_bytes = SIZE_MAX, .min_nodes = 2, .max_rpn = 1, .sub_torus = true,
+     .alg = "swing"},
     /* a communicator with a torus map (docs/user/tuning.md, "Torus"): from 1 MiB the
      * contention-free trees of Mittal et al., whose large messages stream at a link's
      * rate where tuned's trees put several messages on one link.  Without a map torus

@@ -291,11 +291,13 @@ run "test_allreduce 4x2 round-robin (on the torus map)" 0 --ppn 2 --rr --mca col
     -- "$test_allreduce"
 run "test_colls 4x2 round-robin" 0 --ppn 2 --rr -- "$test_colls"
 # one rank per node on the 2 x 2 map: swing (forced among the others) runs its torus form,
-# four parts at once over the nodes' links, blocking and non-blocking
+# four parts at once over the nodes' links, blocking and non-blocking, allreduce and allgather
 run "test_allreduce 4x1 (on the torus map: swing over its links)" 0 --ppn 1 --mca coll_loom_torus_file "$torus_map" \
     -- "$test_allreduce"
 run "test_nonblocking 4x1 (on the torus map)" 0 --ppn 1 --mca coll_loom_torus_file "$torus_map" \
     -- "$test_nonblocking" --sections matrix,persistent
+run "test_colls allgather 4x1 (on the torus map: swing over its links)" 0 --ppn 1 \
+    --mca coll_loom_torus_file "$torus_map" -- "$test_colls" --coll allgather
 run "test_nonblocking 4x2 round-robin (on the torus map)" 0 --ppn 2 --rr --mca coll_loom_torus_file "$torus_map" \
     -- "$test_nonblocking" \
     --sections matrix,outstanding,persistent

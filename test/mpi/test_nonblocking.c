@@ -705,7 +705,8 @@ static int dissemination_adaptable(int n, int P)
     return 0;
 }
 
-/* 1: alg may not serve the call, 0: it must, -1: unknown algorithm */
+/* 1: alg may not serve the call, 0: it must, -1: unknown algorithm, 2: it may or may not
+ * (the call's layout decides) */
 static int refuses(const call_t *k, const char *alg)
 {
     const int comm = k->o != LO_O_UNONCOMM, exact = k->t == LO_T_INT && (k->o == LO_O_SUM || k->o == LO_O_MAX);
@@ -727,7 +728,12 @@ static int refuses(const call_t *k, const char *alg)
             return !(comm && exact && (idem || (n > 0 && dissemination_adaptable(n, P))));
         }
         return -1;
-    case LT_BARRIER: case LT_BCAST: case LT_ALLGATHER: return lt_alg_index(LT_NB(k->coll), alg) >= 0 ? 0 : -1;
+    case LT_ALLGATHER:
+        /* swing's torus form cuts every part in 2 D pieces: a count they do not divide goes
+         * to the previous component (2: either may run) */
+        if (0 == strcmp(alg, "swing") && lt_torus_configured()) return 2;
+        return lt_alg_index(LT_NB(k->coll), alg) >= 0 ? 0 : -1;
+    case LT_BARRIER: case LT_BCAST: return lt_alg_index(LT_NB(k->coll), alg) >= 0 ? 0 : -1;
     case LT_REDUCE:
         if (0 == strcmp(alg, "binomial")) return 0;
         if (0 == strcmp(alg, "twotree") || 0 == strcmp(alg, "hierarchical") || 0 == strcmp(alg, "halving_doubling") ||
@@ -782,6 +788,7 @@ static void check_counters(const call_t *k, const lt_counts_t *b, const lt_count
         return;
     }
     int r = refuses(k, forced);
+    if (2 == r) return;
     /* the final check counts the calls the algorithm may serve (hierarchical refuses
      * scans on ranks that are not node-consecutive: a round-robin placement has none) */
     if (r != 1) forced_calls[lc][fi]++;

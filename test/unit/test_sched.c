@@ -1277,6 +1277,14 @@ static void test_allreduce_large(int pmax, const char *name, int knob)
             CHECK(0 == mca_coll_loom_verify_schedules(scheds, 0 != knob, &p, 0, &st, err, sizeof(err)),
                   "%s P=%d: %s", name, P, err);
             ++verified;
+            /* and the allgather both serve */
+            p.coll = MCA_COLL_LOOM_COLL_ALLGATHER;
+            p.call = C | E | I;
+            build_all(alg, &p, scheds, &rounds, &brc);
+            CHECK(MCA_COLL_LOOM_OK == brc && 0 == mca_coll_loom_verify_schedules(scheds, false, &p, 0, &st, err,
+                                                                                  sizeof(err)),
+                  "%s allgather P=%d: %s", name, P, MCA_COLL_LOOM_OK == brc ? err : "build failed");
+            ++verified;
         } else {
             CHECK(rs_structure(scheds, P, err, sizeof(err)), "%s P=%d: %s", name, P, err);
             ++checked;
@@ -1286,7 +1294,8 @@ static void test_allreduce_large(int pmax, const char *name, int knob)
         mca_coll_loom_sched_fini(&scheds[i]);
     }
     free(scheds);
-    printf("%-8s n=%-3d %d allreduce schedule sets verified (P = 301..1031), %d checked for their structure "
+    printf("%-8s n=%-3d %d allreduce and allgather schedule sets verified (P = 301..1031), %d allreduces checked "
+           "for their structure "
            "(P = 4096..65536) %.1f s\n", name, knob, verified, checked, (double) (clock() - t0) / CLOCKS_PER_SEC);
 }
 

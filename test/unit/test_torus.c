@@ -910,8 +910,9 @@ static void test_decide(void)
         mca_coll_loom_decide(cases[i].coll, cases[i].bytes, &p, knobs, -1, NULL, 0, &ch);
         CHECK(ch.alg < 0 || 0 != strcmp(mca_coll_loom_algs[ch.alg]->name, "torus"), "torus picked without a map");
     }
-    /* the whole 4 x 4 torus, a row, one rank per node: swing from 1 MiB (commutative);
-     * a node missing, two ranks on a node or a non-commutative op: not swing */
+    /* the whole 4 x 4 torus, a row, one rank per node: swing from 1 MiB (allreduce:
+     * commutative ops); a node missing, two ranks on a node or a non-commutative op: not
+     * swing */
     {
         int coords[16 * 2], nodes[16];
         for (int v = 0; v < 16; ++v) {
@@ -923,8 +924,17 @@ static void test_decide(void)
             size_t bytes;
             unsigned call;
             bool swing;
-        } sw[] = {{16, 1, 4 << 20, C, true},  {16, 1, 1 << 20, CE, true}, {16, 1, 512 << 10, C, false},
-                  {15, 1, 4 << 20, C, false}, {16, 1, 4 << 20, 0, false}, {4, 1, 4 << 20, C, true}};
+            int coll;
+        } sw[] = {{16, 1, 4 << 20, C, true, MCA_COLL_LOOM_COLL_ALLREDUCE},
+                  {16, 1, 1 << 20, CE, true, MCA_COLL_LOOM_COLL_ALLREDUCE},
+                  {16, 1, 512 << 10, C, false, MCA_COLL_LOOM_COLL_ALLREDUCE},
+                  {15, 1, 4 << 20, C, false, MCA_COLL_LOOM_COLL_ALLREDUCE},
+                  {16, 1, 4 << 20, 0, false, MCA_COLL_LOOM_COLL_ALLREDUCE},
+                  {4, 1, 4 << 20, C, true, MCA_COLL_LOOM_COLL_ALLREDUCE},
+                  {16, 1, 1 << 20, CE, true, MCA_COLL_LOOM_COLL_ALLGATHER},
+                  {4, 1, 4 << 20, CE, true, MCA_COLL_LOOM_COLL_ALLGATHER},
+                  {16, 1, 512 << 10, CE, false, MCA_COLL_LOOM_COLL_ALLGATHER},
+                  {15, 1, 4 << 20, CE, false, MCA_COLL_LOOM_COLL_ALLGATHER}};
         for (size_t i = 0; i < sizeof(sw) / sizeof(sw[0]); ++i) {
             int row[4 * 2];
             for (int k = 0; k < 4; ++k) { /* the row x = 2 */
@@ -933,12 +943,13 @@ static void test_decide(void)
             }
             mca_coll_loom_params_t p = {.P = sw[i].P, .nodes = sw[i].P, .rpn = sw[i].rpn, .node_of = nodes,
                                         .torus = &t, .torus_coords = 4 == sw[i].P ? row : coords,
-                                        .call = sw[i].call, .coll = MCA_COLL_LOOM_COLL_ALLREDUCE};
+                                        .call = sw[i].call, .coll = sw[i].coll};
             mca_coll_loom_choice_t ch;
-            mca_coll_loom_decide(MCA_COLL_LOOM_COLL_ALLREDUCE, sw[i].bytes, &p, knobs, -1, NULL, 0, &ch);
+            mca_coll_loom_decide(sw[i].coll, sw[i].bytes, &p, knobs, -1, NULL, 0, &ch);
             const bool swing = ch.alg >= 0 && 0 == strcmp(mca_coll_loom_algs[ch.alg]->name, "swing");
-            CHECK(swing == sw[i].swing, "decide allreduce %zu B, %d ranks of the 4 x 4 torus, call %x: %s",
-                  sw[i].bytes, sw[i].P, sw[i].call, ch.alg >= 0 ? mca_coll_loom_algs[ch.alg]->name : "previous");
+            CHECK(swing == sw[i].swing, "decide %s %zu B, %d ranks of the 4 x 4 torus, call %x: %s",
+                  mca_coll_loom_coll_name(sw[i].coll), sw[i].bytes, sw[i].P, sw[i].call,
+                  ch.alg >= 0 ? mca_coll_loom_algs[ch.alg]->name : "previous");
         }
         /* two ranks on each node of a 2 x 2 sub-torus: not swing */
         int pairs[8] = {0, 0, 1, 1, 2, 2, 3, 3}, sq[4 * 2] = {0, 0, 0, 1, 1, 0, 1, 1};
@@ -1169,56 +1180,65 @@ static void test_swing(void)
             mca_coll_loom_params_t p = {.P = nn, .nodes = nn, .rpn = 1, .node_of = node_of, .torus = &t,
                                         .torus_coords = coords, .call = MCA_COLL_LOOM_CALL_COMMUTATIVE,
                                         .coll = MCA_COLL_LOOM_COLL_ALLREDUCE};
-            for (int ip = 0; ip < 2; ++ip) {
-                char err[512] = "";
-                const int rc = mca_coll_loom_verify(alg, MCA_COLL_LOOM_COLL_ALLREDUCE, &p, ip, NULL, err, sizeof(err));
-                CHECK(0 == rc, "swing on %s (%s, %d ranks)%s: %s", shapes[si],
-                      0 == kind ? "whole" : 1 == kind ? "a sub-torus" : "a node missing", nn, ip ? ", in place" : "",
-                      err);
-                ++verified;
+            for (int ci = 0; ci < 2; ++ci) {
+                const int coll = ci ? MCA_COLL_LOOM_COLL_ALLGATHER : MCA_COLL_LOOM_COLL_ALLREDUCE;
+                p.coll = coll;
+                for (int ip = 0; ip < 2; ++ip) {
+                    char err[512] = "";
+                    const int rc = mca_coll_loom_verify(alg, coll, &p, ip, NULL, err, sizeof(err));
+                    CHECK(0 == rc, "swing %s on %s (%s, %d ranks)%s: %s", mca_coll_loom_coll_name(coll), shapes[si],
+                          0 == kind ? "whole" : 1 == kind ? "a sub-torus" : "a node missing", nn,
+                          ip ? ", in place" : "", err);
+                    ++verified;
+                }
             }
             if (0 != kind || !fours) {
                 continue;
             }
-            /* the link loads, round by round */
-            int steps = 0, rounds = -1;
-            while ((1 << steps) < nn) {
-                ++steps;
-            }
-            for (int r = 0; r < nn; ++r) {
-                p.rank = r;
-                mca_coll_loom_sched_init(&s[r]);
-                CHECK(MCA_COLL_LOOM_OK == mca_coll_loom_alg_build(alg, &s[r], &p), "swing on %s: rank %d built",
-                      shapes[si], r);
-                CHECK(2 * steps == s[r].rounds, "swing on %s: rank %d has %d rounds, not %d", shapes[si], r,
-                      s[r].rounds, 2 * steps);
-                rounds = s[r].rounds;
-            }
-            for (int k = 0; k < rounds; ++k) {
-                int n = 0;
-                long hops = 0;
-                for (int r = 0; r < nn; ++r) {
-                    int round = 0, sends = 0;
-                    for (int i = 0; i < s[r].nops && round <= k; ++i) {
-                        const mca_coll_loom_op_t *op = &s[r].ops[i];
-                        if (MCA_COLL_LOOM_OP_WAIT == op->kind) {
-                            ++round;
-                        } else if (MCA_COLL_LOOM_OP_SEND == op->kind && round == k) {
-                            memcpy(src + (size_t) n * nd, coords + (size_t) r * nd, sizeof(int) * (size_t) nd);
-                            memcpy(dst + (size_t) n++ * nd, coords + (size_t) op->peer * nd, sizeof(int) * (size_t) nd);
-                            ++sends;
-                        }
-                    }
-                    CHECK(2 * nd == sends, "swing on %s: rank %d sends %d messages in round %d, not %d",
-                          shapes[si], r, sends, k, 2 * nd);
+            for (int ci = 0; ci < 2; ++ci) {
+                const int coll = ci ? MCA_COLL_LOOM_COLL_ALLGATHER : MCA_COLL_LOOM_COLL_ALLREDUCE;
+                p.coll = coll;
+                /* the link loads, round by round */
+                int steps = 0, rounds = -1;
+                while ((1 << steps) < nn) {
+                    ++steps;
                 }
-                const int load = mca_coll_loom_torus_max_load(&t, n, src, dst, &hops);
-                CHECK(1 == load && hops == n, "swing on %s, round %d: %d messages, load %d, %ld hops", shapes[si], k,
-                      n, load, hops);
-                ++load_checked;
-            }
-            for (int r = 0; r < nn; ++r) {
-                mca_coll_loom_sched_fini(&s[r]);
+                for (int r = 0; r < nn; ++r) {
+                    p.rank = r;
+                    mca_coll_loom_sched_init(&s[r]);
+                    CHECK(MCA_COLL_LOOM_OK == mca_coll_loom_alg_build(alg, &s[r], &p), "swing on %s: rank %d built",
+                          shapes[si], r);
+                    CHECK((ci ? 1 : 2) * steps == s[r].rounds, "swing %s on %s: rank %d has %d rounds, not %d",
+                          mca_coll_loom_coll_name(coll), shapes[si], r, s[r].rounds, (ci ? 1 : 2) * steps);
+                    rounds = s[r].rounds;
+                }
+                for (int k = 0; k < rounds; ++k) {
+                    int n = 0;
+                    long hops = 0;
+                    for (int r = 0; r < nn; ++r) {
+                        int round = 0, sends = 0;
+                        for (int i = 0; i < s[r].nops && round <= k; ++i) {
+                            const mca_coll_loom_op_t *op = &s[r].ops[i];
+                            if (MCA_COLL_LOOM_OP_WAIT == op->kind) {
+                                ++round;
+                            } else if (MCA_COLL_LOOM_OP_SEND == op->kind && round == k) {
+                                memcpy(src + (size_t) n * nd, coords + (size_t) r * nd, sizeof(int) * (size_t) nd);
+                                memcpy(dst + (size_t) n++ * nd, coords + (size_t) op->peer * nd,
+                                       sizeof(int) * (size_t) nd);
+                                ++sends;
+                            }
+                        }
+                        CHECK(2 * nd == sends, "swing on %s: rank %d sends %d messages in round %d, not %d",
+                              shapes[si], r, sends, k, 2 * nd);
+                    }
+                    const int load = mca_coll_loom_torus_max_load(&t, n, src, dst, &hops);
+                    CHECK(1 == load && hops == n, "swing %s on %s, round %d: %d messages, load %d, %ld hops",
+                          mca_coll_loom_coll_name(coll), shapes[si], k, n, load, hops);
+                    ++load_checked;
+                }
+                for (int r = 0; r < nn; ++r) {
+                    mca_coll_loom_sched_fini(&s[r]);
+                }
             }
         }
         free(coords);

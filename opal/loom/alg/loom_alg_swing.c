@@ -242,15 +242,40 @@ bool mca_coll_loom_swing_sub_torus(const mca_coll_loom_params_t *p)
     return fits;
 }
 
-/* Copy c's blocks [b0, b1) in block numbers. */
-static void sw_send(mca_coll_loom_sched_t *s, const sw_t *w, int c, int peer, int slot, int b0, int b1)
+/* First block of copy c's position x (x may be p2: the end): c p2 + x, or off[x] where
+ * positions hold unequal numbers of blocks (the allgather's folded pairs). */
+static int sw_off(const sw_t *w, const int *off, int c, int x)
 {
-    mca_coll_loom_sched_send_blk(s, peer, slot, c * w->p2 + b0, b1 - b0);
+    return NULL != off ? off[x] : c * w->p2 + x;
 }
 
-static void sw_recv(mca_coll_loom_sched_t *s, const sw_t *w, int c, int peer, int slot, int b0, int b1)
+/* Copy c's positions [x0, x1) of slot. */
+static void sw_send(mca_coll_loom_sched_t *s, const sw_t *w, const int *off, int c, int peer, int slot, int x0,
+                    int x1)
 {
-    mca_coll_loom_sched_recv_blk(s, peer, slot, c * w->p2 + b0, b1 - b0);
+    mca_coll_loom_sched_send_blk(s, peer, slot, sw_off(w, off, c, x0), sw_off(w, off, c, x1) - sw_off(w, off, c, x0));
+}
+
+static void sw_recv(mca_coll_loom_sched_t *s, const sw_t *w, const int *off, int c, int peer, int slot, int x0,
+                    int x1)
+{
+    mca_coll_loom_sched_recv_blk(s, peer, slot, sw_off(w, off, c, x0), sw_off(w, off, c, x1) - sw_off(w, off, c, x0));
+}
+
+/* The allgather: the steps backwards, each doubling the range of positions a rank holds
+ * in slot (pos[c]: this rank's position in copy c). */
+static void sw_gather(mca_coll_loom_sched_t *s, const sw_t *w, const int *off, const int *pos, int v, int slot)
+{
+    for (int st = w->steps - 1; st >= 0; --st) {
+        const int half = w->p2 >> (st + 1);
+        for (int c = 0; c < w->ncopies; ++c) {
+            const int peer = sw_rank(w, sw_peer(w, c, v, st));
+            const int mine = pos[c] / half * half, other = mine ^ half;
+            sw_send(s, w, off, c, peer, slot, mine, mine + half);
+            sw_recv(s, w, off, c, peer, slot, other, other + half);
+        }
+        mca_coll_loom_sched_wait(s);
+    }
 }
 
 /* Virtual rank v's reduce-scatter and allgather over the copies, step by step (every
@@ -269,8 +294,8 @@ static void sw_allreduce(mca_coll_loom_sched_t *s, const sw_t *w, int v, bool fr
         for (int c = 0; c < w->ncopies; ++c) {
             const int peer = sw_rank(w, sw_peer(w, c, v, st));
             const int keep = pos[c] / half * half, other = keep ^ half;
-            sw_send(s, w, c, peer, fresh ? IN : RES, other, other + half);
-            sw_recv(s, w, c, peer, fresh ? RES : TMP, keep, keep + half);
+            sw_send(s, w, NULL, c, peer, fresh ? IN : RES, other, other + half);
+            sw_recv(s, w, NULL, c, peer, fresh ? RES : TMP, keep, keep + half);
         }
         mca_coll_loom_sched_wait(s);
         for (int c = 0; c < w->ncopies; ++c) {
@@ -279,16 +304,75 @@ static void sw_allreduce(mca_coll_loom_sched_t *s, const sw_t *w, int v, bool fr
         }
         fresh = false;
     }
-    for (int st = w->steps - 1; st >= 0; --st) {
-        const int half = w->p2 >> (st + 1);
-        for (int c = 0; c < w->ncopies; ++c) {
-            const int peer = sw_rank(w, sw_peer(w, c, v, st));
-            const int mine = pos[c] / half * half, other = mine ^ half;
-            sw_send(s, w, c, peer, RES, mine, mine + half);
-            sw_recv(s, w, c, peer, RES, other, other + half);
-        }
-        mca_coll_loom_sched_wait(s);
+    sw_gather(s, w, NULL, pos, v, RES);
+}
+
+/* MPI_Allgather: RESULT holds the parts in rank order (on a torus each cut in ncopies
+ * segments, copy c's the c-th), Swing moves ranges of positions in its own order.  So the
+ * rank's part goes to its positions in TMP, the allgather runs there, and every part is
+ * moved to its place in RESULT at the end: block moves, which need equal blocks (the
+ * parts are; a count that the copies do not divide goes to the next component).  Ranks
+ * folded into a pair hold two parts at one position: off[] gives each position its
+ * blocks. */
+static int sw_allgather(mca_coll_loom_sched_t *s, const sw_t *w, int P, int r, int v)
+{
+    const int nc = w->ncopies;
+    int *pos_of = malloc(sizeof(int) * (size_t) w->p2 * (size_t) nc), *off = NULL, *at = NULL, pos[SW_MAX_COPIES];
+
+    if (NULL == pos_of) {
+        return MCA_COLL_LOOM_ERR_NOMEM;
     }
+    for (int c = 0; c < nc; ++c) {
+        for (int x = 0; x < w->p2; ++x) {
+            pos_of[c * w->p2 + x] = sw_pos(w, c, x);
+        }
+        pos[c] = pos_of[c * w->p2 + v];
+    }
+    if (NULL == w->rank_of) {
+        /* rank order: position x holds virtual rank at[x]'s parts, 2 below q */
+        off = malloc(sizeof(int) * (size_t) (w->p2 + 1));
+        at = malloc(sizeof(int) * (size_t) w->p2);
+        if (NULL == off || NULL == at) {
+            free(pos_of);
+            free(off);
+            free(at);
+            return MCA_COLL_LOOM_ERR_NOMEM;
+        }
+        for (int x = 0; x < w->p2; ++x) {
+            at[pos_of[x]] = x;
+        }
+        off[0] = 0;
+        for (int x = 0; x < w->p2; ++x) {
+            off[x + 1] = off[x] + (at[x] < w->q ? 2 : 1);
+        }
+        if (r < 2 * w->q) {
+            mca_coll_loom_sched_recv_blk(s, r - 1, RES, r - 1, 1);
+            mca_coll_loom_sched_wait(s);
+        }
+        mca_coll_loom_sched_copy_move(s, RES, r < 2 * w->q ? r - 1 : r, TMP, off[pos[0]], r < 2 * w->q ? 2 : 1);
+    } else {
+        for (int c = 0; c < nc; ++c) {
+            mca_coll_loom_sched_copy_move(s, RES, r * nc + c, TMP, c * w->p2 + pos[c], 1);
+        }
+    }
+    sw_gather(s, w, off, pos, v, TMP);
+    for (int c = 0; c < nc; ++c) {
+        for (int x = 0; x < w->p2; ++x) {
+            const int px = pos_of[c * w->p2 + x];
+            if (x == v) {
+                continue; /* its parts are in place */
+            }
+            if (NULL != off) {
+                mca_coll_loom_sched_copy_move(s, TMP, off[px], RES, x < w->q ? 2 * x : x + w->q, x < w->q ? 2 : 1);
+            } else {
+                mca_coll_loom_sched_copy_move(s, TMP, c * w->p2 + px, RES, w->rank_of[x] * nc + c, 1);
+            }
+        }
+    }
+    free(pos_of);
+    free(off);
+    free(at);
+    return MCA_COLL_LOOM_OK;
 }
 
 static int build_swing(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p)
@@ -297,11 +381,16 @@ static int build_swing(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p
     sw_t w = {.p2 = 1, .nd = 1, .ncopies = 1};
     int *rank_of = NULL, me = 0;
 
-    if (P < 1 || r < 0 || r >= P || MCA_COLL_LOOM_COLL_ALLREDUCE != p->coll) {
+    const bool allgather = MCA_COLL_LOOM_COLL_ALLGATHER == p->coll;
+    int rc = MCA_COLL_LOOM_OK;
+
+    if (P < 1 || r < 0 || r >= P || (MCA_COLL_LOOM_COLL_ALLREDUCE != p->coll && !allgather)) {
         return MCA_COLL_LOOM_ERR_BADPARAM;
     }
     if (1 == P) {
-        mca_coll_loom_sched_copy(s, IN, RES);
+        if (!allgather) {
+            mca_coll_loom_sched_copy(s, IN, RES);
+        }
         return MCA_COLL_LOOM_OK;
     }
     if (sw_torus(p, &w, &rank_of, &me)) {
@@ -320,6 +409,25 @@ static int build_swing(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p
         w.steps++;
     }
     sw_plan_steps(&w);
+
+    if (allgather) {
+        /* P parts of ncopies segments */
+        mca_coll_loom_sched_set_segmented_blocks(s, P, w.ncopies);
+        if (r < 2 * w.q && 0 == r % 2) {
+            mca_coll_loom_sched_send_blk(s, r + 1, RES, r, 1);
+            mca_coll_loom_sched_wait(s);
+            mca_coll_loom_sched_recv_blk(s, r + 1, RES, 0, P);
+            mca_coll_loom_sched_wait(s);
+            return MCA_COLL_LOOM_OK;
+        }
+        rc = sw_allgather(s, &w, P, r, NULL != rank_of ? me : r < 2 * w.q ? r / 2 : r - w.q);
+        free(rank_of);
+        if (MCA_COLL_LOOM_OK == rc && r < 2 * w.q) {
+            mca_coll_loom_sched_send_blk(s, r - 1, RES, 0, P);
+            mca_coll_loom_sched_wait(s);
+        }
+        return rc;
+    }
     mca_coll_loom_sched_set_blocks(s, w.ncopies * w.p2);
 
     if (NULL != rank_of) {
@@ -350,7 +458,7 @@ static int build_swing(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p
 
 MCA_COLL_LOOM_ALGORITHM(swing) = {
     .name = "swing",
-    .colls = MCA_COLL_LOOM_SERVES(ALLREDUCE),
+    .colls = MCA_COLL_LOOM_SERVES(ALLREDUCE) | MCA_COLL_LOOM_SERVES(ALLGATHER),
     .needs = MCA_COLL_LOOM_NEEDS_COMMUTATIVE,
     .description = "Swing: reduce-scatter + allgather with partners r +- 1, 3, 5, 11, ... "
                    "(2 log2 P steps, (P-1)/P of the vector per phase); on a torus whose "
