@@ -186,6 +186,39 @@ static inline int mca_coll_loom_rank_mod(long a, int P)
     return (int) (r < 0 ? r + P : r);
 }
 
+/* The 2^k + q fold of End et al., section III.A, as the block-based builders of allreduce,
+ * allgather and reduce_scatter use it (nblocks: the schedule's blocks, allgather and
+ * reduce_scatter parts one per rank).  Rank r < 2q, r even, hands its contribution to
+ * r + 1 and gets back what it ends with (the whole RESULT, or its part of a
+ * reduce_scatter); at the end r + 1 gives it back with mca_coll_loom_fold_give_back. */
+static inline void mca_coll_loom_fold_hand_over(mca_coll_loom_sched_t *s, mca_coll_loom_coll_t coll, int r,
+                                                int nblocks)
+{
+    if (MCA_COLL_LOOM_COLL_ALLGATHER == coll) {
+        mca_coll_loom_sched_send_blk(s, r + 1, MCA_COLL_LOOM_SLOT_RESULT, r, 1);
+    } else {
+        mca_coll_loom_sched_send_blk(s, r + 1, MCA_COLL_LOOM_SLOT_INPUT, 0, nblocks);
+    }
+    mca_coll_loom_sched_wait(s);
+    if (MCA_COLL_LOOM_COLL_ALLREDUCE == coll || MCA_COLL_LOOM_COLL_ALLGATHER == coll) {
+        mca_coll_loom_sched_recv_blk(s, r + 1, MCA_COLL_LOOM_SLOT_RESULT, 0, nblocks);
+    } else {
+        mca_coll_loom_sched_recv_blk(s, r + 1, MCA_COLL_LOOM_SLOT_RESULT, r, 1);
+    }
+    mca_coll_loom_sched_wait(s);
+}
+
+static inline void mca_coll_loom_fold_give_back(mca_coll_loom_sched_t *s, mca_coll_loom_coll_t coll, int r,
+                                                int nblocks)
+{
+    if (MCA_COLL_LOOM_COLL_ALLREDUCE == coll || MCA_COLL_LOOM_COLL_ALLGATHER == coll) {
+        mca_coll_loom_sched_send_blk(s, r - 1, MCA_COLL_LOOM_SLOT_RESULT, 0, nblocks);
+    } else {
+        mca_coll_loom_sched_send_blk(s, r - 1, MCA_COLL_LOOM_SLOT_RESULT, r - 1, 1);
+    }
+    mca_coll_loom_sched_wait(s);
+}
+
 /* Builders (one file each).  Declared here so the registry is their only user. */
 int mca_coll_loom_build_pairwise(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);
 int mca_coll_loom_build_dissemination(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);

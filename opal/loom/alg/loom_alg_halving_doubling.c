@@ -300,19 +300,7 @@ static int build_halving_doubling(mca_coll_loom_sched_t *s, const mca_coll_loom_
     }
 
     if (r < 2 * h.q && 0 == r % 2) {
-        /* folded out: hand the contribution over, get back what this rank ends with */
-        if (allgather) {
-            mca_coll_loom_sched_send_blk(s, r + 1, RES, r, 1);
-        } else {
-            mca_coll_loom_sched_send_blk(s, r + 1, IN, 0, nb);
-        }
-        mca_coll_loom_sched_wait(s);
-        if (allreduce || allgather) {
-            mca_coll_loom_sched_recv_blk(s, r + 1, RES, 0, nb);
-        } else {
-            mca_coll_loom_sched_recv_blk(s, r + 1, RES, r, 1);
-        }
-        mca_coll_loom_sched_wait(s);
+        mca_coll_loom_fold_hand_over(s, p->coll, r, nb);
         return MCA_COLL_LOOM_OK;
     }
     v = r < 2 * h.q ? r / 2 : r - h.q;
@@ -334,12 +322,7 @@ static int build_halving_doubling(mca_coll_loom_sched_t *s, const mca_coll_loom_
     }
 
     if (r < 2 * h.q) {
-        if (allreduce || allgather) {
-            mca_coll_loom_sched_send_blk(s, r - 1, RES, 0, nb);
-        } else {
-            mca_coll_loom_sched_send_blk(s, r - 1, RES, r - 1, 1);
-        }
-        mca_coll_loom_sched_wait(s);
+        mca_coll_loom_fold_give_back(s, p->coll, r, nb);
     }
     return MCA_COLL_LOOM_OK;
 }

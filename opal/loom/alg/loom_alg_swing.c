@@ -314,10 +314,10 @@ static void sw_allreduce(mca_coll_loom_sched_t *s, const sw_t *w, int v, bool fr
  * parts are; a count that the copies do not divide goes to the next component).  Ranks
  * folded into a pair hold two parts at one position: off[] gives each position its
  * blocks. */
-static int sw_allgather(mca_coll_loom_sched_t *s, const sw_t *w, int P, int r, int v)
+static int sw_allgather(mca_coll_loom_sched_t *s, const sw_t *w, int r, int v)
 {
     const int nc = w->ncopies;
-    int *pos_of = malloc(sizeof(int) * (size_t) w->p2 * (size_t) nc), *off = NULL, *at = NULL, pos[SW_MAX_COPIES];
+    int *pos_of = malloc(sizeof(int) * (size_t) w->p2 * (size_t) nc), *off = NULL, *at = NULL, pos[SW_MAX_COPIES] = {0};
 
     if (NULL == pos_of) {
         return MCA_COLL_LOOM_ERR_NOMEM;
@@ -414,17 +414,13 @@ static int build_swing(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p
         /* P parts of ncopies segments */
         mca_coll_loom_sched_set_segmented_blocks(s, P, w.ncopies);
         if (r < 2 * w.q && 0 == r % 2) {
-            mca_coll_loom_sched_send_blk(s, r + 1, RES, r, 1);
-            mca_coll_loom_sched_wait(s);
-            mca_coll_loom_sched_recv_blk(s, r + 1, RES, 0, P);
-            mca_coll_loom_sched_wait(s);
+            mca_coll_loom_fold_hand_over(s, p->coll, r, P);
             return MCA_COLL_LOOM_OK;
         }
-        rc = sw_allgather(s, &w, P, r, NULL != rank_of ? me : r < 2 * w.q ? r / 2 : r - w.q);
+        rc = sw_allgather(s, &w, r, NULL != rank_of ? me : r < 2 * w.q ? r / 2 : r - w.q);
         free(rank_of);
         if (MCA_COLL_LOOM_OK == rc && r < 2 * w.q) {
-            mca_coll_loom_sched_send_blk(s, r - 1, RES, 0, P);
-            mca_coll_loom_sched_wait(s);
+            mca_coll_loom_fold_give_back(s, p->coll, r, P);
         }
         return rc;
     }
@@ -436,11 +432,7 @@ static int build_swing(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p
         return MCA_COLL_LOOM_OK;
     }
     if (r < 2 * w.q && 0 == r % 2) {
-        /* folded out: hand the contribution over, get the result back */
-        mca_coll_loom_sched_send_blk(s, r + 1, IN, 0, w.p2);
-        mca_coll_loom_sched_wait(s);
-        mca_coll_loom_sched_recv_blk(s, r + 1, RES, 0, w.p2);
-        mca_coll_loom_sched_wait(s);
+        mca_coll_loom_fold_hand_over(s, p->coll, r, w.p2);
         return MCA_COLL_LOOM_OK;
     }
     if (r < 2 * w.q) {
@@ -450,8 +442,7 @@ static int build_swing(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p
     }
     sw_allreduce(s, &w, r < 2 * w.q ? r / 2 : r - w.q, r >= 2 * w.q);
     if (r < 2 * w.q) {
-        mca_coll_loom_sched_send_blk(s, r - 1, RES, 0, w.p2);
-        mca_coll_loom_sched_wait(s);
+        mca_coll_loom_fold_give_back(s, p->coll, r, w.p2);
     }
     return MCA_COLL_LOOM_OK;
 }
