@@ -51,21 +51,24 @@
     {COLL, .min_bytes = (LO), .max_bytes = (HI) - 1, .min_nodes = 2, .max_rpn = 1, .min_P = (MINP), \
      .max_P = (MAXP), .call_mask = MASK, .call_value = MASK, .alg = ALG}
 /* recursive halving and doubling on 256 ranks or more (the allreduce's rows say why),
- * from 64 KiB to parts of 8 KiB per rank (no bound from 524288) */
-#define HD_ROWS(COLL, MASK)                                                                      \
+ * up to parts of 8 KiB per rank (no bound from 524288), from 64 KiB: for allreduce at any P
+ * (its blocks spread a vector of fewer elements than ranks evenly, SPREAD 1), for the
+ * reduce_scatters, whose parts are the call's, from an element of 8 B per rank */
+#define HD_LO(SPREAD, LO) ((SPREAD) ? KIB(64) : (LO))
+#define HD_ROWS(COLL, MASK, SPREAD)                                                              \
     SCALE_ROW(COLL, MASK, "halving_doubling", 256, 511, KIB(64), MIB(2)),                          \
     SCALE_ROW(COLL, MASK, "halving_doubling", 512, 1023, KIB(64), MIB(4)),                         \
     SCALE_ROW(COLL, MASK, "halving_doubling", 1024, 2047, KIB(64), MIB(8)),                        \
     SCALE_ROW(COLL, MASK, "halving_doubling", 2048, 4095, KIB(64), MIB(16)),                       \
     SCALE_ROW(COLL, MASK, "halving_doubling", 4096, 8191, KIB(64), MIB(32)),                       \
     SCALE_ROW(COLL, MASK, "halving_doubling", 8192, 16383, KIB(64), MIB(64)),                      \
-    SCALE_ROW(COLL, MASK, "halving_doubling", 16384, 32767, KIB(64), MIB(128)),                    \
-    SCALE_ROW(COLL, MASK, "halving_doubling", 32768, 65535, KIB(64), MIB(256)),                    \
-    SCALE_ROW(COLL, MASK, "halving_doubling", 65536, 131071, KIB(64), MIB(512)),                   \
-    SCALE_ROW(COLL, MASK, "halving_doubling", 131072, 262143, KIB(64), MIB(1024)),                 \
-    SCALE_ROW(COLL, MASK, "halving_doubling", 262144, 524287, KIB(64), MIB(2048)),                 \
-    SCALE_ROW(COLL, MASK, "halving_doubling", 524288, 1048575, KIB(64), SIZE_MAX),                 \
-    SCALE_ROW(COLL, MASK, "halving_doubling", 1048576, 0, KIB(64), SIZE_MAX)
+    SCALE_ROW(COLL, MASK, "halving_doubling", 16384, 32767, HD_LO(SPREAD, KIB(128)), MIB(128)),    \
+    SCALE_ROW(COLL, MASK, "halving_doubling", 32768, 65535, HD_LO(SPREAD, KIB(256)), MIB(256)),    \
+    SCALE_ROW(COLL, MASK, "halving_doubling", 65536, 131071, HD_LO(SPREAD, KIB(512)), MIB(512)),   \
+    SCALE_ROW(COLL, MASK, "halving_doubling", 131072, 262143, HD_LO(SPREAD, MIB(1)), MIB(1024)),   \
+    SCALE_ROW(COLL, MASK, "halving_doubling", 262144, 524287, HD_LO(SPREAD, MIB(2)), MIB(2048)),   \
+    SCALE_ROW(COLL, MASK, "halving_doubling", 524288, 1048575, HD_LO(SPREAD, MIB(4)), SIZE_MAX),   \
+    SCALE_ROW(COLL, MASK, "halving_doubling", 1048576, 0, HD_LO(SPREAD, MIB(8)), SIZE_MAX)
 
 /* Unset fields mean "any": min_bytes 0, min_* 0 and max_* 0 (no bound) for P, nodes
  * and ranks per node, call_mask 0.  max_bytes must be given. */
@@ -171,7 +174,7 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * whole halves between its steps, stays at 1.18x).  Not from 2 MiB, where the graph
      * says it wins too: the round reading (the heat maps') puts it at 1.25-1.39x there */
     SCALE_ROW(ALLREDUCE, C, "circulant", 256, 0, MIB(8), SIZE_MAX),
-    HD_ROWS(ALLREDUCE, 0),
+    HD_ROWS(ALLREDUCE, 0, 1),
     /* bandwidth-bound, commutative (float sums included: each part is combined once
      * and copied, so every rank gets the same bits): the ring */
     RING_ROWS(ALLREDUCE, C, MIB(1)),
@@ -286,7 +289,7 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * P <= 8) */
     /* one rank per node on 256 nodes or more: recursive halving, from the model alone
      * (1.05-1.25x the LogGP bound where these calls went to tuned) */
-    HD_ROWS(RS, C),
+    HD_ROWS(RS, C, 0),
     RING_ROWS(RS, C, KIB(256)),
     {RS, .max_bytes = SIZE_MAX, .alg = NULL},
     /* several nodes, reduce_scatter_block: the ring at 256 KiB, tuned at 512 KiB - 1 MiB,
@@ -295,7 +298,7 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
     {RSB, .min_bytes = KIB(256), .max_bytes = KIB(512) - 1, .min_nodes = 2, .max_P = 8, .call_mask = C,
      .call_value = C, .alg = "ring"},
     {RSB, .min_bytes = KIB(512), .max_bytes = MIB(1) - 1, .min_nodes = 2, .max_P = 8, .alg = NULL},
-    HD_ROWS(RSB, C),
+    HD_ROWS(RSB, C, 0),
     RING_ROWS(RSB, C, KIB(512)),
     {RSB, .max_bytes = SIZE_MAX, .alg = NULL},
 
