@@ -217,8 +217,14 @@ static inline size_t mca_coll_loom_layout_start(const mca_coll_loom_layout_t *l,
  * blocks needs)? */
 static inline bool mca_coll_loom_layout_uniform(const mca_coll_loom_layout_t *l)
 {
-    const size_t first = mca_coll_loom_layout_start(l, 1);
+    size_t first;
 
+    if (NULL == l->part_displ && l->nparts > 0 && l->nseg > 0) {
+        /* even parts (mca_coll_loom_block_start): equal when they divide the count; a
+         * call's check is then O(1), not O(parts) */
+        return 0 == l->count % (size_t) l->nparts && 0 == l->count / (size_t) l->nparts % (size_t) l->nseg;
+    }
+    first = mca_coll_loom_layout_start(l, 1);
     for (int b = 1; b < l->nparts * l->nseg; ++b) {
         if (mca_coll_loom_layout_start(l, b + 1) - mca_coll_loom_layout_start(l, b) != first) {
             return false;

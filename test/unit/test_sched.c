@@ -612,6 +612,21 @@ static void test_block_moves(void)
     /* the executor runs a schedule that moves blocks only on equal blocks */
     CHECK(mca_coll_loom_layout_uniform(&even), "12 elements in 4 parts: equal");
     CHECK(!mca_coll_loom_layout_uniform(&uneven), "13 elements in 4 parts: not equal");
+    /* its shortcut for even parts against the blocks' sizes themselves */
+    for (size_t count = 0; count <= 200; ++count) {
+        for (int nparts = 1; nparts <= 17; ++nparts) {
+            for (int nseg = 1; nseg <= 5; ++nseg) {
+                const mca_coll_loom_layout_t l = {.count = count, .nparts = nparts, .nseg = nseg};
+                bool equal = true;
+                for (int b = 0; b < nparts * nseg; ++b) {
+                    equal = equal && mca_coll_loom_layout_start(&l, b + 1) - mca_coll_loom_layout_start(&l, b) ==
+                                         mca_coll_loom_layout_start(&l, 1);
+                }
+                CHECK(equal == mca_coll_loom_layout_uniform(&l), "uniform: %zu elements, %d parts, %d segments",
+                      count, nparts, nseg);
+            }
+        }
+    }
 }
 
 static void test_verifier_catches_errors(void)
