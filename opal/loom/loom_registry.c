@@ -55,6 +55,9 @@ const char *mca_coll_loom_alg_refusal(int alg, const mca_coll_loom_params_t *p)
     if ((a->needs & MCA_COLL_LOOM_NEEDS_COMMUTATIVE) && !(p->call & MCA_COLL_LOOM_CALL_COMMUTATIVE)) {
         return "the op is not commutative and the algorithm combines out of rank order";
     }
+    if (!(p->call & MCA_COLL_LOOM_CALL_COMMUTATIVE) && !mca_coll_loom_alg_keeps_order(alg, p->coll)) {
+        return a->commutative_why;
+    }
     if ((a->needs & MCA_COLL_LOOM_NEEDS_EXACT) && !(p->call & MCA_COLL_LOOM_CALL_EXACT)) {
         return "the op is not exactly associative on this datatype (floating point or user op) "
                "and the algorithm combines in a rank-dependent order";

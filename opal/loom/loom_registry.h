@@ -120,6 +120,9 @@ typedef struct {
     const char *name;          /* public name: coll_loom_<coll>_algorithm=<name> */
     unsigned colls;            /* bit (1u << mca_coll_loom_coll_t) per collective served */
     unsigned needs;            /* MCA_COLL_LOOM_NEEDS_* */
+    unsigned commutative_only; /* .colls bits of the collectives it combines out of rank
+                                  order (NEEDS_COMMUTATIVE: all of them) ... */
+    const char *commutative_why; /* ... and the refusal that says so (explain lines) */
     const char *knob;          /* MCA parameter suffix (coll_loom_<knob>) or NULL */
     int knob_default, knob_min, knob_max;
     const char *description;   /* one line, shown by ompi_info */
@@ -152,6 +155,15 @@ int mca_coll_loom_alg_find(mca_coll_loom_coll_t coll, const char *name);
 static inline bool mca_coll_loom_alg_serves(int alg, mca_coll_loom_coll_t coll)
 {
     return 0 != (mca_coll_loom_algs[alg]->colls & (1u << coll));
+}
+
+/* Whether alg combines coll's contributions in rank order (what a non-commutative op
+ * needs): neither NEEDS_COMMUTATIVE nor coll in its commutative_only. */
+static inline bool mca_coll_loom_alg_keeps_order(int alg, mca_coll_loom_coll_t coll)
+{
+    const mca_coll_loom_alg_t *a = mca_coll_loom_algs[alg];
+
+    return !(a->needs & MCA_COLL_LOOM_NEEDS_COMMUTATIVE) && 0 == (a->commutative_only & (1u << coll));
 }
 
 /* Why `alg` cannot run this call, or NULL when it can.  Checks the declared

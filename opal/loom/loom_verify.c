@@ -1482,7 +1482,6 @@ int mca_coll_loom_verify(int alg, mca_coll_loom_coll_t coll, const mca_coll_loom
     /* rank order is owed on non-commutative calls by the algorithms that serve them;
      * a commutative call may be combined in any order (binomial reduce then uses a
      * tree rooted at the root) */
-    order = !(a->needs & MCA_COLL_LOOM_NEEDS_COMMUTATIVE) && !(p.call & MCA_COLL_LOOM_CALL_COMMUTATIVE);
     if (!mca_coll_loom_alg_serves(alg, coll)) {
         snprintf(err, errlen, "algorithm %s does not serve %s", a->name, mca_coll_loom_coll_name(coll));
         return -1;
@@ -1490,6 +1489,7 @@ int mca_coll_loom_verify(int alg, mca_coll_loom_coll_t coll, const mca_coll_loom
     if (NULL != a->knob && (p.knob < a->knob_min || p.knob > a->knob_max)) {
         p.knob = a->knob_default;
     }
+    order = mca_coll_loom_alg_keeps_order(alg, coll) && !(p.call & MCA_COLL_LOOM_CALL_COMMUTATIVE);
     p.coll = coll;
     if (!is_rooted(coll) && MCA_COLL_LOOM_VERIFY_ALL_ROOTS == p.root) {
         p.root = 0;

@@ -111,6 +111,9 @@ static int expect_refusal(int alg, mca_coll_loom_coll_t coll, int P, int n, unsi
     if ((a->needs & MCA_COLL_LOOM_NEEDS_EXACT) && !(call & E)) {
         return 1;
     }
+    if (!(call & C) && !mca_coll_loom_alg_keeps_order(alg, coll)) {
+        return 1;
+    }
     if (0 == strcmp(a->name, "dissemination") && MCA_COLL_LOOM_COLL_ALLREDUCE == coll && !(call & I)) {
         return !adaptable(n, P);
     }
@@ -275,7 +278,7 @@ static void test_one_size(int alg, int coll, int P, int root, mca_coll_loom_sche
     const int nlo = NULL == a->knob ? 0 : a->knob_min;
     const int nhi = NULL == a->knob ? 0 : (a->knob_max < nlo + 7 ? a->knob_max : nlo + 7);
     const int nkinds = combines(coll) ? NKINDS : 1;
-    const bool order = !(a->needs & MCA_COLL_LOOM_NEEDS_COMMUTATIVE);
+    const bool order = mca_coll_loom_alg_keeps_order(alg, coll);
     /* schedules verified at this (P, root): hash, and whether only at-least-once */
     uint64_t seen[NSEGS * 8 * NKINDS];
     bool seen_idem[NSEGS * 8 * NKINDS], seen_ord[NSEGS * 8 * NKINDS];
@@ -1349,7 +1352,7 @@ static void test_graph_orders(void)
                             for (int kd = 0; kd < nkinds; ++kd) {
                                 const unsigned call = combines(coll) ? kinds[kd].call : (C | E | I);
                                 const bool idem = 0 != (call & I);
-                                const bool ord = !(a->needs & MCA_COLL_LOOM_NEEDS_COMMUTATIVE) && !(call & C);
+                                const bool ord = mca_coll_loom_alg_keeps_order(alg, coll) && !(call & C);
                                 mca_coll_loom_params_t p = {.P = P, .root = roots[ri], .knob = n, .call = call,
                                                             .coll = coll, .segs = segs};
                                 bool dup = false;

@@ -327,25 +327,15 @@ static int build_halving_doubling(mca_coll_loom_sched_t *s, const mca_coll_loom_
     return MCA_COLL_LOOM_OK;
 }
 
-static bool halving_doubling_can_serve(const mca_coll_loom_params_t *p)
-{
-    return (MCA_COLL_LOOM_COLL_REDUCE_SCATTER != p->coll && MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK != p->coll &&
-            MCA_COLL_LOOM_COLL_REDUCE != p->coll) ||
-           0 != (p->call & MCA_COLL_LOOM_CALL_COMMUTATIVE);
-}
-
-static const char *halving_doubling_refusal(const mca_coll_loom_params_t *p)
-{
-    (void) p;
-    return "reduce and reduce_scatter by recursive halving combine out of rank order: commutative ops only";
-}
-
 MCA_COLL_LOOM_ALGORITHM(halving_doubling) = {
     .name = "halving_doubling",
     .colls = MCA_COLL_LOOM_SERVES(ALLREDUCE) | MCA_COLL_LOOM_SERVES(ALLGATHER) |
              MCA_COLL_LOOM_SERVES(REDUCE_SCATTER) | MCA_COLL_LOOM_SERVES(REDUCE_SCATTER_BLOCK) |
              MCA_COLL_LOOM_SERVES(BCAST) | MCA_COLL_LOOM_SERVES(REDUCE),
     .needs = 0,
+    .commutative_only = MCA_COLL_LOOM_SERVES(REDUCE_SCATTER) | MCA_COLL_LOOM_SERVES(REDUCE_SCATTER_BLOCK) |
+                        MCA_COLL_LOOM_SERVES(REDUCE),
+    .commutative_why = "reduce and reduce_scatter by recursive halving combine out of rank order: commutative ops only",
     .description = "recursive halving and doubling for any P (2^k+q fold): allreduce = "
                    "reduce-scatter + allgather (Rabenseifner), 2 log2 P steps and (P-1)/P of the "
                    "vector per phase; bcast = scatter + allgather (van de Geijn), reduce = "
@@ -353,6 +343,4 @@ MCA_COLL_LOOM_ALGORITHM(halving_doubling) = {
                    "reduce and reduce_scatter need a commutative op",
     .reference = "Thakur, Rabenseifner and Gropp, sections 4.1-4.4",
     .build = build_halving_doubling,
-    .can_serve = halving_doubling_can_serve,
-    .refusal_of = halving_doubling_refusal,
 };

@@ -230,23 +230,13 @@ static int build_knomial(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t 
     return MCA_COLL_LOOM_OK;
 }
 
-static bool knomial_can_serve(const mca_coll_loom_params_t *p)
-{
-    return (MCA_COLL_LOOM_COLL_REDUCE_SCATTER != p->coll && MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK != p->coll) ||
-           0 != (p->call & MCA_COLL_LOOM_CALL_COMMUTATIVE);
-}
-
-static const char *knomial_refusal(const mca_coll_loom_params_t *p)
-{
-    (void) p;
-    return "reduce_scatter by k-ary recursive halving combines out of rank order: commutative ops only";
-}
-
 MCA_COLL_LOOM_ALGORITHM(knomial) = {
     .name = "knomial",
     .colls = MCA_COLL_LOOM_SERVES(ALLREDUCE) | MCA_COLL_LOOM_SERVES(ALLGATHER) |
              MCA_COLL_LOOM_SERVES(REDUCE_SCATTER) | MCA_COLL_LOOM_SERVES(REDUCE_SCATTER_BLOCK),
     .needs = 0,
+    .commutative_only = MCA_COLL_LOOM_SERVES(REDUCE_SCATTER) | MCA_COLL_LOOM_SERVES(REDUCE_SCATTER_BLOCK),
+    .commutative_why = "reduce_scatter by k-ary recursive halving combines out of rank order: commutative ops only",
     .knob = "knomial_radix",
     .knob_default = 4,
     .knob_min = 2,
@@ -257,6 +247,4 @@ MCA_COLL_LOOM_ALGORITHM(knomial) = {
                    "bit-identical), reduce_scatter needs a commutative op",
     .reference = "Thakur, Rabenseifner and Gropp, sections 4.3-4.4 (radix 2); MPICH recexch",
     .build = build_knomial,
-    .can_serve = knomial_can_serve,
-    .refusal_of = knomial_refusal,
 };
