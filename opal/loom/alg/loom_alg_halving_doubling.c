@@ -6,7 +6,7 @@
  * vector sent per rank and phase, the bandwidth term of the bound, where the ring pays
  * P-1 latencies.  bcast and reduce: build_rooted.
  *
- * P not a power of two with a commutative op (or none): build_any_p, no rank idle.
+ * P not a power of two with a commutative op (or none), and bcast: build_any_p, no rank idle.
  * Otherwise the 2^k + q fold of End et al., section III.A, as `pairwise` does it.  Ranks
  * 2i < 2q hand their contribution to 2i+1 and sit out; the p2 = 2^k others are the
  * virtual ranks v (2i+1 -> i, r >= 2q -> r - q), which hold contiguous rank ranges in
@@ -214,17 +214,33 @@ static void mod_op(mca_coll_loom_sched_t *s, blk_fn_t fn, int P, int a, int b, i
  * contribution to it is combined once, at its owner).  ceil(log2 P) steps per phase and
  * P-1 blocks sent per rank, the bandwidth term of the bound, for any P; each block is
  * combined on one rank only and copied from there, so floating-point results stay
- * identical everywhere.  Block b is rank b's part; a rank's blocks are named by their
- * distance from it, modulo P. */
+ * identical everywhere.  bcast: a binomial scatter from the root, then the allgather (van
+ * de Geijn for any P, without the fold's extra whole-vector hop).  Block b is the part of
+ * the rank at distance b from the root (0 unless rooted); a rank's blocks are named by
+ * their distance from it, modulo P. */
 static void build_any_p(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p, int steps)
 {
-    const int P = p->P, r = p->rank;
+    const int P = p->P;
+    const int root = MCA_COLL_LOOM_COLL_BCAST == p->coll ? p->root : 0, r = (p->rank - root + P) % P;
+#define ABS(v) (((v) + root) % P)
 
     /* the steps in order: the graph would start the copies of INPUT that a later step
      * sends before this step's receives are handled (test_model: graph 12-24 % slower
      * than the rounds at P = 17), and each step needs the one before anyway */
     mca_coll_loom_sched_lockstep(s);
-    if (MCA_COLL_LOOM_COLL_ALLGATHER != p->coll) {
+    if (MCA_COLL_LOOM_COLL_BCAST == p->coll) {
+        /* binomial scatter: the sub-tree of distance r + m gets its blocks [r + m, r + 2m) */
+        for (int m = 1 << (steps - 1); m >= 1; m /= 2) {
+            if (0 == r % (2 * m) && r + m < P) {
+                mca_coll_loom_sched_send_blk(s, ABS(r + m), RES, r + m, (r + 2 * m < P ? r + 2 * m : P) - r - m);
+            } else if (m == r % (2 * m)) {
+                mca_coll_loom_sched_recv_blk(s, ABS(r - m), RES, r, (r + m < P ? r + m : P) - r);
+            } else {
+                continue;
+            }
+            mca_coll_loom_sched_wait(s);
+        }
+    } else if (MCA_COLL_LOOM_COLL_ALLGATHER != p->coll) {
         /* blocks at distance [0, acc) hold partial sums in RESULT, the others are still
          * the contribution in INPUT: the first step sends from INPUT and receives into
          * RESULT, later ones copy what they need of INPUT first (one step at most sends
@@ -250,14 +266,15 @@ static void build_any_p(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *
             acc = acc > m ? acc : m;
         }
     }
-    if (MCA_COLL_LOOM_COLL_ALLREDUCE == p->coll || MCA_COLL_LOOM_COLL_ALLGATHER == p->coll) {
+    if (MCA_COLL_LOOM_COLL_REDUCE_SCATTER != p->coll && MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK != p->coll) {
         for (int k = 0; k < steps; ++k) {
             const int d = 1 << k, m = d < P - d ? d : P - d;
-            mod_op(s, mca_coll_loom_sched_send_blk, P, (r - d + P) % P, RES, r, m);
-            mod_op(s, mca_coll_loom_sched_recv_blk, P, (r + d) % P, RES, r + d, m);
+            mod_op(s, mca_coll_loom_sched_send_blk, P, ABS((r - d + P) % P), RES, r, m);
+            mod_op(s, mca_coll_loom_sched_recv_blk, P, ABS((r + d) % P), RES, r + d, m);
             mca_coll_loom_sched_wait(s);
         }
     }
+#undef ABS
 }
 
 static int build_halving_doubling(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p)
@@ -282,7 +299,8 @@ static int build_halving_doubling(mca_coll_loom_sched_t *s, const mca_coll_loom_
         h.p2 *= 2;
     }
     h.q = P - h.p2;
-    if (h.q > 0 && !rooted && (allgather || 0 != (p->call & MCA_COLL_LOOM_CALL_COMMUTATIVE))) {
+    if (h.q > 0 && (MCA_COLL_LOOM_COLL_BCAST == p->coll ||
+                    (!rooted && (allgather || 0 != (p->call & MCA_COLL_LOOM_CALL_COMMUTATIVE))))) {
         int steps = 0;
         while ((1 << steps) < P) {
             ++steps;
