@@ -201,7 +201,11 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * in n - 1 + log2 P rounds (1.5-2.0x at 512 KiB, 1.05-1.08x from 16 MiB), where the chain through
      * the nodes fills in P segments (2.7-65x below P x 256 KiB) and the two-tree's chunks of
      * 1 MiB or more leave it at 12-23x.  From the model alone (docs/dev/model.md, "Heat
-     * maps") */
+     * maps").  On 17 to 255 nodes the same, circulant from 256 KiB: the chain's fill grows
+     * with the nodes it passes (measured up to 16 nodes; the model puts it at 4.5-125x
+     * from 128 KiB on 32 to 255 nodes) */
+    SCALE_ROW(BCAST, 0, "halving_doubling", 17, 255, KIB(4), KIB(256)),
+    SCALE_ROW(BCAST, 0, "circulant", 17, 255, KIB(256), SIZE_MAX),
     SCALE_ROW(BCAST, 0, "halving_doubling", 256, 0, KIB(4), KIB(512)),
     SCALE_ROW(BCAST, 0, "circulant", 256, 0, KIB(512), SIZE_MAX),
     {BCAST, .min_bytes = 512, .max_bytes = SIZE_MAX, .min_nodes = 2, .alg = "hierarchical"},
@@ -209,6 +213,9 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * such bcasts off the segment): its cost is the same for every root (Zhu et al.
      * s. 4), where a binomial tree rooted at an odd rank crosses the network more often */
     {BCAST, .max_bytes = 511, .min_nodes = 2, .alg = "hierarchical"},
+    /* one rank per node on 256 nodes or more, commutative, from 2 KiB: reduce-scatter +
+     * gather (the rows further down say why), ahead of the small reduces' row */
+    SCALE_ROW(REDUCE, C, "halving_doubling", 256, 0, KIB(2), KIB(8) + 1),
     /* up to 8 KiB, commutative: hierarchical, whose node phase pipelines back-to-back
      * calls up to 2 KiB (the segment's small slots), at least as fast as binomial and
      * tuned.  Non-commutative ops: binomial up to 256 B (on one node it does not beat

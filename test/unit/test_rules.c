@@ -622,6 +622,39 @@ static void test_decide(void)
               alg_name(ch.alg));
     }
 
+    /* one rank per node: bcast leaves hierarchical's chain beyond the 16 nodes it was
+     * measured on (its fill grows with the nodes), reduce takes reduce-scatter + gather
+     * from 2 KiB on 256 nodes ahead of the small reduces' row (docs/dev/model.md) */
+    {
+        const mca_coll_loom_coll_t BC = MCA_COLL_LOOM_COLL_BCAST, RE = MCA_COLL_LOOM_COLL_REDUCE;
+        const unsigned NO_OP = C | E; /* what the component passes for a bcast */
+        const struct {
+            mca_coll_loom_coll_t coll;
+            size_t bytes;
+            int P;
+            unsigned call;
+            const char *alg;
+        } want[] = {
+            {BC, 2048, 32, NO_OP, "hierarchical"},    {BC, 4096, 17, NO_OP, "halving_doubling"},
+            {BC, 262143, 255, NO_OP, "halving_doubling"}, {BC, 262144, 100, NO_OP, "circulant"},
+            {BC, 512 * 1024, 16, NO_OP, "hierarchical"}, {BC, 512 * 1024, 256, NO_OP, "circulant"},
+            {BC, 256 * 1024, 256, NO_OP, "halving_doubling"}, {RE, 4096, 256, isum, "halving_doubling"},
+            {RE, 8192, 1024, isum, "halving_doubling"}, {RE, 4096, 255, isum, "hierarchical"},
+            {RE, 1024, 256, isum, "hierarchical"},
+        };
+        int saved[sizeof(knobs) / sizeof(knobs[0])];
+        memcpy(saved, knobs, sizeof(saved));
+        memset(knobs, 0, sizeof(saved)); /* the defaults (5 B circulant blocks are refused) */
+        for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); ++k) {
+            call_t c = {want[k].coll, want[k].bytes, want[k].P, want[k].P, 1, want[k].call, -1};
+            decide(&c, NULL, &ch);
+            CHECK(ch.alg == alg_index(want[k].coll, want[k].alg) && is_builtin(ch.rule),
+                  "built-in: %s of %zu B on %d nodes of one rank gives %s, expected %s",
+                  mca_coll_loom_coll_name(want[k].coll), want[k].bytes, want[k].P, alg_name(ch.alg), want[k].alg);
+        }
+        memcpy(knobs, saved, sizeof(saved));
+    }
+
     /* a matching file rule beats the built-in rules; the first matching file rule wins */
     parse_or_die("# precedence\n"
                  "allreduce bytes=-1K -> pairwise\n"         /* 0, line 2 */
