@@ -6,7 +6,7 @@
  * vector sent per rank and phase, the bandwidth term of the bound, where the ring pays
  * P-1 latencies.  bcast and reduce: build_rooted.
  *
- * P not a power of two with a commutative op (or none), and bcast: build_any_p, no rank idle.
+ * P not a power of two with a commutative op (or none): build_any_p, no rank idle.
  * Otherwise the 2^k + q fold of End et al., section III.A, as `pairwise` does it.  Ranks
  * 2i < 2q hand their contribution to 2i+1 and sit out; the p2 = 2^k others are the
  * virtual ranks v (2i+1 -> i, r >= 2q -> r - q), which hold contiguous rank ranges in
@@ -215,20 +215,23 @@ static void mod_op(mca_coll_loom_sched_t *s, blk_fn_t fn, int P, int a, int b, i
  * P-1 blocks sent per rank, the bandwidth term of the bound, for any P; each block is
  * combined on one rank only and copied from there, so floating-point results stay
  * identical everywhere.  bcast: a binomial scatter from the root, then the allgather (van
- * de Geijn for any P, without the fold's extra whole-vector hop).  Block b is the part of
- * the rank at distance b from the root (0 unless rooted); a rank's blocks are named by
- * their distance from it, modulo P. */
+ * de Geijn for any P, without the fold's extra whole-vector hop); reduce: the
+ * reduce-scatter, then a binomial gather to the root (Rabenseifner, likewise).  Block b is
+ * the part of the rank at distance b from the root (0 unless rooted); a rank's blocks are
+ * named by their distance from it, modulo P. */
 static void build_any_p(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p, int steps)
 {
-    const int P = p->P;
-    const int root = MCA_COLL_LOOM_COLL_BCAST == p->coll ? p->root : 0, r = (p->rank - root + P) % P;
+    const bool bcast = MCA_COLL_LOOM_COLL_BCAST == p->coll, reduce = MCA_COLL_LOOM_COLL_REDUCE == p->coll;
+    const int P = p->P, root = bcast || reduce ? p->root : 0, r = (p->rank - root + P) % P;
+    /* a reduce's partial builds in scratch on the ranks other than the root (no RESULT) */
+    const int acc_slot = reduce && 0 != r ? ACC : RES;
 #define ABS(v) (((v) + root) % P)
 
     /* the steps in order: the graph would start the copies of INPUT that a later step
      * sends before this step's receives are handled (test_model: graph 12-24 % slower
      * than the rounds at P = 17), and each step needs the one before anyway */
     mca_coll_loom_sched_lockstep(s);
-    if (MCA_COLL_LOOM_COLL_BCAST == p->coll) {
+    if (bcast) {
         /* binomial scatter: the sub-tree of distance r + m gets its blocks [r + m, r + 2m) */
         for (int m = 1 << (steps - 1); m >= 1; m /= 2) {
             if (0 == r % (2 * m) && r + m < P) {
@@ -247,26 +250,39 @@ static void build_any_p(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *
          * blocks of both kinds: a transfer must come from one slot) */
         int acc = 0;
         for (int k = steps - 1; k >= 0; --k) {
-            const int d = 1 << k, m = d < P - d ? d : P - d, from = (r - d + P) % P;
+            const int d = 1 << k, m = d < P - d ? d : P - d, to = ABS((r + d) % P), from = ABS((r - d + P) % P);
             if (0 == acc) {
-                mod_op(s, mca_coll_loom_sched_send_blk, P, (r + d) % P, IN, r + d, m);
-                mod_op(s, mca_coll_loom_sched_recv_blk, P, from, RES, r, m);
+                mod_op(s, mca_coll_loom_sched_send_blk, P, to, IN, r + d, m);
+                mod_op(s, mca_coll_loom_sched_recv_blk, P, from, acc_slot, r, m);
                 mca_coll_loom_sched_wait(s);
-                mod_op(s, mca_coll_loom_sched_reduce_blk, P, IN, RES, r, m);
+                mod_op(s, mca_coll_loom_sched_reduce_blk, P, IN, acc_slot, r, m);
                 acc = m;
                 continue;
             }
             const int fresh = d > acc ? d : acc; /* the first block to send still in INPUT */
-            mod_op(s, mca_coll_loom_sched_copy_blk, P, IN, RES, r + fresh, d + m - fresh);
-            mod_op(s, mca_coll_loom_sched_copy_blk, P, IN, RES, r + acc, m - acc);
-            mod_op(s, mca_coll_loom_sched_send_blk, P, (r + d) % P, RES, r + d, m);
+            mod_op(s, mca_coll_loom_sched_copy_blk, P, IN, acc_slot, r + fresh, d + m - fresh);
+            mod_op(s, mca_coll_loom_sched_copy_blk, P, IN, acc_slot, r + acc, m - acc);
+            mod_op(s, mca_coll_loom_sched_send_blk, P, to, acc_slot, r + d, m);
             mod_op(s, mca_coll_loom_sched_recv_blk, P, from, TMP, r, m);
             mca_coll_loom_sched_wait(s);
-            mod_op(s, mca_coll_loom_sched_reduce_blk, P, TMP, RES, r, m);
+            mod_op(s, mca_coll_loom_sched_reduce_blk, P, TMP, acc_slot, r, m);
             acc = acc > m ? acc : m;
         }
     }
-    if (MCA_COLL_LOOM_COLL_REDUCE_SCATTER != p->coll && MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK != p->coll) {
+    if (reduce) {
+        /* binomial gather of the owners' blocks to the root: the scatter backwards */
+        for (int m = 1; m < P; m *= 2) {
+            if (m == r % (2 * m)) {
+                mca_coll_loom_sched_send_blk(s, ABS(r - m), acc_slot, r, (r + m < P ? r + m : P) - r);
+                mca_coll_loom_sched_wait(s);
+                break;
+            }
+            if (r + m < P) {
+                mca_coll_loom_sched_recv_blk(s, ABS(r + m), acc_slot, r + m, (r + 2 * m < P ? r + 2 * m : P) - r - m);
+                mca_coll_loom_sched_wait(s);
+            }
+        }
+    } else if (MCA_COLL_LOOM_COLL_REDUCE_SCATTER != p->coll && MCA_COLL_LOOM_COLL_REDUCE_SCATTER_BLOCK != p->coll) {
         for (int k = 0; k < steps; ++k) {
             const int d = 1 << k, m = d < P - d ? d : P - d;
             mod_op(s, mca_coll_loom_sched_send_blk, P, ABS((r - d + P) % P), RES, r, m);
@@ -299,8 +315,8 @@ static int build_halving_doubling(mca_coll_loom_sched_t *s, const mca_coll_loom_
         h.p2 *= 2;
     }
     h.q = P - h.p2;
-    if (h.q > 0 && (MCA_COLL_LOOM_COLL_BCAST == p->coll ||
-                    (!rooted && (allgather || 0 != (p->call & MCA_COLL_LOOM_CALL_COMMUTATIVE))))) {
+    /* a reduce is commutative here (commutative_only) */
+    if (h.q > 0 && (MCA_COLL_LOOM_COLL_BCAST == p->coll || allgather || 0 != (p->call & MCA_COLL_LOOM_CALL_COMMUTATIVE))) {
         int steps = 0;
         while ((1 << steps) < P) {
             ++steps;
