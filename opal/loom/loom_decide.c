@@ -101,8 +101,12 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * (measured on the emulated 16 nodes, where the pairwise exchange of whole vectors
      * below took 1.5-2.8x its time), radix 4 from 256 nodes (knomial: log4 P steps of 3
      * messages, from the model, whose ranking there holds for per-message overheads of
-     * 0.07-1 us).  Below 16 KiB the pairwise exchange's fewer messages win.
+     * 0.07-1 us).  Below 16 KiB the pairwise exchange's fewer messages won on the emulated
+     * 16 nodes, whose 16 ranks share 2 cores (a context switch per message); from 17 nodes
+     * radix 4 from 2 KiB, by the model with a network's latency (1.5-50 us: 0.4-0.8x the
+     * exchange's time at 2-8 KiB on 16-256 nodes, for overheads of 0.5-20 us).
      * docs/user/tuning.md, "Why the built-in rules are what they are" */
+    SCALE_ROW(ALLREDUCE, 0, "knomial", 17, 0, KIB(2), KIB(16)),
     SCALE_ROW(ALLREDUCE, 0, "halving_doubling", 9, 255, KIB(16), KIB(32) + 1),
     SCALE_ROW(ALLREDUCE, 0, "knomial", 256, 0, KIB(16), KIB(64)),
     /* several nodes: the two-level algorithm (one rank per node: it is pairwise among

@@ -641,6 +641,10 @@ static void test_decide(void)
             {BC, 256 * 1024, 256, NO_OP, "halving_doubling"}, {RE, 4096, 256, isum, "halving_doubling"},
             {RE, 8192, 1024, isum, "halving_doubling"}, {RE, 4096, 255, isum, "hierarchical"},
             {RE, 1024, 256, isum, "hierarchical"},
+            /* allreduce on one rank per node: radix-4 halving from 17 nodes and 2 KiB */
+            {AR, 4096, 32, dsum, "knomial"},          {AR, 2048, 17, user, "knomial"},
+            {AR, 4096, 16, dsum, "hierarchical"},     {AR, 1024, 32, dsum, "hierarchical"},
+            {AR, 16384, 32, dsum, "halving_doubling"}, {AR, 16383, 4096, dsum, "knomial"},
         };
         int saved[sizeof(knobs) / sizeof(knobs[0])];
         memcpy(saved, knobs, sizeof(saved));
