@@ -38,6 +38,7 @@ typedef struct {
     int *coords;       /* [nodes * ndims] the communicator's nodes, in rank order */
     int *node_of;      /* [P] */
     int nodes, ppn;
+    const char *net;   /* --net: hierarchical's phase among the nodes (NULL: the rules') */
     int groups;        /* --groups K: K communicators of consecutive ranks at once */
     mca_coll_loom_model_params_t m;
     mca_coll_loom_model_opts_t opts;
@@ -86,7 +87,12 @@ static void usage(FILE *f)
             "                     last dimension), nodes:I,J,.. (row-major node indices, dimension\n"
             "                     0 slowest: loomnodeI of the emulated torus), file:PATH (lines\n"
             "                     \"[host] c0 c1 ..\", in rank order; '#' comments, a dims line ignored)\n"
-            "  --ppn N            ranks per node, consecutive (default 1)\n"
+            "  --ppn N            ranks per node, consecutive (default 1; without --torus: P / N\n"
+            "                     nodes of a flat network, whose intra-node messages cost as\n"
+            "                     much as the others)\n"
+            "  --net NAME|own     hierarchical's bcast and reduce on nodes of several ranks: the\n"
+            "                     algorithm among the nodes (default: the rules' choice for one\n"
+            "                     rank per node, as the component; own: its chain or tree)\n"
             "  --groups K         K communicators of consecutive nodes run the collective at\n"
             "                     the same time on the torus (as loom_bw --groups)\n"
             "  --route-order O    routing order (\"zyx\"; default x first)\n"
@@ -420,6 +426,23 @@ static int tool_segs(const cli_t *c, int alg, int P, size_t bytes, int knob)
     return mca_coll_loom_alg_segs(alg, c->coll, P, bytes, knob, &model);
 }
 
+/* Nodes of ppn consecutive ranks (the node map of --ppn without --torus). */
+static int *ppn_node_of(int P, int ppn)
+{
+    static int *node_of = NULL, n = 0, k = 0;
+
+    if (P > n || ppn != k) {
+        free(node_of);
+        node_of = malloc((size_t) P * sizeof(int));
+        n = NULL != node_of ? P : 0;
+        k = ppn;
+        for (int r = 0; r < n; ++r) {
+            node_of[r] = r / ppn;
+        }
+    }
+    return node_of;
+}
+
 static void run_one(const cli_t *c, int alg, int P, size_t bytes, double bound)
 {
     mca_coll_loom_params_t shape = {.P = P, .root = c->root, .knob = c->knob, .call = c->call,
@@ -430,6 +453,27 @@ static void run_one(const cli_t *c, int alg, int P, size_t bytes, double bound)
         shape.node_of = c->node_of;
         shape.torus = &c->t;
         shape.torus_coords = c->coords;
+    } else if (c->ppn > 1 && P % c->ppn == 0) {
+        shape.nodes = P / c->ppn;
+        shape.rpn = c->ppn;
+        shape.node_of = ppn_node_of(P, c->ppn);
+    }
+    if (0 == strcmp(mca_coll_loom_algs[alg]->name, "hierarchical") && shape.nodes > 1) {
+        /* the phase among the nodes, as the component plans it (mca_coll_loom_decide_net) */
+        int knobs[mca_coll_loom_num_algs];
+        for (int a = 0; a < mca_coll_loom_num_algs; ++a) {
+            knobs[a] = mca_coll_loom_algs[a]->knob_default;
+        }
+        if (NULL == c->net) {
+            mca_coll_loom_decide_net(c->coll, bytes, &shape, knobs, NULL, 0, &shape.net_alg, &shape.net_knob);
+        } else if (0 != strcmp(c->net, "own")) {
+            const int na = mca_coll_loom_alg_find(c->coll, c->net);
+            shape.net_alg = na + 1;
+            shape.net_knob = na >= 0 ? knobs[na] : 0;
+        }
+        if (shape.net_alg > 0 && mca_coll_loom_algs[shape.net_alg - 1]->pipelined) {
+            shape.net_segs = tool_segs(c, shape.net_alg - 1, shape.nodes, bytes, shape.net_knob);
+        }
     }
     mca_coll_loom_model_result_t res;
     double t0 = now(), tchoose = 0.0, tround = -1.0, *finish = NULL;
@@ -662,7 +706,7 @@ int main(int argc, char **argv)
             c.opts.method = MCA_COLL_LOOM_MODEL_GRAPH;
             takes = false;
         } else if (0 == strcmp(a, "--torus") || 0 == strcmp(a, "--subset") || 0 == strcmp(a, "--route-order") ||
-                   0 == strcmp(a, "--link-rate") || 0 == strcmp(a, "--hop-L") || 0 == strcmp(a, "--ppn") ||
+                   0 == strcmp(a, "--link-rate") || 0 == strcmp(a, "--hop-L") || 0 == strcmp(a, "--ppn") || 0 == strcmp(a, "--net") ||
                    0 == strcmp(a, "--groups") || 0 == strcmp(a, "--torus-trees")) {
             NEED_ARG();
             if (0 == strcmp(a, "--torus")) {
@@ -680,6 +724,8 @@ int main(int argc, char **argv)
                 c.opts.hop_L = atof(v) * 1e-6;
             } else if (0 == strcmp(a, "--ppn")) {
                 c.ppn = atoi(v);
+            } else if (0 == strcmp(a, "--net")) {
+                c.net = v;
             } else if (0 == strcmp(a, "--groups")) {
                 c.groups = atoi(v);
             } else if (0 == strcmp(a, "--torus-trees")) {

@@ -9,6 +9,7 @@
  * many ranks, small bcast / reduce / allgather / reduce_scatter.
  */
 #include <stdint.h>
+#include <string.h>
 
 #include "opal/loom/loom_decide.h"
 
@@ -414,9 +415,39 @@ static bool walk(const mca_coll_loom_rule_t *rules, int n, mca_coll_loom_coll_t 
     return false;
 }
 
-void mca_coll_loom_decide(mca_coll_loom_coll_t coll, size_t bytes, const mca_coll_loom_params_t *p,
-                          const int *knobs, int forced, const mca_coll_loom_rule_t *file_rules,
-                          int nfile, mca_coll_loom_choice_t *choice)
+void mca_coll_loom_decide_net(mca_coll_loom_coll_t coll, size_t bytes, const mca_coll_loom_params_t *p,
+                              const int *knobs, const mca_coll_loom_rule_t *file_rules, int nfile, int *net_alg,
+                              int *net_knob)
+{
+    mca_coll_loom_params_t q = *p;
+    mca_coll_loom_choice_t c;
+
+    *net_alg = 0;
+    *net_knob = 0;
+    if ((MCA_COLL_LOOM_COLL_BCAST != coll && MCA_COLL_LOOM_COLL_REDUCE != coll) || p->nodes < 2 || p->rpn < 2) {
+        return;
+    }
+    q.P = p->nodes;
+    q.rpn = 1;
+    q.rank = 0;
+    q.root = 0;
+    q.node_of = NULL;
+    q.leaders_only = 0;
+    q.torus = NULL;
+    q.torus_coords = NULL;
+    q.net_alg = q.net_knob = q.net_segs = 0;
+    /* bytes: the same vector crosses the nodes */
+    mca_coll_loom_decide(coll, bytes, &q, knobs, -1, file_rules, nfile, &c);
+    if (c.alg >= 0 && 0 != strcmp(mca_coll_loom_algs[c.alg]->name, "hierarchical") &&
+        mca_coll_loom_alg_serves(c.alg, coll)) {
+        *net_alg = c.alg + 1;
+        *net_knob = c.knob;
+    }
+}
+
+static void decide_alg(mca_coll_loom_coll_t coll, size_t bytes, const mca_coll_loom_params_t *p,
+                       const int *knobs, int forced, const mca_coll_loom_rule_t *file_rules, int nfile,
+                       mca_coll_loom_choice_t *choice)
 {
     choice->alg = -1;
     choice->knob = 0;
@@ -466,5 +497,17 @@ void mca_coll_loom_decide(mca_coll_loom_coll_t coll, size_t bytes, const mca_col
                 return;
             }
         }
+    }
+}
+
+void mca_coll_loom_decide(mca_coll_loom_coll_t coll, size_t bytes, const mca_coll_loom_params_t *p,
+                          const int *knobs, int forced, const mca_coll_loom_rule_t *file_rules,
+                          int nfile, mca_coll_loom_choice_t *choice)
+{
+    decide_alg(coll, bytes, p, knobs, forced, file_rules, nfile, choice);
+    choice->net_alg = 0;
+    choice->net_knob = 0;
+    if (choice->alg >= 0 && 0 == strcmp(mca_coll_loom_algs[choice->alg]->name, "hierarchical")) {
+        mca_coll_loom_decide_net(coll, bytes, p, knobs, file_rules, nfile, &choice->net_alg, &choice->net_knob);
     }
 }

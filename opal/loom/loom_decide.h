@@ -54,7 +54,18 @@ typedef struct {
     int transport;      /* MCA_COLL_LOOM_RULE_PML or _UCX from the first transport rule that
                            matches the call, 0 when none does */
     const mca_coll_loom_rule_t *transport_rule;
+    int net_alg, net_knob; /* hierarchical's phase among the nodes (params.net_alg, net_knob) */
 } mca_coll_loom_choice_t;
+
+/* The phase among the nodes of `hierarchical`'s bcast or reduce on nodes of several ranks:
+ * what the rules choose for the same call on one rank per node, as many nodes (its chain
+ * fills in a segment per node: from 17 nodes the rules take log-depth algorithms).  Sets
+ * *net_alg to 1 + that algorithm's index and *net_knob to its knob, or *net_alg to 0 (the
+ * chain or tree of its own) when they choose hierarchical, the previous component, or an
+ * algorithm that cannot serve the phase. */
+void mca_coll_loom_decide_net(mca_coll_loom_coll_t coll, size_t bytes, const mca_coll_loom_params_t *p,
+                              const int *knobs, const mca_coll_loom_rule_t *file_rules, int nfile, int *net_alg,
+                              int *net_knob);
 
 /* p->P, p->nodes, p->rpn and p->call describe the call; knobs[alg] is the configured
  * knob of each algorithm; forced is a registry index or -1 for auto.  The rules of a

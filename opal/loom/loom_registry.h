@@ -96,6 +96,10 @@ typedef struct {
                            empty schedule */
     const struct mca_coll_loom_torus_t *torus; /* the nodes' torus (loom_torus.h), NULL: none */
     const int *torus_coords; /* its coordinates of node k at k * torus->ndims */
+    int net_alg, net_knob, net_segs; /* hierarchical's bcast and reduce: 1 + the registry
+                           index of the algorithm its phase among the nodes' representatives
+                           runs, with its knob and depth (0: its own chain or binomial tree;
+                           mca_coll_loom_decide_net) */
 } mca_coll_loom_params_t;
 
 typedef int (*mca_coll_loom_build_fn_t)(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p);

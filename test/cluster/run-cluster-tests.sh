@@ -22,6 +22,8 @@
 #      loom loaded and serving on every rank), test_allreduce, test_colls, test_barrier,
 #      test_alltoall (also round-robin, 3 x 3 and on uneven nodes: hierarchical's alltoall);
 #      a rules file one node cannot read (every call to the previous component, reported);
+#      a rules file that gives hierarchical's bcast and reduce circulant and
+#      halving_doubling among the nodes (test_colls, the explain lines show them);
 #      torus maps of the nodes: the diagonal of a 4 x 4 torus for test_colls (bcast and
 #      reduce then run on two trees), a 2 x 2 torus below for test_allreduce and
 #      test_nonblocking round-robin and one rank per node (swing's torus form), test_colls on
@@ -209,6 +211,16 @@ run "test_lifecycle 4x2, 1000 cycles, shared-memory node phases, nothing left" 0
     --mca coll_loom_shm_setup_call 1 -- "$test_lifecycle" 1000 --shm --reuse
 run "test_colls 4x2, coll_loom_shm 0 (point-to-point node phases: bcast, reduce)" 0 --ppn 2 \
     --mca coll_loom_shm 0 -- "$test_colls" --coll bcast,reduce
+# hierarchical's phase among the nodes follows the rules for one rank per node on as many
+# nodes (built in: from 17 nodes, not the chain); a rules file brings it to these 4
+net_rules=$logdir/rules-net-4.txt
+printf 'bcast nodes=4 rpn=1 -> circulant\nreduce nodes=4 rpn=1 op=commutative -> halving_doubling\n' >"$net_rules"
+name="test_colls 4x2, bcast and reduce with circulant and halving_doubling among the nodes"
+run "$name" 0 --ppn 2 --mca coll_loom_rules_file "$net_rules" --mca coll_loom_verbose 20 \
+    -- "$test_colls" --coll bcast,reduce
+check "hierarchical ran circulant (bcast) and halving_doubling (reduce) among the nodes" bash -c \
+    "grep -qE 'bcast cid [0-9]+ rank [0-9]+: .*nodes=4 rpn=2 .*-> hierarchical .* net=circulant' '$(log_of "$name")' &&
+     grep -qE 'reduce cid [0-9]+ rank [0-9]+: .*nodes=4 rpn=2 .*-> hierarchical .* net=halving_doubling' '$(log_of "$name")'"
 name="test_allreduce 4x2, segment cannot be created"
 run "$name" 0 --ppn 2 --mca coll_loom_shm_dir /nonexistent-loom-dir --mca coll_loom_verbose 1 \
     -- "$test_allreduce"

@@ -656,6 +656,36 @@ static void test_decide(void)
                   "built-in: %s of %zu B on %d nodes of one rank gives %s, expected %s",
                   mca_coll_loom_coll_name(want[k].coll), want[k].bytes, want[k].P, alg_name(ch.alg), want[k].alg);
         }
+        /* hierarchical on nodes of several ranks: its phase among the nodes is what the
+         * rules give one rank per node on as many nodes (from 17 nodes not the chain) */
+        const struct {
+            mca_coll_loom_coll_t coll;
+            size_t bytes;
+            int nodes, rpn;
+            unsigned call;
+            const char *net; /* NULL: hierarchical's own */
+        } nets[] = {
+            {BC, 512 * 1024, 64, 8, NO_OP, "circulant"},      {BC, 64 * 1024, 64, 8, NO_OP, "halving_doubling"},
+            {BC, 512 * 1024, 16, 8, NO_OP, NULL},             {BC, 512 * 1024, 64, 1, NO_OP, NULL},
+            {RE, 4 * 1024 * 1024, 16, 4, isum, "circulant"}, {RE, 4 * 1024 * 1024, 4, 2, isum, NULL},
+        };
+        const int hier = alg_index(BC, "hierarchical");
+        for (size_t k = 0; k < sizeof(nets) / sizeof(nets[0]); ++k) {
+            const int P = nets[k].nodes * nets[k].rpn;
+            call_t c = {nets[k].coll, nets[k].bytes, P, nets[k].nodes, nets[k].rpn, nets[k].call, -1};
+            const int want = NULL != nets[k].net ? alg_index(nets[k].coll, nets[k].net) + 1 : 0;
+            decide(&c, NULL, &ch);
+            if (1 == nets[k].rpn) {
+                CHECK(0 == ch.net_alg, "built-in: %s of %zu B on %d nodes of one rank: net_alg %d set",
+                      mca_coll_loom_coll_name(c.coll), c.bytes, P, ch.net_alg);
+                continue;
+            }
+            CHECK(ch.alg == hier && ch.net_alg == want,
+                  "built-in: %s of %zu B on %d nodes of %d ranks gives %s with %s among the nodes, expected "
+                  "hierarchical with %s", mca_coll_loom_coll_name(c.coll), c.bytes, nets[k].nodes, nets[k].rpn,
+                  alg_name(ch.alg), ch.net_alg > 0 ? alg_name(ch.net_alg - 1) : "its own",
+                  NULL != nets[k].net ? nets[k].net : "its own");
+        }
         memcpy(knobs, saved, sizeof(saved));
     }
 

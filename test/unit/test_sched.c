@@ -1905,7 +1905,7 @@ static void test_hierarchical_maps(void)
                                 MCA_COLL_LOOM_COLL_BCAST,     MCA_COLL_LOOM_COLL_REDUCE,
                                 MCA_COLL_LOOM_COLL_ALLGATHER, MCA_COLL_LOOM_COLL_SCAN,
                                 MCA_COLL_LOOM_COLL_EXSCAN,    MCA_COLL_LOOM_COLL_ALLTOALL};
-    long verified = 0, refused = 0;
+    long verified = 0, refused = 0, nets = 0;
     int node_of[64], map[64];
     char err[256];
 
@@ -1973,6 +1973,30 @@ static void test_hierarchical_maps(void)
                                   !bc && ip % 2 ? " in place" : "", p.segs, err);
                             verified++;
                         }
+                        /* bcast and reduce: the phase among the nodes by another algorithm
+                         * (params.net_alg, as the rules choose it from 17 nodes), each that
+                         * accepts the leaders' call, unpipelined and in blocks */
+                        for (int na = 0; rooted && nn > 1 && P <= 24 && na < mca_coll_loom_num_algs; ++na) {
+                            mca_coll_loom_params_t l = {.P = nn, .call = call, .coll = coll, .nodes = nn, .rpn = 1};
+                            if (na == alg || !mca_coll_loom_alg_serves(na, coll) ||
+                                NULL != mca_coll_loom_alg_refusal(na, &l) ||
+                                0 == strcmp(mca_coll_loom_algs[na]->name, "torus")) {
+                                continue;
+                            }
+                            for (int ns = 1; ns <= 3; ns += 2) {
+                                mca_coll_loom_params_t pn = p;
+                                pn.segs = 0;
+                                pn.net_alg = na + 1;
+                                pn.net_knob = mca_coll_loom_algs[na]->knob_default;
+                                pn.net_segs = ns;
+                                int rc = mca_coll_loom_verify(alg, coll, &pn, 0, NULL, err, sizeof(err));
+                                CHECK(0 == rc, "hierarchical %s P=%d map %d/%d %s, %s among the nodes in %d: %s",
+                                      mca_coll_loom_coll_name(coll), P, kind, b, no_op ? "no op" : kinds[kd].name,
+                                      mca_coll_loom_algs[na]->name, ns, err);
+                                verified++;
+                                nets++;
+                            }
+                        }
                         if (no_op) {
                             break; /* no op: one kind is enough */
                         }
@@ -1982,7 +2006,8 @@ static void test_hierarchical_maps(void)
         }
     }
     printf("hierarchical   %ld verifications over node maps (P = 1..40, consecutive, round-robin, random, "
-           "uneven; every root), %ld refusals checked\n", verified, refused);
+           "uneven; every root; %ld with another algorithm among the nodes), %ld refusals checked\n", verified,
+           nets, refused);
 }
 
 int main(int argc, char **argv)

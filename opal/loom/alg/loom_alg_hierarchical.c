@@ -434,6 +434,95 @@ static int scan_levels(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p
     return MCA_COLL_LOOM_OK != rc ? rc : s->error;
 }
 
+/* bcast and reduce among the nodes' representatives rep[0..nn-1] (the root standing in
+ * for its node's leader): a binomial tree, or the algorithm the rules choose for one rank
+ * per node on nn nodes (p->net_alg, mca_coll_loom_decide_net), whose depth does not grow
+ * with the nodes as the chain's fill does. */
+static int net_phase(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p, const int *rep, int nn,
+                     int mynode, int res_slot, int in_slot)
+{
+    const int rootnode = mca_coll_loom_node_of(p, p->root);
+    mca_coll_loom_params_t q;
+
+    if (p->net_alg <= 0 || p->net_alg > mca_coll_loom_num_algs) {
+        return sub_phase(s, p, mca_coll_loom_build_binomial, p->coll, rep, nn, mynode, rootnode, res_slot,
+                         in_slot, SUB, 0);
+    }
+    q = *p;
+    q.knob = p->net_knob;
+    q.net_alg = 0;
+    return sub_phase(s, &q, mca_coll_loom_algs[p->net_alg - 1]->build, p->coll, rep, nn, mynode, rootnode,
+                     res_slot, in_slot, SUB, p->net_segs);
+}
+
+/* The block layout of the phase among the nodes (every rank of it has the same): its
+ * first rank's schedule, built to read it.  Sets *nblocks 0 when it has none. */
+static int net_layout(const mca_coll_loom_params_t *p, int nn, int *nblocks, int *nseg)
+{
+    mca_coll_loom_params_t q = *p;
+    mca_coll_loom_sched_t t;
+    int rc;
+
+    q.P = nn;
+    q.rank = 0;
+    q.root = 0;
+    q.nodes = 1;
+    q.rpn = nn;
+    q.node_of = NULL;
+    q.knob = p->net_knob;
+    q.segs = p->net_segs;
+    q.net_alg = 0;
+    mca_coll_loom_sched_init(&t);
+    t.no_graph = true;
+    rc = mca_coll_loom_algs[p->net_alg - 1]->build(&t, &q);
+    *nblocks = t.nblocks > 0 ? t.nblocks : 0;
+    *nseg = t.nseg > 0 ? t.nseg : 1;
+    mca_coll_loom_sched_fini(&t);
+    return rc;
+}
+
+/* bcast inside the node after the phase among the nodes: a chain from the node's
+ * representative mem[top] through the others in rank order, block by block of that
+ * phase's layout, so a rank forwards a block while the next arrives and the node adds
+ * about a block per rank to the call, not a whole vector per binomial level (Zhu et
+ * al. section 3.1's pipelining, inside the node).  Without blocks: the binomial tree. */
+static int node_chain_bcast(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p, const int *mem, int n,
+                            int me, int top, int nn)
+{
+    int nb = 0, nseg = 1, rc, j;
+
+    if (n < 2) {
+        return MCA_COLL_LOOM_OK;
+    }
+    rc = net_layout(p, nn, &nb, &nseg);
+    if (MCA_COLL_LOOM_OK != rc) {
+        return rc;
+    }
+    if (nb < 2) {
+        return node_bcast(s, p, mem, n, me, top);
+    }
+    mca_coll_loom_sched_set_segmented_blocks(s, nb / nseg, nseg);
+    j = me == top ? 0 : (me < top ? me + 1 : me);
+#define CHAIN(k) (0 == (k) ? mem_rank(mem, top) : mem_rank(mem, (k) <= top ? (k) - 1 : (k)))
+    for (int t = 0; t < nb + n - 1; ++t) {
+        const int kr = t - j + 1, ks = t - j;
+        bool any = false;
+        if (j > 0 && kr >= 0 && kr < nb) {
+            mca_coll_loom_sched_recv_blk(s, CHAIN(j - 1), RES, kr, 1);
+            any = true;
+        }
+        if (j + 1 < n && ks >= 0 && ks < nb) {
+            mca_coll_loom_sched_send_blk(s, CHAIN(j + 1), RES, ks, 1);
+            any = true;
+        }
+        if (any) {
+            mca_coll_loom_sched_wait(s);
+        }
+    }
+#undef CHAIN
+    return s->error;
+}
+
 /* Both levels for this rank: mem[0..n-1] are its node's ranks (NULL: the identity,
  * all ranks on one node), it is mem[me]; rep[0..nn-1] the nodes' leaders, its node
  * is mynode.  rep may be changed (the root's node). */
@@ -465,15 +554,14 @@ static int build_levels(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *
         break;
     }
     case MCA_COLL_LOOM_COLL_BCAST:
-        if (p->segs > 1 && !p->leaders_only) {
+        if (p->segs > 1 && !p->leaders_only && 0 == p->net_alg) {
             rc = bcast_pipelined(s, p, mem, n, me, mynode, rep, nn);
             break;
         }
         rep[mca_coll_loom_node_of(p, p->root)] = p->root;
         top = node_index(mem, n, rep[mynode]);
         if (me == top) {
-            rc = sub_phase(s, p, mca_coll_loom_build_binomial, MCA_COLL_LOOM_COLL_BCAST, rep, nn, mynode,
-                           mca_coll_loom_node_of(p, p->root), RES, IN, SUB, 0);
+            rc = net_phase(s, p, rep, nn, mynode, RES, IN);
             /* the representative only sends in its node's bcast: its first send into the
              * node need not wait for its last send to another node to complete */
             if (MCA_COLL_LOOM_OK == rc && n > 1 && !p->leaders_only) {
@@ -481,12 +569,13 @@ static int build_levels(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *
             }
         }
         if (MCA_COLL_LOOM_OK == rc) {
-            rc = node_bcast(s, p, mem, n, me, top);
+            rc = p->net_alg > 0 && !p->leaders_only ? node_chain_bcast(s, p, mem, n, me, top, nn)
+                                                    : node_bcast(s, p, mem, n, me, top);
         }
         break;
     case MCA_COLL_LOOM_COLL_REDUCE: {
         int part;
-        if (p->segs > 1 && !p->leaders_only) {
+        if (p->segs > 1 && !p->leaders_only && 0 == p->net_alg) {
             rc = reduce_pipelined(s, p, mem, n, me, mynode, rep, nn);
             break;
         }
@@ -494,8 +583,7 @@ static int build_levels(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *
         top = node_index(mem, n, rep[mynode]);
         part = node_reduce(s, p, mem, n, me, top, IN, &rc);
         if (MCA_COLL_LOOM_OK == rc && me == top) {
-            rc = sub_phase(s, p, mca_coll_loom_build_binomial, MCA_COLL_LOOM_COLL_REDUCE, rep, nn, mynode,
-                           mca_coll_loom_node_of(p, p->root), RES, part, SUB, 0);
+            rc = net_phase(s, p, rep, nn, mynode, RES, part);
         }
         break;
     }

@@ -163,6 +163,7 @@ typedef struct {
     int root;
     int segs;
     int leaders_only;   /* hierarchical's representatives' phase alone */
+    int net_alg, net_knob, net_segs; /* hierarchical's phase among the nodes (params) */
     uint64_t stamp;     /* last use, for replacement */
     mca_coll_loom_sched_t sched;
 } mca_coll_loom_sched_entry_t;

@@ -41,7 +41,8 @@ static mca_coll_loom_sched_entry_t *cache_get(mca_coll_loom_module_t *m,
         e = &m->cache[i];
         if (e->used && e->alg == alg && e->knob == params->knob && e->call == params->call &&
             e->coll == params->coll && e->root == params->root && e->segs == params->segs &&
-            e->leaders_only == params->leaders_only) {
+            e->leaders_only == params->leaders_only && e->net_alg == params->net_alg &&
+            e->net_knob == params->net_knob && e->net_segs == params->net_segs) {
             e->stamp = ++m->clock;
             return e;
         }
@@ -64,6 +65,9 @@ static mca_coll_loom_sched_entry_t *cache_get(mca_coll_loom_module_t *m,
     e->root = params->root;
     e->segs = params->segs;
     e->leaders_only = params->leaders_only;
+    e->net_alg = params->net_alg;
+    e->net_knob = params->net_knob;
+    e->net_segs = params->net_segs;
     e->stamp = ++m->clock;
     e->rc = mca_coll_loom_alg_build(alg, &e->sched, params);
     if (MCA_COLL_LOOM_OK == e->rc && MCA_COLL_LOOM_VERBOSE(30)) {
@@ -82,7 +86,7 @@ static __opal_attribute_noinline__ void print_call(const mca_coll_loom_module_t 
                        struct ompi_communicator_t *comm, size_t bytes, unsigned call,
                        const mca_coll_loom_choice_t *choice, const char *note)
 {
-    char knob[48] = "", why[96];
+    char knob[160] = "", why[96];
     /* call shape: Commutative, Exact, Idempotent, inVertible, Shared-memory node phases */
     const char flags[6] = {(call & MCA_COLL_LOOM_CALL_COMMUTATIVE) ? 'C' : '-',
                            (call & MCA_COLL_LOOM_CALL_EXACT) ? 'E' : '-',
@@ -98,6 +102,16 @@ static __opal_attribute_noinline__ void print_call(const mca_coll_loom_module_t 
         if (NULL != mca_coll_loom_algs[choice->alg]->knob) {
             snprintf(knob, sizeof(knob), " %s=%d", mca_coll_loom_algs[choice->alg]->knob,
                      choice->knob);
+        }
+    }
+    if (choice->alg >= 0 && choice->net_alg > 0) {
+        /* hierarchical's phase among the nodes */
+        const mca_coll_loom_alg_t *a = mca_coll_loom_algs[choice->net_alg - 1];
+        const size_t len = strlen(knob);
+        if (NULL != a->knob) {
+            snprintf(knob + len, sizeof(knob) - len, " net=%s %s=%d", a->name, a->knob, choice->net_knob);
+        } else {
+            snprintf(knob + len, sizeof(knob) - len, " net=%s", a->name);
         }
     }
     if (NULL != choice->rule && choice->rule->line > 0) {
@@ -272,6 +286,12 @@ plan_decide(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, struct ompi_co
     if (mca_coll_loom_algs[choice->alg]->pipelined) {
         params.segs = mca_coll_loom_pipeline_segs(choice->alg, coll, params.P, bytes, choice->knob);
     }
+    /* hierarchical's phase among the nodes, as the rules choose it for one rank per node */
+    params.net_alg = choice->net_alg;
+    params.net_knob = choice->net_knob;
+    if (params.net_alg > 0 && mca_coll_loom_algs[params.net_alg - 1]->pipelined) {
+        params.net_segs = mca_coll_loom_pipeline_segs(params.net_alg - 1, coll, params.nodes, bytes, params.net_knob);
+    }
     e = cache_get(m, &params, choice->alg);
     if (MCA_COLL_LOOM_OK != e->rc) {
         /* memory that ran out on this rank alone: the others run the schedule, and this
@@ -334,8 +354,8 @@ static inline __opal_attribute_always_inline__ const mca_coll_loom_sched_t *plan
             return NULL;
         }
         if (e->used && e->alg == choice->alg && e->knob == choice->knob &&
-            e->call == (call & ~MCA_COLL_LOOM_CALL_NB) &&
-            e->coll == (int) coll && e->root == root && !e->leaders_only) {
+            e->call == (call & ~MCA_COLL_LOOM_CALL_NB) && e->net_alg == choice->net_alg &&
+            e->net_knob == choice->net_knob && e->coll == (int) coll && e->root == root && !e->leaders_only) {
             e->stamp = ++m->clock;
             if (OPAL_UNLIKELY(MCA_COLL_LOOM_VERBOSE(20))) {
                 print_call(m, coll, comm, bytes, call, choice, NULL);
