@@ -36,7 +36,8 @@
 #      inside each node segment's protocol (test_faults, also on the uneven nodes), and
 #      one node's failure on WORLD (test_faults --several-nodes);
 #   4. 3 nodes x 3 (the cluster rebuilt at another size);
-#   5. uneven nodes: --map 1,3,2 round-robin, and --map 3,1,2 consecutive;
+#   5. uneven nodes: --map 1,3,2 round-robin (also with other algorithms among the nodes
+#      for hierarchical's bcast and reduce), and --map 3,1,2 consecutive;
 #   6. 1 Gbit/s tbf shaping on the links: smoke;
 #   7. cluster.sh down leaves nothing behind, and down again succeeds.
 # The cluster is torn down at the end, also on failure or interruption.
@@ -340,6 +341,15 @@ run "test_pipeline map 1,3,2 round-robin" 0 --map 1,3,2 --rr --mca coll_loom_shm
     -- "$test_pipeline" 1500
 run "test_faults map 1,3,2 round-robin (every node's communicator)" 0 --map 1,3,2 --rr \
     --mca coll_loom_shm_setup_call 1 -- "$test_faults"
+# hierarchical with scatter + allgather (bcast) and circulant (reduce) among 3 uneven nodes
+net3_rules=$logdir/rules-net-3.txt
+printf 'bcast nodes=3 rpn=1 -> halving_doubling\nreduce nodes=3 rpn=1 op=commutative -> circulant\n' >"$net3_rules"
+name="test_colls map 1,3,2 round-robin, halving_doubling and circulant among the nodes"
+run "$name" 0 --map 1,3,2 --rr --mca coll_loom_rules_file "$net3_rules" --mca coll_loom_verbose 20 \
+    -- "$test_colls" --coll bcast,reduce
+check "hierarchical ran halving_doubling (bcast) and circulant (reduce) among the 3 nodes" bash -c \
+    "grep -qE 'bcast cid [0-9]+ rank [0-9]+: .*nodes=3 rpn=3 .*-> hierarchical .* net=halving_doubling' '$(log_of "$name")' &&
+     grep -qE 'reduce cid [0-9]+ rank [0-9]+: .*nodes=3 rpn=3 .*-> hierarchical .* net=circulant' '$(log_of "$name")'"
 run "smoke map 3,1,2 consecutive" 0 --map 3,1,2 -- "$SMOKE"
 run "test_alltoall map 3,1,2 consecutive" 0 --map 3,1,2 -- "$test_alltoall"
 # a node of one rank has no segment; the others do

@@ -523,6 +523,56 @@ static int node_chain_bcast(mca_coll_loom_sched_t *s, const mca_coll_loom_params
     return s->error;
 }
 
+/* reduce inside the node before the phase among the nodes: the mirror of
+ * node_chain_bcast, every block combined on its way up the chain to mem[top] (a
+ * commutative op, as hierarchical's reduce needs), so the node's partial of a block can
+ * leave while the next is combined.  Returns the slot of the node's result at mem[top]. */
+static int node_chain_reduce(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p, const int *mem, int n,
+                             int me, int top, int nn, int *rc)
+{
+    int nb = 0, nseg = 1, j, h;
+
+    if (n < 2) {
+        return IN;
+    }
+    *rc = net_layout(p, nn, &nb, &nseg);
+    if (MCA_COLL_LOOM_OK != *rc) {
+        return IN;
+    }
+    if (nb < 2) {
+        return node_reduce(s, p, mem, n, me, top, IN, rc);
+    }
+    mca_coll_loom_sched_set_segmented_blocks(s, nb / nseg, nseg);
+    j = me == top ? 0 : (me < top ? me + 1 : me);
+    h = n - 1 - j;
+#define CHAIN(k) (0 == (k) ? mem_rank(mem, top) : mem_rank(mem, (k) <= top ? (k) - 1 : (k)))
+    if (0 == j) {
+        mca_coll_loom_sched_copy(s, IN, PART);
+    }
+    for (int t = 0; t < nb + n - 1; ++t) {
+        const int kr = t - h + 1, ks = t - h;
+        const bool got = j + 1 < n && kr >= 0 && kr < nb;
+        bool any = got;
+        if (got) {
+            mca_coll_loom_sched_recv_blk(s, CHAIN(j + 1), 0 == j ? RED_TMP : RED_ACC, kr, 1);
+        }
+        if (j > 0 && ks >= 0 && ks < nb) {
+            mca_coll_loom_sched_send_blk(s, CHAIN(j - 1), j + 1 < n ? RED_ACC : IN, ks, 1);
+            any = true;
+        }
+        if (!any) {
+            continue;
+        }
+        mca_coll_loom_sched_wait(s);
+        if (got) {
+            mca_coll_loom_sched_reduce_blk(s, 0 == j ? RED_TMP : IN, 0 == j ? PART : RED_ACC, kr, 1);
+        }
+    }
+#undef CHAIN
+    *rc = s->error;
+    return PART;
+}
+
 /* Both levels for this rank: mem[0..n-1] are its node's ranks (NULL: the identity,
  * all ranks on one node), it is mem[me]; rep[0..nn-1] the nodes' leaders, its node
  * is mynode.  rep may be changed (the root's node). */
@@ -581,7 +631,8 @@ static int build_levels(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *
         }
         rep[mca_coll_loom_node_of(p, p->root)] = p->root;
         top = node_index(mem, n, rep[mynode]);
-        part = node_reduce(s, p, mem, n, me, top, IN, &rc);
+        part = p->net_alg > 0 && !p->leaders_only ? node_chain_reduce(s, p, mem, n, me, top, nn, &rc)
+                                                   : node_reduce(s, p, mem, n, me, top, IN, &rc);
         if (MCA_COLL_LOOM_OK == rc && me == top) {
             rc = net_phase(s, p, rep, nn, mynode, RES, part);
         }
