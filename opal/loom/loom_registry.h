@@ -47,6 +47,9 @@ typedef enum {
 #define MCA_COLL_LOOM_CALL_NB          0x20u /* a non-blocking or persistent call (set by the
                                                 component; no algorithm needs it, rules
                                                 written for i<coll> test it) */
+#define MCA_COLL_LOOM_CALL_ENGAGED     0x40u /* a reduce under the info key
+                                                loom_reduce_engage (set by the component:
+                                                binomial with params.engaged) */
 
 /* Restrictions an algorithm declares. */
 #define MCA_COLL_LOOM_NEEDS_COMMUTATIVE 0x01u /* combines contributions out of rank order */
@@ -96,6 +99,9 @@ typedef struct {
                            empty schedule */
     const struct mca_coll_loom_torus_t *torus; /* the nodes' torus (loom_torus.h), NULL: none */
     const int *torus_coords; /* its coordinates of node k at k * torus->ndims */
+    int engaged;        /* binomial's reduce: only the ranks at distance < engaged from the
+                           root (mod P) contribute, the others have nothing to do
+                           (loom_reduce_engage, a commutative op); 0: every rank */
     int net_alg, net_knob, net_segs; /* hierarchical's bcast and reduce: 1 + the registry
                            index of the algorithm its phase among the nodes' representatives
                            runs, with its knob and depth (0: its own chain or binomial tree;

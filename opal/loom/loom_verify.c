@@ -95,6 +95,8 @@ typedef struct {
     int nb, nseg;         /* the block layout every rank shares (1, 1 when unblocked) */
     mca_coll_loom_coll_t coll;
     int root;
+    int engaged;          /* reduce: the ranks root .. root+engaged-1 (mod P) contribute
+                             (params.engaged; P when every rank does) */
     bool input_unused;    /* bcast, allgather: INPUT must not be read */
     span_t *tmp;          /* scratch for combining */
     int tmpcap;
@@ -785,6 +787,43 @@ static void check_block(sim_t *sim, int me, int b, int lo, int hi, bool idem, bo
     check_block_from(sim, me, b, b, lo, hi, idem, order);
 }
 
+/* A reduce of the engaged ranks only (params.engaged, commutative): the root's block b
+ * holds ranks root .. root+engaged-1 (mod P) once each (at least once when `idem`), no
+ * other, in two ranges where they wrap. */
+static void check_engaged(sim_t *sim, int me, int b, bool idem)
+{
+    const content_t *res = &slot_of(&sim->ranks[me], MCA_COLL_LOOM_SLOT_RESULT)[b];
+    const int P = sim->P, end = sim->root + sim->engaged - 1;
+    const span_t *sp = cspans(res);
+    int want = 0; /* ranks expected: [lo0, hi0] then [lo1, hi1] */
+    const int lo0 = end >= P ? 0 : sim->root, hi0 = end >= P ? end - P : end;
+    const int lo1 = end >= P ? sim->root : -1, hi1 = end >= P ? P - 1 : -2;
+
+    if (!res->defined) {
+        fail(sim, "rank %d: result block %d undefined at the end", me, b);
+        return;
+    }
+    for (int r = 0; r < P; ++r) {
+        const int c = contribution(sim, b, r);
+        int mult = 0;
+        for (int i = 0; i < res->n; ++i) {
+            mult = sp[i].lo <= c && c <= sp[i].hi ? sp[i].mult : mult;
+        }
+        want = (r >= lo0 && r <= hi0) || (r >= lo1 && r <= hi1);
+        if (want ? (mult < 1 || (!idem && 1 != mult)) : 0 != mult) {
+            fail(sim, "rank %d: block %d: contribution of rank %d counted %d times (%d ranks engaged from root %d)",
+                 me, b, r, mult, sim->engaged, sim->root);
+            return;
+        }
+    }
+    for (int i = 0; i < res->n; ++i) {
+        if (sp[i].lo < contribution(sim, b, 0) || sp[i].hi > contribution(sim, b, P - 1)) {
+            fail(sim, "rank %d: block %d: data of another block", me, b);
+            return;
+        }
+    }
+}
+
 static void final_checks(sim_t *sim, int me, bool idem, bool order)
 {
     const int P = sim->P, nseg = sim->nseg;
@@ -797,7 +836,11 @@ static void final_checks(sim_t *sim, int me, bool idem, bool order)
         break;
     case MCA_COLL_LOOM_COLL_REDUCE:
         for (int b = 0; me == sim->root && b < sim->nb && !sim->failed; ++b) {
-            check_block(sim, me, b, 0, P - 1, idem, order);
+            if (sim->engaged < P) {
+                check_engaged(sim, me, b, idem);
+            } else {
+                check_block(sim, me, b, 0, P - 1, idem, order);
+            }
         }
         break;
     case MCA_COLL_LOOM_COLL_ALLGATHER:
@@ -1454,7 +1497,7 @@ static uint32_t shape_hash(const sim_t *sim, const mca_coll_loom_params_t *shape
                            bool check_order)
 {
     const int64_t v[] = {shape->P, shape->root, shape->knob, shape->call, shape->coll, shape->segs,
-                         in_place, check_order, sim->graph->nops, sim->graph->nchan};
+                         in_place, check_order, sim->graph->nops, sim->graph->nchan, shape->engaged};
     uint64_t h = 14695981039346656037ull;
 
     for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); ++i) {
@@ -1580,6 +1623,8 @@ int mca_coll_loom_verify_schedules(const mca_coll_loom_sched_t *scheds, bool che
     sim.P = P;
     sim.coll = (mca_coll_loom_coll_t) shape->coll;
     sim.root = shape->root;
+    sim.engaged = MCA_COLL_LOOM_COLL_REDUCE == shape->coll && shape->engaged > 0 && shape->engaged < P
+                      ? shape->engaged : P;
     sim.input_unused = MCA_COLL_LOOM_COLL_BCAST == sim.coll || MCA_COLL_LOOM_COLL_ALLGATHER == sim.coll;
     sim.err = err;
     sim.errlen = errlen;

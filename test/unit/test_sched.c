@@ -1898,6 +1898,43 @@ static bool a2a_fits(const int *node_of, int nn, int P)
     return fits;
 }
 
+/* binomial's reduce under loom_reduce_engage (params.engaged): every engaged count 1..P,
+ * every root, the commutative kinds; the verifier expects the engaged ranks' data only
+ * (wrapping past P - 1), and a non-commutative call must be refused by the builder. */
+static void test_engaged(void)
+{
+    const int alg = mca_coll_loom_alg_find(MCA_COLL_LOOM_COLL_REDUCE, "binomial");
+    long verified = 0;
+    char err[256];
+
+    CHECK(alg >= 0, "no binomial algorithm");
+    for (int P = 1; alg >= 0 && P <= 40; ++P) {
+        for (int k = 1; k <= P; ++k) {
+            for (size_t kd = 0; kd < sizeof(kinds) / sizeof(kinds[0]); ++kd) {
+                mca_coll_loom_params_t p = {.P = P, .call = kinds[kd].call, .coll = MCA_COLL_LOOM_COLL_REDUCE,
+                                            .root = MCA_COLL_LOOM_VERIFY_ALL_ROOTS, .engaged = k};
+                if (!(kinds[kd].call & C)) {
+                    mca_coll_loom_sched_t t;
+                    mca_coll_loom_sched_init(&t);
+                    p.root = 0;
+                    CHECK(k == P || MCA_COLL_LOOM_OK != mca_coll_loom_algs[alg]->build(&t, &p),
+                          "binomial reduce P=%d engaged %d: built for a non-commutative op", P, k);
+                    mca_coll_loom_sched_fini(&t);
+                    continue;
+                }
+                for (int ip = 0; ip < 2; ++ip) {
+                    const int rc = mca_coll_loom_verify(alg, MCA_COLL_LOOM_COLL_REDUCE, &p, ip, NULL, err, sizeof(err));
+                    CHECK(0 == rc, "binomial reduce P=%d engaged %d %s%s: %s", P, k, kinds[kd].name,
+                          ip ? " in place" : "", err);
+                    verified++;
+                }
+            }
+        }
+    }
+    printf("binomial       %ld verifications of reduces of the first stages (loom_reduce_engage, P = 1..40, "
+           "every root)\n", verified);
+}
+
 static void test_hierarchical_maps(void)
 {
     const int alg = mca_coll_loom_alg_find(MCA_COLL_LOOM_COLL_ALLREDUCE, "hierarchical");
@@ -2040,6 +2077,7 @@ int main(int argc, char **argv)
         test_topo();
         test_decide();
         test_circulant(pmax); /* about 50 s: here the shards of make check come out even */
+        test_engaged();
     }
     test_algorithms(pmax);
     if (shard_n - 1 == shard_k) {

@@ -15,6 +15,10 @@
  * (v = rank), where every subtree is a contiguous range of ranks, so combining the
  * children in increasing order keeps rank order exactly; rank 0 then sends the
  * result to the root when that is another rank (one extra hop).
+ *
+ * Reduce with p->engaged = k < P (loom_reduce_engage, commutative): the tree over the
+ * vranks 0..k-1 only, the first stages of the whole tree (Iakymchuk et al., section
+ * III.B); the other ranks take no part.
  */
 #include "opal/loom/loom_registry.h"
 
@@ -52,16 +56,25 @@ static void bcast(mca_coll_loom_sched_t *s, int P, int rank, int root)
     mca_coll_loom_sched_wait(s);
 }
 
-static void reduce(mca_coll_loom_sched_t *s, int P, int rank, int root, bool commutative)
+static void reduce(mca_coll_loom_sched_t *s, int P, int rank, int root, bool commutative, int engaged)
 {
     const int base = commutative ? root : 0;  /* the tree's root */
-    const int v = mca_coll_loom_rank_mod((long) rank - base, P), top = subtree(v, P);
+    const int v = mca_coll_loom_rank_mod((long) rank - base, P);
+    const int n = engaged > 0 && engaged < P ? engaged : P; /* the tree's vranks */
+    const int top = subtree(v, n);
     const bool at_top = (0 == v);
     /* where this rank combines its subtree: RESULT when it ends there */
     const int acc = (at_top && rank == root) ? RES : ACC;
     bool leaf = true;
 
-    for (int m = 1; m < top && v + m < P; m <<= 1) {
+    if (v >= n) {
+        return; /* not engaged */
+    }
+    if (1 == n) {
+        mca_coll_loom_sched_copy(s, IN, RES); /* the root alone (v = 0: base = root) */
+        return;
+    }
+    for (int m = 1; m < top && v + m < n; m <<= 1) {
         if (leaf) {
             mca_coll_loom_sched_copy(s, IN, acc);
             leaf = false;
@@ -100,10 +113,13 @@ int mca_coll_loom_build_binomial(mca_coll_loom_sched_t *s, const mca_coll_loom_p
         }
         return MCA_COLL_LOOM_OK;
     case MCA_COLL_LOOM_COLL_REDUCE:
+        if (p->engaged > 0 && p->engaged < P && !(p->call & MCA_COLL_LOOM_CALL_COMMUTATIVE)) {
+            return MCA_COLL_LOOM_ERR_NOTSUP; /* the first stages are not a range of ranks */
+        }
         if (1 == P) {
             mca_coll_loom_sched_copy(s, IN, RES);
         } else {
-            reduce(s, P, p->rank, p->root, 0 != (p->call & MCA_COLL_LOOM_CALL_COMMUTATIVE));
+            reduce(s, P, p->rank, p->root, 0 != (p->call & MCA_COLL_LOOM_CALL_COMMUTATIVE), p->engaged);
         }
         return MCA_COLL_LOOM_OK;
     default:

@@ -163,6 +163,7 @@ typedef struct {
     int root;
     int segs;
     int leaders_only;   /* hierarchical's representatives' phase alone */
+    int engaged;        /* binomial's reduce under loom_reduce_engage (params) */
     int net_alg, net_knob, net_segs; /* hierarchical's phase among the nodes (params) */
     uint64_t stamp;     /* last use, for replacement */
     mca_coll_loom_sched_t sched;
@@ -286,13 +287,6 @@ typedef struct mca_coll_loom_module_t {
     double threshold[MCA_COLL_LOOM_NUM_THRESHOLDS];
     size_t delivered[MCA_COLL_LOOM_NUM_THRESHOLDS];
     bool warned_engage;
-    /* loom_reduce_engage's schedule, kept for the next call of the same root, call
-     * flags and key value (engage_valid) */
-    mca_coll_loom_sched_t engage_sched;
-    bool engage_valid;
-    int engage_root;
-    unsigned engage_call;
-    double engage_fraction;
 
     /* the stale-synchronous allreduce (coll_loom_ssp.c): the info key
      * loom_allreduce_slack (-1: off), this rank's clock, the oldest clock in the last
@@ -654,12 +648,9 @@ static inline int mca_coll_loom_reduce_engaged(mca_coll_loom_module_t *m, const 
     }
     return mca_coll_loom_reduce_engaged_run(m, sbuf, rbuf, count, dtype, op, root, comm, persistent, request);
 }
-/* The reduce of loom_reduce_engage: the binomial reduce among the engaged ranks, empty on
- * the others; the module's, built again only when the root, the call flags or the key's
- * value change.  NULL: out of memory (*rc). */
-const mca_coll_loom_sched_t *mca_coll_loom_engage_schedule(mca_coll_loom_module_t *m,
-                                                           struct ompi_communicator_t *comm, int root,
-                                                           unsigned call, int *rc);
+/* How many ranks a reduce under loom_reduce_engage combines on P ranks: the first
+ * stages of a binomial tree, the smallest power of two >= ceil(F * P), at most P. */
+int mca_coll_loom_engaged_ranks(const mca_coll_loom_module_t *m, int P);
 
 /* The module serving comm's collectives, also while it is being enabled (for info-key
  * callbacks and MPI_T variables bound to communicators; NULL: not loom's). */

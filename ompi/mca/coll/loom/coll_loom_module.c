@@ -62,7 +62,6 @@ static void loom_module_construct(mca_coll_loom_module_t *m)
     m->shm.outbox = NULL;
     m->shm.outbox_bytes = 0;
     m->torus.state = 0;
-    m->engage_valid = false;
     m->torus.coords = NULL;
     m->shm.gen[0] = m->shm.gen[1] = 0;
     m->shm.members = NULL;
@@ -86,10 +85,6 @@ static void loom_module_destruct(mca_coll_loom_module_t *m)
     mca_coll_loom_ucx_release(m->ucx);
     m->ucx = NULL;
     mca_coll_loom_torus_free(m);
-    if (m->engage_valid) {
-        mca_coll_loom_sched_fini(&m->engage_sched);
-        m->engage_valid = false;
-    }
     if (m->have_topo) {
         mca_coll_loom_topo_fini(&m->topo);
         m->have_topo = false;

@@ -41,7 +41,7 @@ static mca_coll_loom_sched_entry_t *cache_get(mca_coll_loom_module_t *m,
         e = &m->cache[i];
         if (e->used && e->alg == alg && e->knob == params->knob && e->call == params->call &&
             e->coll == params->coll && e->root == params->root && e->segs == params->segs &&
-            e->leaders_only == params->leaders_only && e->net_alg == params->net_alg &&
+            e->leaders_only == params->leaders_only && e->engaged == params->engaged && e->net_alg == params->net_alg &&
             e->net_knob == params->net_knob && e->net_segs == params->net_segs) {
             e->stamp = ++m->clock;
             return e;
@@ -65,6 +65,7 @@ static mca_coll_loom_sched_entry_t *cache_get(mca_coll_loom_module_t *m,
     e->root = params->root;
     e->segs = params->segs;
     e->leaders_only = params->leaders_only;
+    e->engaged = params->engaged;
     e->net_alg = params->net_alg;
     e->net_knob = params->net_knob;
     e->net_segs = params->net_segs;
@@ -255,8 +256,16 @@ plan_decide(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, struct ompi_co
         }
     }
     forced = mca_coll_loom_forced_alg(coll);
+    if (OPAL_UNLIKELY(call & MCA_COLL_LOOM_CALL_ENGAGED)) {
+        /* loom_reduce_engage: binomial's first stages (coll_loom_threshold.c) */
+        forced = mca_coll_loom_alg_find(MCA_COLL_LOOM_COLL_REDUCE, "binomial");
+        params.engaged = mca_coll_loom_engaged_ranks(m, params.P);
+    }
     mca_coll_loom_current_knobs(knobs);
     mca_coll_loom_decide(coll, bytes, &params, knobs, forced, cm->rules.rules, cm->rules.nrules, choice);
+    if (OPAL_UNLIKELY(call & MCA_COLL_LOOM_CALL_ENGAGED) && choice->alg == forced) {
+        choice->why = "loom_reduce_engage";
+    }
 
     if (NULL != choice->refused && forced >= 0 && m->warned_refused[coll] != forced + 1) {
         m->warned_refused[coll] = forced + 1;

@@ -84,6 +84,9 @@ static mca_coll_loom_info_str_t *threshold_changed(opal_infosubscriber_t *obj, m
         f = 1.0;
     }
     m->threshold[k] = f;
+    /* a reduce of the same shape as the last one must be planned again (engaged ranks) */
+    m->last[0][MCA_COLL_LOOM_COLL_REDUCE].valid = false;
+    m->last[1][MCA_COLL_LOOM_COLL_REDUCE].valid = false;
     return value;
 }
 
@@ -115,64 +118,15 @@ size_t mca_coll_loom_threshold_count(mca_coll_loom_module_t *m, int which, size_
     return count;
 }
 
-const mca_coll_loom_sched_t *mca_coll_loom_engage_schedule(mca_coll_loom_module_t *m, ompi_communicator_t *comm,
-                                                           int root, unsigned call, int *rc)
+int mca_coll_loom_engaged_ranks(const mca_coll_loom_module_t *m, int P)
 {
-    const int P = ompi_comm_size(comm), rank = ompi_comm_rank(comm);
-    const int vrank = (rank - root + P) % P;
     const double fraction = m->threshold[MCA_COLL_LOOM_THRESHOLD_ENGAGE];
-    mca_coll_loom_sched_t *s = &m->engage_sched;
-    int engaged = 1, *peers;
-    mca_coll_loom_sched_t sub;
-    mca_coll_loom_params_t p = {.root = 0, .call = call, .coll = MCA_COLL_LOOM_COLL_REDUCE};
+    int engaged = 1;
 
     while (engaged < P && engaged < ceil(fraction * P)) {
         engaged *= 2; /* the binomial tree's stages */
     }
-    engaged = engaged < P ? engaged : P;
-    m->delivered[MCA_COLL_LOOM_THRESHOLD_ENGAGE] = (size_t) engaged;
-    *rc = MCA_COLL_LOOM_OK;
-    if (m->engage_valid && m->engage_root == root && m->engage_call == call && m->engage_fraction == fraction) {
-        return s;
-    }
-    if (m->engage_valid) {
-        mca_coll_loom_sched_fini(s);
-        m->engage_valid = false;
-    }
-    mca_coll_loom_sched_init(s);
-    if (vrank < engaged) {
-        peers = malloc(sizeof(int) * (size_t) engaged);
-        if (NULL == peers) {
-            mca_coll_loom_sched_fini(s);
-            *rc = MCA_COLL_LOOM_ERR_NOMEM;
-            return NULL;
-        }
-        for (int v = 0; v < engaged; ++v) {
-            peers[v] = (v + root) % P;
-        }
-        p.P = engaged;
-        p.rank = vrank;
-        mca_coll_loom_sched_init(&sub);
-        *rc = mca_coll_loom_build_binomial(&sub, &p);
-        if (MCA_COLL_LOOM_OK == *rc) {
-            mca_coll_loom_sched_append_mapped(s, &sub, peers, MCA_COLL_LOOM_SLOT_RESULT, MCA_COLL_LOOM_SLOT_INPUT,
-                                              MCA_COLL_LOOM_SLOT_SCRATCH0);
-        }
-        mca_coll_loom_sched_fini(&sub);
-        free(peers);
-    } /* else not engaged: nothing to do */
-    if (MCA_COLL_LOOM_OK == *rc) {
-        *rc = mca_coll_loom_sched_finish(s);
-    }
-    if (MCA_COLL_LOOM_OK != *rc) {
-        mca_coll_loom_sched_fini(s);
-        return NULL;
-    }
-    m->engage_valid = true;
-    m->engage_root = root;
-    m->engage_call = call;
-    m->engage_fraction = fraction;
-    return s;
+    return engaged < P ? engaged : P;
 }
 
 int mca_coll_loom_reduce_engaged_run(mca_coll_loom_module_t *m, const void *sbuf, void *rbuf, int count,
@@ -205,32 +159,30 @@ int mca_coll_loom_reduce_engaged_run(mca_coll_loom_module_t *m, const void *sbuf
     if (OPAL_UNLIKELY(m->failed)) {
         return OMPI_ERROR;
     }
-    s = mca_coll_loom_engage_schedule(m, comm, root, call, &rc);
-    if (NULL == s) {
-        /* the others run theirs */
-        mca_coll_loom_mark_failed(m, comm, MCA_COLL_LOOM_COLL_REDUCE, OMPI_ERR_OUT_OF_RESOURCE);
-        return OMPI_ERR_OUT_OF_RESOURCE;
-    }
-    {
-        /* counted like the calls the planner serves: binomial runs it on every rank
-         * (a rank left out does its part by returning) */
-        mca_coll_loom_component_t *cm = &mca_coll_loom_component;
-        static int alg = -2; /* the registry is constant: looked up once */
-        if (-2 == alg) {
-            alg = mca_coll_loom_alg_find(MCA_COLL_LOOM_COLL_REDUCE, "binomial");
-        }
-        if (alg >= 0) {
-            mca_coll_loom_count(NULL == request ? &cm->alg_calls[MCA_COLL_LOOM_COLL_REDUCE][alg]
-                                                : &cm->nb_alg_calls[MCA_COLL_LOOM_COLL_REDUCE][alg]);
-        }
-    }
+    m->delivered[MCA_COLL_LOOM_THRESHOLD_ENGAGE] = (size_t) mca_coll_loom_engaged_ranks(m, ompi_comm_size(comm));
     /* the receive buffer is the root's alone (coll_loom_reduce.c) */
     if (!is_root) {
         rbuf = NULL;
         sbuf = MPI_IN_PLACE != sbuf ? sbuf : NULL;
     }
-    /* a schedule of its own, not the planner's: on the PML (every rank alike) */
-    plan = mca_coll_loom_plan_of(s, MCA_COLL_LOOM_COLL_REDUCE);
+    /* planned like every call (binomial with params.engaged, cached, on the plan's
+     * transport), in the form the caller asked for */
+    call |= MCA_COLL_LOOM_CALL_ENGAGED;
+    if (NULL == request) {
+        s = mca_coll_loom_plan(m, MCA_COLL_LOOM_COLL_REDUCE, comm, (size_t) count * tsize, call, root, &plan);
+    } else {
+        s = mca_coll_loom_plan_nb(m, MCA_COLL_LOOM_COLL_REDUCE, comm, (size_t) count * tsize, call, root, &plan,
+                                  persistent);
+    }
+    if (NULL == s) {
+        if (OPAL_UNLIKELY(m->failed)) {
+            return OMPI_ERROR; /* marked failed (mca_coll_loom_plan) */
+        }
+        /* loom does not serve this communicator (settings not agreed yet): the previous
+         * component's whole reduce */
+        m->delivered[MCA_COLL_LOOM_THRESHOLD_ENGAGE] = (size_t) ompi_comm_size(comm);
+        return OMPI_ERR_NOT_AVAILABLE;
+    }
     if (NULL == request) {
         rc = mca_coll_loom_exec(m, &plan, sbuf, rbuf, (size_t) count, dtype, op, comm, MCA_COLL_BASE_TAG_REDUCE,
                                 call, NULL);
