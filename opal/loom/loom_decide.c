@@ -71,6 +71,13 @@
     SCALE_ROW(COLL, MASK, "halving_doubling", 524288, 1048575, HD_LO(SPREAD, MIB(4)), SIZE_MAX),   \
     SCALE_ROW(COLL, MASK, "halving_doubling", 1048576, 0, HD_LO(SPREAD, MIB(8)), SIZE_MAX)
 
+/* reduce_scatter(_block) on 17 or more one-rank nodes, commutative, after the rows above */
+#define RS_SCALE_ROWS(COLL)                                                                      \
+    SCALE_ROW(COLL, C, "knomial", 17, 255, 0, KIB(16)),                                            \
+    SCALE_ROW(COLL, C, "halving_doubling", 17, 255, KIB(16), SIZE_MAX),                            \
+    SCALE_ROW(COLL, C, "knomial", 256, 0, 0, KIB(64)),                                             \
+    SCALE_ROW(COLL, C, "halving_doubling", 256, 0, KIB(64), SIZE_MAX)
+
 /* Unset fields mean "any": min_bytes 0, min_* 0 and max_* 0 (no bound) for P, nodes
  * and ranks per node, call_mask 0.  max_bytes must be given. */
 const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
@@ -303,6 +310,11 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * (1.05-1.25x the LogGP bound where these calls went to tuned) */
     HD_ROWS(RS, C, 0),
     RING_ROWS(RS, C, KIB(256)),
+    /* ...and what those rows leave on 17 nodes or more of one rank each: k-ary halving
+     * (knomial, radix 4) below 16 KiB (64 KiB from 256 nodes), recursive halving above.
+     * From the model alone, as the bcast's rows from 17 nodes (0.8-1.35x the LogGP bound;
+     * the rows for up to 16 nodes were measured on 4 x 2) */
+    RS_SCALE_ROWS(RS),
     {RS, .max_bytes = SIZE_MAX, .alg = NULL},
     /* several nodes, reduce_scatter_block: the ring at 256 KiB, tuned at 512 KiB - 1 MiB,
      * the ring again from 1 MiB.  Tuned's own algorithm changes with the size, hence the
@@ -312,6 +324,7 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
     {RSB, .min_bytes = KIB(512), .max_bytes = MIB(1) - 1, .min_nodes = 2, .max_P = 8, .alg = NULL},
     HD_ROWS(RSB, C, 0),
     RING_ROWS(RSB, C, KIB(512)),
+    RS_SCALE_ROWS(RSB),
     {RSB, .max_bytes = SIZE_MAX, .alg = NULL},
 
     /* scan / exscan, judged by each call's own latency (an application waits for the
