@@ -165,6 +165,18 @@ static int node_index(const int *mem, int n, int rank)
     return NULL != mem ? 0 : rank;
 }
 
+/* A node's chain: its representative mem[top] first, then the others in rank order.
+ * chain_at: the rank at place k; chain_place: the place of mem[me]. */
+static int chain_at(const int *mem, int top, int k)
+{
+    return 0 == k ? mem_rank(mem, top) : mem_rank(mem, k <= top ? k - 1 : k);
+}
+
+static int chain_place(int me, int top)
+{
+    return me == top ? 0 : (me < top ? me + 1 : me);
+}
+
 /* The tree of the pipelined bcast and reduce: a chain through the nodes from the
  * root's node (the root stands in for its node's representative), and from each
  * representative a chain through its node in rank order.  A representative's
@@ -186,11 +198,10 @@ static int chain_tree(const mca_coll_loom_params_t *p, const int *mem, int n, in
     rep[rootnode] = p->root;
     top = node_index(mem, n, rep[mynode]);
     /* the node's chain: its representative, then the others in rank order */
-    j = me == top ? 0 : (me < top ? me + 1 : me);
-#define CHAIN(k) (0 == (k) ? mem_rank(mem, top) : mem_rank(mem, (k) <= top ? (k) - 1 : (k)))
+    j = chain_place(me, top);
     depth = pos + j;
     if (j > 0) {
-        parent = CHAIN(j - 1);
+        parent = chain_at(mem, top, j - 1);
     } else if (pos > 0) {
         parent = rep[(mynode - 1 + nn) % nn];
     }
@@ -198,9 +209,8 @@ static int chain_tree(const mca_coll_loom_params_t *p, const int *mem, int n, in
         t->child[nchild++] = rep[(mynode + 1) % nn];
     }
     if (j + 1 < n) {
-        t->child[nchild++] = CHAIN(j + 1);
+        t->child[nchild++] = chain_at(mem, top, j + 1);
     }
-#undef CHAIN
 
     /* the deepest rank: node k sits at chain place (k - rootnode) mod nn */
     size = calloc((size_t) nn, sizeof(int));
@@ -502,24 +512,22 @@ static int node_chain_bcast(mca_coll_loom_sched_t *s, const mca_coll_loom_params
         return node_bcast(s, p, mem, n, me, top);
     }
     mca_coll_loom_sched_set_segmented_blocks(s, nb / nseg, nseg);
-    j = me == top ? 0 : (me < top ? me + 1 : me);
-#define CHAIN(k) (0 == (k) ? mem_rank(mem, top) : mem_rank(mem, (k) <= top ? (k) - 1 : (k)))
+    j = chain_place(me, top);
     for (int t = 0; t < nb + n - 1; ++t) {
         const int kr = t - j + 1, ks = t - j;
         bool any = false;
         if (j > 0 && kr >= 0 && kr < nb) {
-            mca_coll_loom_sched_recv_blk(s, CHAIN(j - 1), RES, kr, 1);
+            mca_coll_loom_sched_recv_blk(s, chain_at(mem, top, j - 1), RES, kr, 1);
             any = true;
         }
         if (j + 1 < n && ks >= 0 && ks < nb) {
-            mca_coll_loom_sched_send_blk(s, CHAIN(j + 1), RES, ks, 1);
+            mca_coll_loom_sched_send_blk(s, chain_at(mem, top, j + 1), RES, ks, 1);
             any = true;
         }
         if (any) {
             mca_coll_loom_sched_wait(s);
         }
     }
-#undef CHAIN
     return s->error;
 }
 
@@ -543,9 +551,8 @@ static int node_chain_reduce(mca_coll_loom_sched_t *s, const mca_coll_loom_param
         return node_reduce(s, p, mem, n, me, top, IN, rc);
     }
     mca_coll_loom_sched_set_segmented_blocks(s, nb / nseg, nseg);
-    j = me == top ? 0 : (me < top ? me + 1 : me);
+    j = chain_place(me, top);
     h = n - 1 - j;
-#define CHAIN(k) (0 == (k) ? mem_rank(mem, top) : mem_rank(mem, (k) <= top ? (k) - 1 : (k)))
     if (0 == j) {
         mca_coll_loom_sched_copy(s, IN, PART);
     }
@@ -554,10 +561,10 @@ static int node_chain_reduce(mca_coll_loom_sched_t *s, const mca_coll_loom_param
         const bool got = j + 1 < n && kr >= 0 && kr < nb;
         bool any = got;
         if (got) {
-            mca_coll_loom_sched_recv_blk(s, CHAIN(j + 1), 0 == j ? RED_TMP : RED_ACC, kr, 1);
+            mca_coll_loom_sched_recv_blk(s, chain_at(mem, top, j + 1), 0 == j ? RED_TMP : RED_ACC, kr, 1);
         }
         if (j > 0 && ks >= 0 && ks < nb) {
-            mca_coll_loom_sched_send_blk(s, CHAIN(j - 1), j + 1 < n ? RED_ACC : IN, ks, 1);
+            mca_coll_loom_sched_send_blk(s, chain_at(mem, top, j - 1), j + 1 < n ? RED_ACC : IN, ks, 1);
             any = true;
         }
         if (!any) {
@@ -568,7 +575,6 @@ static int node_chain_reduce(mca_coll_loom_sched_t *s, const mca_coll_loom_param
             mca_coll_loom_sched_reduce_blk(s, 0 == j ? RED_TMP : IN, 0 == j ? PART : RED_ACC, kr, 1);
         }
     }
-#undef CHAIN
     *rc = s->error;
     return PART;
 }
