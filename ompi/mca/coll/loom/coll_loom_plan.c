@@ -214,6 +214,19 @@ static void remember(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, size_
     m->last[LOOM_FORM(call)][coll].entry = e;
 }
 
+/* hierarchical's phase among the nodes, as the rules choose it for one rank per node
+ * (mca_coll_loom_decide_net), with that algorithm's own segment policy */
+static void net_params(mca_coll_loom_coll_t coll, size_t bytes, const mca_coll_loom_choice_t *choice,
+                       mca_coll_loom_params_t *params)
+{
+    params->net_alg = choice->net_alg;
+    params->net_knob = choice->net_knob;
+    if (params->net_alg > 0 && mca_coll_loom_algs[params->net_alg - 1]->pipelined) {
+        params->net_segs = mca_coll_loom_pipeline_segs(params->net_alg - 1, coll, params->nodes, bytes,
+                                                       params->net_knob);
+    }
+}
+
 /* Decides a call shape or settings not seen in the last call of this collective; kept
  * out of line so that the repeated call (plan_call) stays short. */
 static __attribute__((noinline)) const mca_coll_loom_sched_t *
@@ -295,12 +308,7 @@ plan_decide(mca_coll_loom_module_t *m, mca_coll_loom_coll_t coll, struct ompi_co
     if (mca_coll_loom_algs[choice->alg]->pipelined) {
         params.segs = mca_coll_loom_pipeline_segs(choice->alg, coll, params.P, bytes, choice->knob);
     }
-    /* hierarchical's phase among the nodes, as the rules choose it for one rank per node */
-    params.net_alg = choice->net_alg;
-    params.net_knob = choice->net_knob;
-    if (params.net_alg > 0 && mca_coll_loom_algs[params.net_alg - 1]->pipelined) {
-        params.net_segs = mca_coll_loom_pipeline_segs(params.net_alg - 1, coll, params.nodes, bytes, params.net_knob);
-    }
+    net_params(coll, bytes, choice, &params);
     e = cache_get(m, &params, choice->alg);
     if (MCA_COLL_LOOM_OK != e->rc) {
         /* memory that ran out on this rank alone: the others run the schedule, and this
