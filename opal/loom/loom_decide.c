@@ -312,7 +312,7 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
     RING_ROWS(RS, C, KIB(256)),
     /* ...and what those rows leave on 17 nodes or more of one rank each: k-ary halving
      * (knomial, radix 4) below 16 KiB (64 KiB from 256 nodes), recursive halving above.
-     * From the model alone, as the bcast's rows from 17 nodes (0.8-1.35x the LogGP bound;
+     * From the model alone, as the bcast's rows from 17 nodes (0.6-1.9x the LogGP bound;
      * the rows for up to 16 nodes were measured on 4 x 2) */
     RS_SCALE_ROWS(RS),
     {RS, .max_bytes = SIZE_MAX, .alg = NULL},
@@ -451,8 +451,7 @@ void mca_coll_loom_decide_net(mca_coll_loom_coll_t coll, size_t bytes, const mca
     q.net_alg = q.net_knob = q.net_segs = 0;
     /* bytes: the same vector crosses the nodes */
     mca_coll_loom_decide(coll, bytes, &q, knobs, -1, file_rules, nfile, &c);
-    if (c.alg >= 0 && 0 != strcmp(mca_coll_loom_algs[c.alg]->name, "hierarchical") &&
-        mca_coll_loom_alg_serves(c.alg, coll)) {
+    if (c.alg >= 0 && 0 != strcmp(mca_coll_loom_algs[c.alg]->name, "hierarchical")) {
         *net_alg = c.alg + 1;
         *net_knob = c.knob;
     }
