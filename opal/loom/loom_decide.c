@@ -226,7 +226,12 @@ const mca_coll_loom_rule_t mca_coll_loom_builtin_rules[] = {
      * s. 4), where a binomial tree rooted at an odd rank crosses the network more often */
     {BCAST, .max_bytes = 511, .min_nodes = 2, .alg = "hierarchical"},
     /* one rank per node on 256 nodes or more, commutative, from 2 KiB: reduce-scatter +
-     * gather (the rows further down say why), ahead of the small reduces' row */
+     * gather (the rows further down say why), ahead of the small reduces' row; on 17-255
+     * nodes the same up to 256 KiB and circulant above, where these calls went to
+     * hierarchical's binomial tree (up to 8 KiB: 1.03-2.4x their time by the model) or to
+     * tuned (from the model alone, as the bcast's rows from 17 nodes) */
+    SCALE_ROW(REDUCE, C, "halving_doubling", 17, 255, KIB(2), KIB(256)),
+    SCALE_ROW(REDUCE, C, "circulant", 17, 255, KIB(256), SIZE_MAX),
     SCALE_ROW(REDUCE, C, "halving_doubling", 256, 0, KIB(2), KIB(8) + 1),
     /* up to 8 KiB, commutative: hierarchical, whose node phase pipelines back-to-back
      * calls up to 2 KiB (the segment's small slots), at least as fast as binomial and

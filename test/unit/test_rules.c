@@ -640,8 +640,10 @@ static void test_decide(void)
             {BC, 262143, 255, NO_OP, "halving_doubling"}, {BC, 262144, 100, NO_OP, "circulant"},
             {BC, 512 * 1024, 16, NO_OP, "hierarchical"}, {BC, 512 * 1024, 256, NO_OP, "circulant"},
             {BC, 256 * 1024, 256, NO_OP, "halving_doubling"}, {RE, 4096, 256, isum, "halving_doubling"},
-            {RE, 8192, 1024, isum, "halving_doubling"}, {RE, 4096, 255, isum, "hierarchical"},
-            {RE, 1024, 256, isum, "hierarchical"},
+            {RE, 8192, 1024, isum, "halving_doubling"}, {RE, 4096, 255, isum, "halving_doubling"},
+            {RE, 1024, 256, isum, "hierarchical"},    {RE, 4096, 32, isum, "halving_doubling"},
+            {RE, 262143, 100, dsum, "halving_doubling"}, {RE, 262144, 100, dsum, "circulant"},
+            {RE, 65536, 16, dsum, NULL},               {RE, 8192, 16, isum, "hierarchical"},
             /* allreduce on one rank per node: radix-4 halving from 17 nodes and 2 KiB */
             {AR, 4096, 32, dsum, "knomial"},          {AR, 2048, 17, user, "knomial"},
             {AR, 4096, 16, dsum, "hierarchical"},     {AR, 1024, 32, dsum, "hierarchical"},
