@@ -236,26 +236,18 @@ static int chain_tree(const mca_coll_loom_params_t *p, const int *mem, int n, in
  * segment t - d + 1 and sends segment t - d in its round t; every round's transfers
  * are matched by the same round of its parent and children, so the rounds complete
  * in order without a global step. */
-static int bcast_pipelined(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p, const int *mem, int n,
-                           int me, int mynode, int *rep, int nn)
+/* The rounds of a pipelined bcast of S blocks down tree tr (this rank's place in it). */
+static int bcast_rounds(mca_coll_loom_sched_t *s, const chain_tree_t *tr, int S)
 {
-    const int S = p->segs;
-    chain_tree_t tr;
-    int rc = chain_tree(p, mem, n, me, mynode, rep, nn, &tr);
-
-    if (MCA_COLL_LOOM_OK != rc) {
-        return rc;
-    }
-    mca_coll_loom_sched_set_blocks(s, S);
-    for (int t = 0; t < S + tr.maxdepth; ++t) {
-        const int kr = t - tr.depth + 1, ks = t - tr.depth;
+    for (int t = 0; t < S + tr->maxdepth; ++t) {
+        const int kr = t - tr->depth + 1, ks = t - tr->depth;
         bool any = false;
-        if (tr.parent >= 0 && kr >= 0 && kr < S) {
-            mca_coll_loom_sched_recv_blk(s, tr.parent, RES, kr, 1);
+        if (tr->parent >= 0 && kr >= 0 && kr < S) {
+            mca_coll_loom_sched_recv_blk(s, tr->parent, RES, kr, 1);
             any = true;
         }
-        for (int c = 0; c < tr.nchild && ks >= 0 && ks < S; ++c) {
-            mca_coll_loom_sched_send_blk(s, tr.child[c], RES, ks, 1);
+        for (int c = 0; c < tr->nchild && ks >= 0 && ks < S; ++c) {
+            mca_coll_loom_sched_send_blk(s, tr->child[c], RES, ks, 1);
             any = true;
         }
         if (any) {
@@ -275,49 +267,58 @@ static int bcast_pipelined(mca_coll_loom_sched_t *s, const mca_coll_loom_params_
 #define RED_ACC NODE_SCRATCH
 #define RED_TMP (NODE_SCRATCH + 1)
 
-static int reduce_pipelined(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p, const int *mem, int n,
-                            int me, int mynode, int *rep, int nn)
+/* The rounds of a pipelined reduce of S blocks up tree tr, the tree's root combining into
+ * root_slot (its input copied there first). */
+static int reduce_rounds(mca_coll_loom_sched_t *s, const chain_tree_t *tr, int S, int root_slot)
 {
-    const int S = p->segs;
-    chain_tree_t tr;
-    int rc = chain_tree(p, mem, n, me, mynode, rep, nn, &tr), h;
+    const int h = tr->maxdepth - tr->depth;
 
-    if (MCA_COLL_LOOM_OK != rc) {
-        return rc;
+    if (tr->parent < 0) {
+        mca_coll_loom_sched_copy(s, IN, root_slot);
     }
-    h = tr.maxdepth - tr.depth;
-    mca_coll_loom_sched_set_blocks(s, S);
-    if (tr.parent < 0) {
-        mca_coll_loom_sched_copy(s, IN, RES);
-    }
-    for (int t = 0; t < S + tr.maxdepth; ++t) {
+    for (int t = 0; t < S + tr->maxdepth; ++t) {
         const int kr = t - h + 1, ks = t - h;
-        const bool got = tr.nchild > 0 && kr >= 0 && kr < S;
+        const bool got = tr->nchild > 0 && kr >= 0 && kr < S;
         bool any = got;
-        for (int c = 0; got && c < tr.nchild; ++c) {
-            mca_coll_loom_sched_recv_blk(s, tr.child[c], tr.parent >= 0 && 0 == c ? RED_ACC : RED_TMP + c, kr,
+        for (int c = 0; got && c < tr->nchild; ++c) {
+            mca_coll_loom_sched_recv_blk(s, tr->child[c], tr->parent >= 0 && 0 == c ? RED_ACC : RED_TMP + c, kr,
                                          1);
         }
-        if (tr.parent >= 0 && ks >= 0 && ks < S) {
-            mca_coll_loom_sched_send_blk(s, tr.parent, tr.nchild > 0 ? RED_ACC : IN, ks, 1);
+        if (tr->parent >= 0 && ks >= 0 && ks < S) {
+            mca_coll_loom_sched_send_blk(s, tr->parent, tr->nchild > 0 ? RED_ACC : IN, ks, 1);
             any = true;
         }
         if (!any) {
             continue;
         }
         mca_coll_loom_sched_wait(s);
-        if (got && tr.parent < 0) {
-            for (int c = 0; c < tr.nchild; ++c) {
-                mca_coll_loom_sched_reduce_blk(s, RED_TMP + c, RES, kr, 1);
+        if (got && tr->parent < 0) {
+            for (int c = 0; c < tr->nchild; ++c) {
+                mca_coll_loom_sched_reduce_blk(s, RED_TMP + c, root_slot, kr, 1);
             }
         } else if (got) {
             mca_coll_loom_sched_reduce_blk(s, IN, RED_ACC, kr, 1);
-            if (tr.nchild > 1) {
+            if (tr->nchild > 1) {
                 mca_coll_loom_sched_reduce_blk(s, RED_TMP + 1, RED_ACC, kr, 1);
             }
         }
     }
     return s->error;
+}
+
+/* The pipelined bcast or reduce (sections 3.1, 3.2) on the chain tree, in p->segs segments. */
+static int chain_pipelined(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p, const int *mem, int n,
+                           int me, int mynode, int *rep, int nn)
+{
+    chain_tree_t tr;
+    int rc = chain_tree(p, mem, n, me, mynode, rep, nn, &tr);
+
+    if (MCA_COLL_LOOM_OK != rc) {
+        return rc;
+    }
+    mca_coll_loom_sched_set_blocks(s, p->segs);
+    return MCA_COLL_LOOM_COLL_BCAST == p->coll ? bcast_rounds(s, &tr, p->segs)
+                                              : reduce_rounds(s, &tr, p->segs, RES);
 }
 
 /* Sends (send = true) or receives, in RESULT, the parts of the ranks whose node is
@@ -491,15 +492,29 @@ static int net_layout(const mca_coll_loom_params_t *p, int nn, int *nblocks, int
     return rc;
 }
 
-/* bcast inside the node after the phase among the nodes: a chain from the node's
- * representative mem[top] through the others in rank order, block by block of that
- * phase's layout, so a rank forwards a block while the next arrives and the node adds
- * about a block per rank to the call, not a whole vector per binomial level (Zhu et
- * al. section 3.1's pipelining, inside the node).  Without blocks: the binomial tree. */
+/* The chain through one node from mem[top] (chain_at's order) as a tree of this rank. */
+static chain_tree_t node_chain(const int *mem, int n, int me, int top)
+{
+    const int j = chain_place(me, top);
+    chain_tree_t t = {.parent = j > 0 ? chain_at(mem, top, j - 1) : -1, .nchild = 0, .depth = j,
+                      .maxdepth = n - 1};
+
+    if (j + 1 < n) {
+        t.child[t.nchild++] = chain_at(mem, top, j + 1);
+    }
+    return t;
+}
+
+/* bcast inside the node after the phase among the nodes: the chain from the node's
+ * representative mem[top], block by block of that phase's layout, so a rank forwards a
+ * block while the next arrives and the node adds about a block per rank to the call, not
+ * a whole vector per binomial level (Zhu et al. section 3.1's pipelining, inside the
+ * node).  Without blocks: the binomial tree. */
 static int node_chain_bcast(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p, const int *mem, int n,
                             int me, int top, int nn)
 {
-    int nb = 0, nseg = 1, rc, j;
+    int nb = 0, nseg = 1, rc;
+    chain_tree_t tr;
 
     if (n < 2) {
         return MCA_COLL_LOOM_OK;
@@ -512,23 +527,8 @@ static int node_chain_bcast(mca_coll_loom_sched_t *s, const mca_coll_loom_params
         return node_bcast(s, p, mem, n, me, top);
     }
     mca_coll_loom_sched_set_segmented_blocks(s, nb / nseg, nseg);
-    j = chain_place(me, top);
-    for (int t = 0; t < nb + n - 1; ++t) {
-        const int kr = t - j + 1, ks = t - j;
-        bool any = false;
-        if (j > 0 && kr >= 0 && kr < nb) {
-            mca_coll_loom_sched_recv_blk(s, chain_at(mem, top, j - 1), RES, kr, 1);
-            any = true;
-        }
-        if (j + 1 < n && ks >= 0 && ks < nb) {
-            mca_coll_loom_sched_send_blk(s, chain_at(mem, top, j + 1), RES, ks, 1);
-            any = true;
-        }
-        if (any) {
-            mca_coll_loom_sched_wait(s);
-        }
-    }
-    return s->error;
+    tr = node_chain(mem, n, me, top);
+    return bcast_rounds(s, &tr, nb);
 }
 
 /* reduce inside the node before the phase among the nodes: the mirror of
@@ -538,7 +538,8 @@ static int node_chain_bcast(mca_coll_loom_sched_t *s, const mca_coll_loom_params
 static int node_chain_reduce(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *p, const int *mem, int n,
                              int me, int top, int nn, int *rc)
 {
-    int nb = 0, nseg = 1, j, h;
+    int nb = 0, nseg = 1;
+    chain_tree_t tr;
 
     if (n < 2) {
         return IN;
@@ -551,31 +552,8 @@ static int node_chain_reduce(mca_coll_loom_sched_t *s, const mca_coll_loom_param
         return node_reduce(s, p, mem, n, me, top, IN, rc);
     }
     mca_coll_loom_sched_set_segmented_blocks(s, nb / nseg, nseg);
-    j = chain_place(me, top);
-    h = n - 1 - j;
-    if (0 == j) {
-        mca_coll_loom_sched_copy(s, IN, PART);
-    }
-    for (int t = 0; t < nb + n - 1; ++t) {
-        const int kr = t - h + 1, ks = t - h;
-        const bool got = j + 1 < n && kr >= 0 && kr < nb;
-        bool any = got;
-        if (got) {
-            mca_coll_loom_sched_recv_blk(s, chain_at(mem, top, j + 1), 0 == j ? RED_TMP : RED_ACC, kr, 1);
-        }
-        if (j > 0 && ks >= 0 && ks < nb) {
-            mca_coll_loom_sched_send_blk(s, chain_at(mem, top, j - 1), j + 1 < n ? RED_ACC : IN, ks, 1);
-            any = true;
-        }
-        if (!any) {
-            continue;
-        }
-        mca_coll_loom_sched_wait(s);
-        if (got) {
-            mca_coll_loom_sched_reduce_blk(s, 0 == j ? RED_TMP : IN, 0 == j ? PART : RED_ACC, kr, 1);
-        }
-    }
-    *rc = s->error;
+    tr = node_chain(mem, n, me, top);
+    *rc = reduce_rounds(s, &tr, nb, PART);
     return PART;
 }
 
@@ -611,7 +589,7 @@ static int build_levels(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *
     }
     case MCA_COLL_LOOM_COLL_BCAST:
         if (p->segs > 1 && !p->leaders_only && 0 == p->net_alg) {
-            rc = bcast_pipelined(s, p, mem, n, me, mynode, rep, nn);
+            rc = chain_pipelined(s, p, mem, n, me, mynode, rep, nn);
             break;
         }
         rep[mca_coll_loom_node_of(p, p->root)] = p->root;
@@ -632,7 +610,7 @@ static int build_levels(mca_coll_loom_sched_t *s, const mca_coll_loom_params_t *
     case MCA_COLL_LOOM_COLL_REDUCE: {
         int part;
         if (p->segs > 1 && !p->leaders_only && 0 == p->net_alg) {
-            rc = reduce_pipelined(s, p, mem, n, me, mynode, rep, nn);
+            rc = chain_pipelined(s, p, mem, n, me, mynode, rep, nn);
             break;
         }
         rep[mca_coll_loom_node_of(p, p->root)] = p->root;
